@@ -1,0 +1,162 @@
+"""msgpack encoding of pages and row values, with strict decoder limits.
+
+Wire layout of a page (one msgpack array; DESIGN §5 puts one message in each frame)::
+
+    [PROTOCOL_VERSION, KIND_PAGE, origin, after, [[table_code, hlc, row_id, rest | nil], ...]]
+
+``rest`` is the row's values after the id, in the table's column order, so column names never
+travel and a delta costs a few bytes beyond its values; ``nil`` marks a tombstone. The origin is
+written once per page, since a page holds one origin's log entries.
+
+Decoding never trusts its input: the frame size is capped before parsing, msgpack extension types
+(including its Timestamp) are refused, map keys must be strings, duplicate keys are refused, and
+every decoded page is validated against the replicated schema. Anything else raises
+:class:`DecodeError` or :class:`SchemaError`, never ``KeyError`` or ``TypeError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+
+from .delta import Delta, Page
+from .errors import DecodeError, FeralError
+from .schema import Value, table_by_code, table_by_name
+from .types import NodeId, RowId
+
+__all__ = [
+    "KIND_PAGE",
+    "MAX_FRAME_BYTES",
+    "PROTOCOL_VERSION",
+    "decode_page",
+    "decode_values",
+    "encode_page",
+    "encode_values",
+    "unpack_frame",
+]
+
+PROTOCOL_VERSION = 1
+KIND_PAGE = 1
+MAX_FRAME_BYTES = 4 * 1024 * 1024
+MAX_DEPTH = 8
+
+
+def _refuse_ext(code: int, data: bytes) -> object:
+    raise DecodeError(f"msgpack extension type {code} is not allowed")
+
+
+def _refuse_duplicates(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise DecodeError("duplicate keys in a map")
+    return result
+
+
+def unpack_frame(data: bytes) -> Any:
+    """Decode one msgpack document with every limit set; the one place bytes become objects."""
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise DecodeError("a frame must be bytes")
+    if len(data) > MAX_FRAME_BYTES:
+        raise DecodeError(f"frame of {len(data)} bytes exceeds {MAX_FRAME_BYTES}")
+    try:
+        obj = msgpack.unpackb(
+            data,
+            raw=False,
+            strict_map_key=True,
+            ext_hook=_refuse_ext,
+            object_pairs_hook=_refuse_duplicates,
+            timestamp=0,
+        )
+    except FeralError:
+        raise
+    except Exception as exc:  # msgpack raises a zoo: ExtraData, FormatError, ValueError, ...
+        raise DecodeError(f"malformed msgpack: {type(exc).__name__}: {exc}") from exc
+    _check_plain(obj, 0)
+    return obj
+
+
+def _check_plain(obj: object, depth: int) -> None:
+    """Refuse deep nesting and any value that is not a plain msgpack type (e.g. a Timestamp)."""
+    if depth > MAX_DEPTH:
+        raise DecodeError(f"nesting deeper than {MAX_DEPTH}")
+    if isinstance(obj, list):
+        for item in obj:
+            _check_plain(item, depth + 1)
+    elif isinstance(obj, dict):
+        for value in obj.values():
+            _check_plain(value, depth + 1)
+    elif obj is not None and not isinstance(obj, str | int | float | bool | bytes):
+        raise DecodeError(f"value of type {type(obj).__name__} is not allowed")
+
+
+def _pack(obj: object) -> bytes:
+    try:
+        data: bytes = msgpack.packb(obj, use_bin_type=True)
+    except (OverflowError, TypeError, ValueError) as exc:
+        raise DecodeError(f"cannot encode: {exc}") from exc
+    return data
+
+
+def encode_values(values: tuple[Value, ...]) -> bytes:
+    """Encode a row's values (column order) for the delta log."""
+    return _pack(list(values))
+
+
+def decode_values(data: bytes) -> tuple[Value, ...]:
+    """Decode what :func:`encode_values` wrote."""
+    obj = unpack_frame(data)
+    if not isinstance(obj, list):
+        raise DecodeError("row values must be an array")
+    return tuple(obj)
+
+
+def encode_page(page: Page) -> bytes:
+    """Encode a page; see the module docstring for the layout."""
+    entries = [
+        [
+            table_by_name(d.table).code,
+            d.hlc,
+            d.row_id,
+            None if d.values is None else list(d.values[1:]),
+        ]
+        for d in page.deltas
+    ]
+    return _pack([PROTOCOL_VERSION, KIND_PAGE, page.origin, page.after, entries])
+
+
+def decode_page(data: bytes) -> Page:
+    """Decode and validate a page.
+
+    Raises:
+        DecodeError: the bytes are not a page.
+        SchemaError: a delta names an unknown table or holds a wrongly typed value.
+        ProtocolError: a malformed origin, cursor or stamp order.
+    """
+    obj = unpack_frame(data)
+    if not isinstance(obj, list) or len(obj) != 5:
+        raise DecodeError("a page must be an array of 5 items")
+    version, kind, origin, after, entries = obj
+    if version != PROTOCOL_VERSION:
+        raise DecodeError(f"unsupported protocol version {version!r}")
+    if kind != KIND_PAGE:
+        raise DecodeError(f"expected a page (kind {KIND_PAGE}), got kind {kind!r}")
+    if not isinstance(entries, list):
+        raise DecodeError("a page's deltas must be an array")
+    page = Page(origin, after, tuple(_decode_entry(e, origin) for e in entries))
+    page.check()
+    return page
+
+
+def _decode_entry(entry: object, origin: NodeId) -> Delta:
+    if not isinstance(entry, list) or len(entry) != 4:
+        raise DecodeError("a delta must be an array of 4 items")
+    code, hlc, row_id, rest = entry
+    table = table_by_code(code)
+    if rest is None:
+        values = None
+    elif isinstance(rest, list):
+        values = (row_id, *rest)
+    else:
+        raise DecodeError("a delta's values must be an array or nil")
+    return Delta(table.name, RowId(row_id), hlc, origin, values)

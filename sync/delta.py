@@ -1,0 +1,145 @@
+"""Deltas (one row's new state, as written by one node) and pages of them.
+
+A delta carries the *whole* replicated row, so the merge is row-level last-write-wins: the row
+ends up equal to the delta with the greatest ``(hlc, origin)``. A hard delete is a delta whose
+``values`` is ``None`` (a tombstone), so a deleted row cannot come back from an older write.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import ProtocolError, SchemaError
+from .hlc import MAX_PACKED, Timestamp
+from .schema import Table, Value, table_by_name
+from .types import NodeId, RowId
+
+__all__ = ["MAX_PAGE_DELTAS", "Delta", "Page", "Version", "check_node_id"]
+
+MAX_PAGE_DELTAS = 1000
+"""Most deltas one page may carry: bounds every frame and every apply transaction."""
+
+_NODE_ID_ALPHABET = frozenset("abcdefghijklmnopqrstuvwxyz234567")
+NODE_ID_LENGTH = 32
+
+
+def check_node_id(node_id: object) -> NodeId:
+    """Return ``node_id`` if it is well formed (32 characters of lower-case base32)."""
+    if (
+        not isinstance(node_id, str)
+        or len(node_id) != NODE_ID_LENGTH
+        or not set(node_id) <= _NODE_ID_ALPHABET
+    ):
+        raise ProtocolError(f"malformed node id {str(node_id)[:80]!r}")
+    return NodeId(node_id)
+
+
+@dataclass(frozen=True, order=True)
+class Version:
+    """Who last wrote a row and when: ``(hlc, origin)``, compared in that order."""
+
+    hlc: int
+    origin: NodeId
+
+    @property
+    def timestamp(self) -> Timestamp:
+        return Timestamp.from_packed(self.hlc, self.origin)
+
+
+@dataclass(frozen=True)
+class Delta:
+    """One write to one replicated row.
+
+    Attributes:
+        table: the replicated table's name.
+        row_id: the row's primary key (also ``values[0]`` unless this is a tombstone).
+        hlc: the packed HLC the origin stamped the write with.
+        origin: the node that made the write.
+        values: the full row in the table's column order, or ``None`` for a tombstone.
+    """
+
+    table: str
+    row_id: RowId
+    hlc: int
+    origin: NodeId
+    values: tuple[Value, ...] | None
+
+    @property
+    def version(self) -> Version:
+        return Version(self.hlc, self.origin)
+
+    @property
+    def is_tombstone(self) -> bool:
+        return self.values is None
+
+    def schema(self) -> Table:
+        return table_by_name(self.table)
+
+    def row_values(self) -> tuple[Value, ...]:
+        """The row this delta leaves behind (a tombstone leaves the id and empty columns)."""
+        if self.values is None:
+            return self.schema().tombstone_values(self.row_id)
+        return self.values
+
+    def check(self) -> None:
+        """Validate against the replicated schema and the clock's ranges.
+
+        Raises:
+            SchemaError: unknown table, wrong column count or a value of the wrong type.
+            ProtocolError: malformed origin, stamp out of range, or id not matching the values.
+        """
+        table = self.schema()
+        check_node_id(self.origin)
+        if isinstance(self.hlc, bool) or not isinstance(self.hlc, int):
+            raise ProtocolError("a delta's hlc must be an integer")
+        if not 0 < self.hlc <= MAX_PACKED:
+            raise ProtocolError(f"hlc {self.hlc} is out of range")
+        table.columns[0].check(self.row_id)
+        if self.values is not None:
+            table.check_values(self.values)
+            if self.values[0] != self.row_id:
+                raise SchemaError("a delta's row id differs from its id column")
+
+
+@dataclass(frozen=True)
+class Page:
+    """A run of one origin's log entries, in increasing HLC order, continuing from ``after``.
+
+    The receiver may apply a page only if it already holds the origin's entries up to ``after``
+    (its version vector says so); otherwise applying it would leave a gap that the vector could
+    not describe.
+
+    Attributes:
+        origin: whose log entries these are.
+        after: the origin's packed HLC that the page continues from (0 = from the start).
+        deltas: at most :data:`MAX_PAGE_DELTAS` entries, each stamped above the previous.
+    """
+
+    origin: NodeId
+    after: int
+    deltas: tuple[Delta, ...]
+
+    def check(self) -> None:
+        """Validate the page and every delta in it."""
+        check_node_id(self.origin)
+        if isinstance(self.after, bool) or not isinstance(self.after, int):
+            raise ProtocolError("a page's 'after' must be an integer")
+        if not 0 <= self.after <= MAX_PACKED:
+            raise ProtocolError(f"page cursor {self.after} is out of range")
+        if len(self.deltas) > MAX_PAGE_DELTAS:
+            raise ProtocolError(
+                f"a page holds {len(self.deltas)} deltas; at most {MAX_PAGE_DELTAS}"
+            )
+        previous = self.after
+        for delta in self.deltas:
+            delta.check()
+            if delta.origin != self.origin:
+                raise ProtocolError("a page mixes origins")
+            if delta.hlc <= previous:
+                raise ProtocolError("a page's stamps must increase and lie above its cursor")
+            previous = delta.hlc
+
+    @property
+    def last_hlc(self) -> int:
+        """The cursor a receiver holds for this origin after applying the page."""
+        return self.deltas[-1].hlc if self.deltas else self.after

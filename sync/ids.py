@@ -1,0 +1,46 @@
+"""Row ids that never collide across devices.
+
+Episodes and execution-log entries get a ULID (48 bits of milliseconds, 80 random bits, Crockford
+base32): sortable by creation time and unique without coordination. Facts get an id derived from
+their normalised content, so the same fact remembered on two offline devices is one row after
+they sync (DESIGN §2) and last-write-wins settles its confidence and archive flag.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+from .types import RowId
+
+__all__ = ["fact_id", "new_ulid", "normalise"]
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_SPACES = re.compile(r"\s+")
+
+
+def new_ulid(now_ms: int, random80: bytes) -> RowId:
+    """A ULID from a millisecond time and 10 random bytes (both injected, so tests can fix them)."""
+    if len(random80) != 10:
+        raise ValueError("a ULID needs exactly 10 random bytes")
+    value = ((now_ms & ((1 << 48) - 1)) << 80) | int.from_bytes(random80, "big")
+    chars = []
+    for _ in range(26):
+        chars.append(_CROCKFORD[value & 31])
+        value >>= 5
+    return RowId("".join(reversed(chars)))
+
+
+def normalise(text: str) -> str:
+    """The one normalisation every node applies before comparing or hashing text.
+
+    NFC (so an NFD spelling matches its NFC twin), case-folded, whitespace collapsed and stripped.
+    """
+    return _SPACES.sub(" ", unicodedata.normalize("NFC", text).casefold()).strip()
+
+
+def fact_id(subject: str, predicate: str, obj: str) -> RowId:
+    """The id of a knowledge-graph triple, derived from its normalised content."""
+    key = "\x1f".join(normalise(part) for part in (subject, predicate, obj))
+    return RowId("f" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:31])
