@@ -1,0 +1,1 @@
+"""The ``feral`` command line: a thin face over :class:`node.node.Node`."""

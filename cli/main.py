@@ -1,0 +1,96 @@
+"""The ``feral`` group: global options, error mapping, and the top-level commands."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from node.config import load_settings, save_settings
+from node.identity import load_or_create_identity
+from node.node import Node, default_home
+from sync.errors import FeralError
+
+__all__ = ["cli", "pass_home", "run", "with_node"]
+
+T = TypeVar("T")
+
+
+def run(coro: Awaitable[T]) -> T:
+    """Run a coroutine to completion, turning every :class:`FeralError` into one line and exit 1."""
+    try:
+        return asyncio.run(_as_coroutine(coro))
+    except FeralError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+async def _as_coroutine(awaitable: Awaitable[T]) -> T:
+    return await awaitable
+
+
+def with_node(home: Path, fn: Callable[[Node], Awaitable[T]]) -> T:
+    """Open the node in ``home``, run ``fn`` on it, and always close it."""
+
+    async def body() -> T:
+        node = await Node.open(home)
+        try:
+            return await fn(node)
+        finally:
+            await node.close()
+
+    return run(body())
+
+
+pass_home = click.make_pass_decorator(Path)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="FERAL_HOME",
+    default=None,
+    help="The node's home folder (default ~/.feral; env FERAL_HOME).",
+)
+@click.version_option(package_name="feral")
+@click.pass_context
+def cli(ctx: click.Context, home: Path | None) -> None:
+    """feral: a local-first memory store that keeps your devices in sync."""
+    ctx.obj = home if home is not None else default_home()
+
+
+@cli.command()
+@click.option("--name", help="A name for this device, shown to its peers.")
+@pass_home
+def init(home: Path, name: str | None) -> None:
+    """Create the home, key pair and settings; print the node id."""
+    try:
+        identity = load_or_create_identity(home)
+        settings = load_settings(home)
+        if name is not None or not (home / "settings.json").exists():
+            if name is not None:
+                settings = dataclasses.replace(settings, name=name)
+            save_settings(home, settings)
+    except FeralError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(identity.node_id)
+
+
+def _register() -> None:
+    from . import demo, memory_commands, sync_commands
+
+    cli.add_command(memory_commands.memory)
+    cli.add_command(sync_commands.sync)
+    cli.add_command(demo.demo)
+
+
+_register()
+
+
+def main() -> Any:  # pragma: no cover - console entry point
+    return cli(prog_name="feral", args=sys.argv[1:])

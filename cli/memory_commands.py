@@ -1,0 +1,236 @@
+"""``feral memory ...``: remember, search, list, archive, delete, import and export memories."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from node.node import Node
+from sync.errors import FeralError
+
+from .main import pass_home, with_node
+from .output import echo_json, echo_table, shorten
+
+__all__ = ["memory", "parse_import_line"]
+
+NOTE = ("user", "note")
+
+
+@click.group()
+def memory() -> None:
+    """Remember, search and manage memories."""
+
+
+@memory.command()
+@click.argument("text", required=False)
+@click.option("--subject", help="Subject of an explicit triple.")
+@click.option("--predicate", help="Predicate of an explicit triple.")
+@click.option("--object", "obj", help="Object of an explicit triple.")
+@click.option("--json", "as_json", is_flag=True, help="Print the stored row as JSON.")
+@pass_home
+def remember(
+    home: Path,
+    text: str | None,
+    subject: str | None,
+    predicate: str | None,
+    obj: str | None,
+    as_json: bool,
+) -> None:
+    """Remember TEXT as a fact, or the triple given by --subject/--predicate/--object."""
+    parts = (subject, predicate, obj)
+    if any(parts) and not all(parts):
+        raise click.UsageError("--subject, --predicate and --object go together")
+    if all(parts):
+        triple = (str(subject), str(predicate), str(obj))
+    elif text and text.strip():
+        triple = (*NOTE, text.strip())
+    else:
+        raise click.UsageError("give TEXT or --subject/--predicate/--object")
+    row = with_node(home, lambda node: node.remember(triple))
+    if as_json:
+        echo_json(row)
+    else:
+        click.echo(
+            f"Remembered {row['id']}: {row['subject']} / {row['predicate']} / {row['object']}"
+        )
+
+
+@memory.command()
+@click.argument("query")
+@click.option("--top-k", type=click.IntRange(1, 1000), help="How many results (default 10).")
+@click.option(
+    "--strategy", type=click.Choice(["fts", "vector", "hybrid"]), help="Which search legs to use."
+)
+@click.option("--alpha", type=click.FloatRange(0, 1), help="Weight of the vector leg in hybrid.")
+@click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
+@pass_home
+def search(
+    home: Path,
+    query: str,
+    top_k: int | None,
+    strategy: str | None,
+    alpha: float | None,
+    as_json: bool,
+) -> None:
+    """Search episodes and facts."""
+    result = with_node(
+        home, lambda node: node.search(query, top_k=top_k, strategy=strategy, alpha=alpha)
+    )
+    if as_json:
+        echo_json(
+            {
+                "results": result.results,
+                "total": result.total,
+                "query_time_ms": result.query_time_ms,
+                "strategy": result.strategy,
+            }
+        )
+        return
+    rows = [
+        (f"{h['score']:.3f}", h["tier"], h["id"], shorten(h["content"], 60)) for h in result.results
+    ]
+    echo_table(rows, ("score", "tier", "id", "content"))
+    click.echo(f"{result.total} result(s) in {result.query_time_ms:.1f} ms ({result.strategy})")
+
+
+@memory.command()
+@click.option("--limit", type=click.IntRange(1, 100_000), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print episodes as JSON.")
+@pass_home
+def episodes(home: Path, limit: int, as_json: bool) -> None:
+    """List the newest episodes."""
+    rows = with_node(home, lambda node: node.episodes(limit))
+    if as_json:
+        echo_json(rows)
+        return
+    echo_table(
+        [(r["id"], r["session_id"], shorten(r["summary"], 60)) for r in rows],
+        ("id", "session", "summary"),
+    )
+
+
+def _echo_row(row: dict[str, Any], verb: str, as_json: bool) -> None:
+    if as_json:
+        echo_json(row)
+    else:
+        click.echo(f"{verb} {row['id']}")
+
+
+@memory.command()
+@click.argument("row_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="Print the row as JSON.")
+@pass_home
+def forget(home: Path, row_id: str, as_json: bool) -> None:
+    """Archive a memory (replicated; undo with restore)."""
+    _echo_row(with_node(home, lambda node: node.set_archived(row_id, True)), "Archived", as_json)
+
+
+@memory.command()
+@click.argument("row_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="Print the row as JSON.")
+@pass_home
+def restore(home: Path, row_id: str, as_json: bool) -> None:
+    """Un-archive a memory."""
+    _echo_row(with_node(home, lambda node: node.set_archived(row_id, False)), "Restored", as_json)
+
+
+@memory.command()
+@click.argument("row_id", metavar="ID")
+@click.option("--yes", is_flag=True, help="Confirm: the content is erased on every device.")
+@pass_home
+def nuke(home: Path, row_id: str, yes: bool) -> None:
+    """Hard-delete a memory everywhere (a replicated tombstone; not recoverable)."""
+    if not yes:
+        raise click.UsageError("nuke erases the memory on every device; add --yes to confirm")
+    _echo_row(with_node(home, lambda node: node.nuke(row_id)), "Deleted", False)
+
+
+@memory.command()
+@click.option("--json", "as_json", is_flag=True, help="Print stats as JSON.")
+@pass_home
+def stats(home: Path, as_json: bool) -> None:
+    """Counts per tier, the delta log, vectors and the embedder."""
+    result = with_node(home, Node.stats)
+    if as_json:
+        echo_json(result)
+        return
+    echo_table(
+        [(tier, c["live"], c["archived"], c["deleted"]) for tier, c in result["tiers"].items()],
+        ("tier", "live", "archived", "deleted"),
+    )
+    embedder = result["embedder"]
+    click.echo(f"node id        {result['node_id']}")
+    click.echo(
+        f"delta log      {result['delta_log_entries']} entries from {result['origins']} node(s)"
+    )
+    click.echo(f"vector search  {result['vector_search']}")
+    if embedder:
+        name, dim, count = embedder["name"], embedder["dim"], result["vectors"]
+        click.echo(f"embedder       {name} ({dim} dims), {count} vectors")
+
+
+@memory.command()
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE."
+)
+@pass_home
+def export(home: Path, output: Path | None) -> None:
+    """Every replicated row as sorted JSON Lines (equal on nodes that are in sync)."""
+    lines = with_node(home, Node.export_lines)
+    if output is None:
+        sys.stdout.write("".join(lines))
+        return
+    try:
+        output.write_text("".join(lines), encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {output}: {exc.strerror}") from exc
+
+
+def parse_import_line(line: str, number: int) -> tuple[str, str, str] | None:
+    """One import line: plain text (a note) or a JSON object with a triple or a ``fact``."""
+    text = line.strip()
+    if not text:
+        return None
+    if not text.startswith("{"):
+        return (*NOTE, text)
+    try:
+        item = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FeralError(f"line {number}: invalid JSON: {exc.msg}") from exc
+    if all(isinstance(item.get(k), str) for k in ("subject", "predicate", "object")):
+        return (item["subject"], item["predicate"], item["object"])
+    if isinstance(item.get("fact"), str) and item["fact"].strip():
+        return (*NOTE, item["fact"].strip())
+    raise FeralError(f"line {number}: expected subject/predicate/object strings or a 'fact'")
+
+
+def _read_import(path: Path) -> list[tuple[str, str, str]]:
+    try:
+        with path.open(encoding="utf-8") as handle:
+            parsed = (parse_import_line(line, n) for n, line in enumerate(handle, 1))
+            return [t for t in parsed if t is not None]
+    except OSError as exc:
+        raise FeralError(f"cannot read {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise FeralError(f"{path} is not UTF-8 text") from exc
+
+
+@memory.command(name="import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@pass_home
+def import_(home: Path, file: Path) -> None:
+    """Remember facts in bulk: one per line, plain text or JSON Lines.
+
+    Every line is checked before anything is written, so a bad line imports nothing.
+    """
+    try:
+        triples = _read_import(file)
+    except FeralError as exc:
+        raise click.ClickException(str(exc)) from exc
+    with click.progressbar(length=len(triples), label="Importing", file=sys.stderr) as bar:
+        written = with_node(home, lambda node: node.import_facts(triples, progress=bar.update))
+    click.echo(f"Imported {len(triples)} line(s): {written} new fact(s)", err=True)

@@ -1,0 +1,287 @@
+"""The ``Node`` facade: one device's identity, settings, clock and store, used by the CLI.
+
+This is the only place that stamps HLCs (DESIGN §3): every local write hands the node's
+:meth:`HybridClock.tick` to storage, which calls it inside the write transaction with the
+persisted high-water mark, so stamps stay strictly increasing across restarts and across
+processes sharing one home.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from storage import delta_log, export, memories, search, stats
+from storage.store import Store
+from storage.vectors import Embedder, embed_pending, pack_vector
+from sync.delta import Page
+from sync.errors import ConfigError
+from sync.hlc import HybridClock
+from sync.ids import new_ulid
+from sync.types import NodeId, RowId, VersionVector
+
+from .config import Settings, load_settings
+from .identity import Identity, load_or_create_identity
+
+__all__ = ["DATABASE_FILE", "IMPORT_BATCH", "Node", "SearchResult", "default_home", "wall_clock_ms"]
+
+DATABASE_FILE = "feral.db"
+IMPORT_BATCH = 5_000
+CLOCK_OFFSET_ENV = "FERAL_CLOCK_OFFSET_MS"
+
+
+def default_home() -> Path:
+    """``$FERAL_HOME`` or ``~/.feral``."""
+    return Path(os.environ.get("FERAL_HOME") or Path.home() / ".feral")
+
+
+def wall_clock_ms() -> Callable[[], int]:
+    """The system clock in ms, shifted by ``$FERAL_CLOCK_OFFSET_MS`` when set.
+
+    The offset exists so tests can run a real node whose clock is wrong (DESIGN §4's skew
+    window is tested with real processes); a user never needs it.
+    """
+    raw = os.environ.get(CLOCK_OFFSET_ENV, "0")
+    try:
+        offset = int(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{CLOCK_OFFSET_ENV} must be an integer, got {raw!r}") from exc
+    return lambda: time.time_ns() // 1_000_000 + offset
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What a search returns: hits in the shape of DESIGN §6, plus the timing."""
+
+    results: list[dict[str, Any]]
+    total: int
+    query_time_ms: float
+    strategy: str
+
+
+class Node:
+    """One device's memory store. Create with :meth:`open`; always :meth:`close`."""
+
+    def __init__(
+        self,
+        home: Path,
+        identity: Identity,
+        settings: Settings,
+        store: Store,
+        now_ms: Callable[[], int],
+        embedder: Embedder | None,
+    ) -> None:
+        self.home = home
+        self.identity = identity
+        self.settings = settings
+        self.store = store
+        self.now_ms = now_ms
+        self.embedder = embedder
+        self.clock = HybridClock(
+            identity.node_id, now_ms, max_drift_ms=settings.sync.max_clock_skew_ms
+        )
+
+    @property
+    def node_id(self) -> NodeId:
+        return self.identity.node_id
+
+    @classmethod
+    async def open(
+        cls,
+        home: Path,
+        *,
+        now_ms: Callable[[], int] | None = None,
+        embedder: Embedder | None = None,
+    ) -> Node:
+        """Open the node in ``home``, creating its key, settings and database on first use."""
+        identity = load_or_create_identity(home)
+        settings = load_settings(home)
+        store = await Store.open(home / DATABASE_FILE)
+        return cls(home, identity, settings, store, now_ms or wall_clock_ms(), embedder)
+
+    async def close(self) -> None:
+        await self.store.close()
+
+    # -- local writes --------------------------------------------------------------------------
+
+    async def remember(
+        self, triple: tuple[str, str, str], *, confidence: float = 1.0
+    ) -> dict[str, Any]:
+        """Store a fact; the same fact remembered twice (anywhere) is one row."""
+        row = await self.store.write(
+            memories.remember_fact,
+            self.node_id,
+            self.clock.tick,
+            triple,
+            now_ms=self.now_ms(),
+            confidence=confidence,
+        )
+        await self._embed()
+        return row
+
+    async def add_episode(
+        self, session_id: str, summary: str, entities: Iterable[str] = ()
+    ) -> dict[str, Any]:
+        """Store an episode under a new ULID."""
+        row = await self.store.write(
+            memories.add_episode,
+            self.node_id,
+            self.clock.tick,
+            self._new_id(),
+            session_id=session_id,
+            summary=summary,
+            entities=list(entities),
+            now_ms=self.now_ms(),
+        )
+        await self._embed()
+        return row
+
+    async def log_execution(self, session_id: str, tool: str, **fields: Any) -> dict[str, Any]:
+        """Append a tool call to the execution log."""
+        return await self.store.write(
+            memories.log_execution,
+            self.node_id,
+            self.clock.tick,
+            self._new_id(),
+            session_id=session_id,
+            tool=tool,
+            now_ms=self.now_ms(),
+            **fields,
+        )
+
+    async def set_archived(self, row_id: str, archived: bool) -> dict[str, Any]:
+        """``forget`` (archive) or ``restore`` a memory; raises NotFoundError for unknown ids."""
+        return await self.store.write(
+            memories.set_archived, self.node_id, self.clock.tick, row_id, archived
+        )
+
+    async def nuke(self, row_id: str) -> dict[str, Any]:
+        """Hard-delete a memory, leaving a replicated tombstone."""
+        row = await self.store.write(memories.nuke, self.node_id, self.clock.tick, row_id)
+        await self._embed()
+        return row
+
+    async def import_facts(
+        self,
+        triples: Iterable[tuple[str, str, str]],
+        progress: Callable[[int], None] | None = None,
+        batch: int = IMPORT_BATCH,
+    ) -> int:
+        """Remember many facts, ``batch`` per transaction; ``progress`` gets each batch's size."""
+        written = 0
+        for chunk in _chunks(triples, batch):
+            written += await self.store.write(
+                memories.import_facts, self.node_id, self.clock.tick, chunk, now_ms=self.now_ms()
+            )
+            await self._embed()
+            if progress:
+                progress(len(chunk))
+        return written
+
+    def _new_id(self) -> RowId:
+        return new_ulid(self.now_ms(), secrets.token_bytes(10))
+
+    async def _embed(self) -> None:
+        """Bring derived vectors up to date with what was just written (no-op with no model)."""
+        if self.embedder is None:
+            return
+        while await self.store.write(embed_pending, self.embedder):
+            pass
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    async def get(self, row_id: str) -> dict[str, Any]:
+        _, row = await self.store.read(memories.find_row, row_id)
+        return row
+
+    async def episodes(self, limit: int = 20) -> list[dict[str, Any]]:
+        return await self.store.read(memories.list_episodes, limit)
+
+    async def stats(self) -> dict[str, Any]:
+        result = await self.store.read(stats.database_stats)
+        result["node_id"] = self.node_id
+        result["vector_search"] = (
+            "on" if self.embedder is not None else "off: no embedding model is configured"
+        )
+        return result
+
+    async def export_lines(self) -> list[str]:
+        return await self.store.read(lambda conn: list(export.export_lines(conn)))
+
+    async def state_digest(self) -> str:
+        return await self.store.read(export.state_digest)
+
+    async def search(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        strategy: str | None = None,
+        alpha: float | None = None,
+    ) -> SearchResult:
+        """Search episodes and facts; defaults come from settings.
+
+        With no embedder the vector leg is off: ``vector`` raises, ``hybrid`` falls back to FTS
+        and says so in the result's ``strategy`` (never blending noise).
+        """
+        started = time.perf_counter()
+        opts = self.settings.search
+        k = top_k if top_k is not None else opts.top_k
+        chosen = strategy or opts.strategy
+        weight = alpha if alpha is not None else opts.alpha
+        if chosen not in ("fts", "vector", "hybrid"):
+            raise ConfigError(f"unknown search strategy {chosen!r} (fts, vector or hybrid)")
+        if self.embedder is None:
+            if chosen == "vector":
+                raise ConfigError("vector search is off: no embedding model is configured")
+            chosen = "fts"
+        hits = await self.store.read(self._search, query, k, chosen, weight)
+        elapsed = (time.perf_counter() - started) * 1000
+        return SearchResult([h.as_dict() for h in hits], len(hits), round(elapsed, 3), chosen)
+
+    def _search(self, conn: Any, query: str, k: int, strategy: str, alpha: float) -> list[Any]:
+        fts = search.search_fts(conn, query, k) if strategy != "vector" else []
+        if strategy == "fts":
+            for hit in fts:
+                hit.score = hit.fts_score
+            return fts
+        assert self.embedder is not None
+        vector = pack_vector(self.embedder.embed([query])[0], self.embedder.dim)
+        nearest = search.search_vector(conn, vector, k)
+        if strategy == "vector":
+            for hit in nearest:
+                hit.score = hit.vector_score
+            return nearest
+        return search.merge_hybrid(fts, nearest, alpha, k)
+
+    # -- replication (the peer layer drives these) ---------------------------------------------
+
+    async def version_vector(self) -> VersionVector:
+        return await self.store.read(delta_log.version_vector)
+
+    async def changes_since(self, theirs: VersionVector, limit: int = 1000) -> list[Page]:
+        return await self.store.read(delta_log.changes_since, theirs, limit)
+
+    async def apply_page(self, page: Page, peer: str | None = None) -> int:
+        """Merge a page from a peer in one transaction; refused pages change nothing."""
+        applied = await self.store.write(
+            delta_log.apply_page,
+            page,
+            now_ms=self.now_ms(),
+            max_skew_ms=self.settings.sync.max_clock_skew_ms,
+            peer=peer,
+        )
+        await self._embed()
+        return applied
+
+
+def _chunks(items: Iterable[tuple[str, str, str]], size: int) -> Iterator[list[Any]]:
+    iterator = iter(items)
+    while chunk := list(islice(iterator, size)):
+        yield chunk

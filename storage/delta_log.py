@@ -1,0 +1,184 @@
+"""The delta log, the version vector, and applying deltas to rows (DESIGN §4).
+
+Every write, local or remote, goes through :func:`apply_deltas`: one guarded upsert per table for
+the whole batch (``ON CONFLICT DO UPDATE ... WHERE (excluded.hlc, excluded.origin) > (hlc,
+origin)``, the SQL form of :func:`sync.merge.wins`), one insert into the log, one advance of the
+version vector, all inside the caller's transaction. The log keeps every entry it receives,
+winning or not, so each origin's log is held as a gap-free prefix and can be relayed on.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+from sync.codec import decode_values, encode_values
+from sync.delta import MAX_PAGE_DELTAS, Delta, Page, Version
+from sync.errors import ProtocolError
+from sync.hlc import check_skew
+from sync.schema import TABLES, Table, Value, table_by_code, table_by_name
+from sync.types import NodeId, RowId, VersionVector
+
+from .connection import Connection
+
+__all__ = [
+    "apply_deltas",
+    "apply_page",
+    "changes_since",
+    "clock_high_water",
+    "current_version",
+    "raise_high_water",
+    "version_vector",
+]
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _upsert_sql(table: Table) -> str:
+    """The guarded LWW upsert for ``table``; names come from the registry only, then quoted."""
+    names = [*table.column_names, "hlc", "origin", "deleted"]
+    cols = ", ".join(_quote(n) for n in names)
+    marks = ", ".join("?" for _ in names)
+    updates = ", ".join(f"{_quote(n)} = excluded.{_quote(n)}" for n in names[1:])
+    t = _quote(table.name)
+    return (
+        f"INSERT INTO {t} ({cols}) VALUES ({marks}) ON CONFLICT(id) DO UPDATE SET {updates} "
+        f"WHERE (excluded.hlc, excluded.origin) > ({t}.hlc, {t}.origin)"
+    )
+
+
+_UPSERT = {table.name: _upsert_sql(table) for table in TABLES}
+
+
+def _sql_value(value: Value) -> Value:
+    return int(value) if isinstance(value, bool) else value
+
+
+def apply_deltas(conn: Connection, deltas: Sequence[Delta]) -> None:
+    """Merge ``deltas`` into their rows, append them to the log and advance the vector.
+
+    Must run inside a write transaction. Deltas already in the log are ignored (idempotent).
+    """
+    by_table: dict[str, list[tuple[Value, ...]]] = defaultdict(list)
+    for delta in deltas:
+        row = tuple(_sql_value(v) for v in delta.row_values())
+        by_table[delta.table].append((*row, delta.hlc, delta.origin, int(delta.is_tombstone)))
+    for name, rows in by_table.items():
+        conn.executemany(_UPSERT[name], rows)
+    conn.executemany(
+        "INSERT OR IGNORE INTO delta_log(origin, hlc, tbl, row_id, payload) VALUES (?, ?, ?, ?, ?)",
+        [
+            (
+                d.origin,
+                d.hlc,
+                table_by_name(d.table).code,
+                d.row_id,
+                None if d.values is None else encode_values(d.values),
+            )
+            for d in deltas
+        ],
+    )
+    _advance_vector(conn, deltas)
+
+
+def _advance_vector(conn: Connection, deltas: Iterable[Delta]) -> None:
+    newest: dict[NodeId, int] = {}
+    for delta in deltas:
+        newest[delta.origin] = max(newest.get(delta.origin, 0), delta.hlc)
+    conn.executemany(
+        "INSERT INTO version_vector(origin, hlc) VALUES (?, ?) "
+        "ON CONFLICT(origin) DO UPDATE SET hlc = max(hlc, excluded.hlc)",
+        list(newest.items()),
+    )
+    raise_high_water(conn, max(newest.values(), default=0))
+
+
+def version_vector(conn: Connection) -> VersionVector:
+    """For each origin, the newest of its log entries held here."""
+    return {NodeId(o): h for o, h in conn.execute("SELECT origin, hlc FROM version_vector")}
+
+
+def clock_high_water(conn: Connection) -> int:
+    """The highest HLC this database has stamped or accepted (persisted for restarts)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'hlc_high_water'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def raise_high_water(conn: Connection, hlc: int) -> None:
+    """Raise the persisted HLC high-water mark to at least ``hlc`` (never lowers it)."""
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES ('hlc_high_water', ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)",
+        (hlc,),
+    )
+
+
+def current_version(conn: Connection, table: Table, row_id: RowId) -> Version | None:
+    """The ``(hlc, origin)`` of a row, or ``None`` if this node has never seen it."""
+    row = conn.execute(
+        f"SELECT hlc, origin FROM {_quote(table.name)} WHERE id = ?", (row_id,)
+    ).fetchone()
+    return Version(row[0], NodeId(row[1])) if row else None
+
+
+def changes_since(
+    conn: Connection, theirs: VersionVector, limit: int = MAX_PAGE_DELTAS
+) -> list[Page]:
+    """Pages of the log entries that a peer holding ``theirs`` lacks, ``limit`` deltas in all.
+
+    Each page holds one origin's entries in HLC order, continuing from the peer's cursor for that
+    origin. Call again with the advanced vector for the next pages; an empty list means the peer
+    holds everything this node holds.
+    """
+    pages: list[Page] = []
+    budget = limit
+    for origin, mine in sorted(version_vector(conn).items()):
+        after = theirs.get(origin, 0)
+        if mine <= after or budget <= 0:
+            continue
+        rows = conn.execute(
+            "SELECT hlc, tbl, row_id, payload FROM delta_log "
+            "WHERE origin = ? AND hlc > ? ORDER BY hlc LIMIT ?",
+            (origin, after, budget),
+        ).fetchall()
+        deltas = tuple(_delta_from_log(origin, *row) for row in rows)
+        pages.append(Page(origin, after, deltas))
+        budget -= len(deltas)
+    return pages
+
+
+def _delta_from_log(
+    origin: NodeId, hlc: int, code: int, row_id: str, payload: bytes | None
+) -> Delta:
+    values = None if payload is None else decode_values(payload)
+    return Delta(table_by_code(code).name, RowId(row_id), hlc, origin, values)
+
+
+def apply_page(
+    conn: Connection, page: Page, *, now_ms: int, max_skew_ms: int, peer: str | None = None
+) -> int:
+    """Validate and merge one page from a peer; returns how many of its deltas were new here.
+
+    Everything is checked before anything is written: the page's shape and schema, the skew of
+    every stamp, and that the page continues from what this node holds for the origin. Must run
+    inside a write transaction, so a refused page leaves the database as it was.
+
+    Raises:
+        SchemaError, ProtocolError: a malformed page, or one that would leave a gap.
+        ClockSkewError: a stamp beyond the skew window; nothing (clock or cursor) moves.
+    """
+    page.check()
+    for delta in page.deltas:
+        check_skew(delta.hlc, now_ms, max_skew_ms, peer)
+    held = version_vector(conn).get(page.origin, 0)
+    if page.after > held:
+        raise ProtocolError(
+            f"page for {page.origin} continues from {page.after}, but this node holds only "
+            f"up to {held}: applying it would leave a gap"
+        )
+    fresh = [d for d in page.deltas if d.hlc > held]
+    if fresh:
+        apply_deltas(conn, fresh)
+    return len(fresh)

@@ -1,0 +1,38 @@
+"""The convergence oracle (DESIGN §4, a contract): every replicated row as sorted JSON Lines.
+
+Each line is one row of one replicated table, tombstones included, with its clock fields
+(``hlc``, ``origin``, ``deleted``) and no local-only field (no rowid, FTS or vector data). Lines
+are ordered by table name, then id, and keys are sorted, so two nodes that have exchanged
+everything write byte-identical exports; :func:`state_digest` is the SHA-256 of that text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+
+from sync.schema import TABLES
+
+from .connection import Connection
+from .memories import row_dict, select_sql
+
+__all__ = ["export_lines", "state_digest"]
+
+
+def export_lines(conn: Connection) -> Iterator[str]:
+    """Yield the export one line at a time (each ends with a newline)."""
+    for table in sorted(TABLES, key=lambda t: t.name):
+        for record in conn.execute(f"{select_sql(table)} ORDER BY id"):
+            row = row_dict(table, record)
+            row.pop("tier")
+            row["table"] = table.name
+            yield json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def state_digest(conn: Connection) -> str:
+    """SHA-256 of the export: equal digests mean equal replicated state."""
+    digest = hashlib.sha256()
+    for line in export_lines(conn):
+        digest.update(line.encode("utf-8"))
+    return digest.hexdigest()

@@ -1,0 +1,249 @@
+"""Local writes to the replicated tiers: remember, record, archive, restore, hard delete.
+
+Every function here runs inside a write transaction and goes through :func:`commit_local`, which
+stamps each change with the caller's clock (the node's, the only place HLCs are made), merges it
+into its row and appends it to the delta log in the same transaction (DESIGN §4).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sync.delta import Delta
+from sync.errors import NotFoundError
+from sync.ids import fact_id
+from sync.schema import EPISODES, EXEC_LOG, FACTS, TABLES, Table, Value
+from sync.types import NodeId, RowId
+
+from .connection import Connection
+from .delta_log import apply_deltas, clock_high_water
+
+__all__ = [
+    "TIER_OF",
+    "Change",
+    "Row",
+    "Stamp",
+    "add_episode",
+    "commit_local",
+    "find_row",
+    "import_facts",
+    "list_episodes",
+    "log_execution",
+    "nuke",
+    "row_dict",
+    "select_sql",
+    "remember_fact",
+    "set_archived",
+]
+
+Stamp = Callable[[int], int]
+"""The node's clock: given the persisted high-water mark, return a new, strictly larger HLC."""
+
+Change = tuple[Table, RowId, tuple[Value, ...] | None]
+"""A local change before stamping: the table, the row id, the full new row (``None`` deletes)."""
+
+Row = dict[str, Any]
+
+TIER_OF = {EPISODES.name: "episodic", FACTS.name: "semantic", EXEC_LOG.name: "execution"}
+
+
+def commit_local(
+    conn: Connection, origin: NodeId, stamp: Stamp, changes: Sequence[Change]
+) -> list[Delta]:
+    """Stamp, validate, merge and log local changes; the caller holds the write transaction.
+
+    The high-water mark is read inside the transaction, so a second process writing to the same
+    home is serialised by SQLite's write lock and always stamps above this one.
+    """
+    floor = clock_high_water(conn)
+    deltas = []
+    for table, row_id, values in changes:
+        floor = stamp(floor)
+        delta = Delta(table.name, row_id, floor, origin, values)
+        delta.check()
+        deltas.append(delta)
+    apply_deltas(conn, deltas)
+    return deltas
+
+
+def row_dict(table: Table, record: Sequence[Any]) -> Row:
+    """A row as users see it: its columns, its tier and its clock fields."""
+    names = (*table.column_names, "hlc", "origin", "deleted")
+    row: Row = dict(zip(names, record, strict=True))
+    for column in table.columns:
+        if column.kind == "bool":
+            row[column.name] = bool(row[column.name])
+    row["deleted"] = bool(row["deleted"])
+    row["tier"] = TIER_OF[table.name]
+    return row
+
+
+def select_sql(table: Table) -> str:
+    cols = ", ".join(f'"{n}"' for n in (*table.column_names, "hlc", "origin", "deleted"))
+    return f'SELECT {cols} FROM "{table.name}"'
+
+
+def find_row(conn: Connection, row_id: str, *, live_only: bool = True) -> tuple[Table, Row]:
+    """Look an id up in every tier.
+
+    Raises:
+        NotFoundError: no row has this id (or it was hard-deleted, when ``live_only``).
+    """
+    for table in TABLES:
+        record = conn.execute(f"{select_sql(table)} WHERE id = ?", (row_id,)).fetchone()
+        if record is not None:
+            row = row_dict(table, record)
+            if live_only and row["deleted"]:
+                break
+            return table, row
+    raise NotFoundError(f"no memory with id {row_id!r}")
+
+
+def _values(table: Table, row: Row) -> tuple[Value, ...]:
+    return tuple(row[name] for name in table.column_names)
+
+
+def remember_fact(
+    conn: Connection,
+    origin: NodeId,
+    stamp: Stamp,
+    triple: tuple[str, str, str],
+    *,
+    now_ms: int,
+    confidence: float = 1.0,
+    source_episode: str | None = None,
+) -> Row:
+    """Store a knowledge-graph triple; the same triple (after normalisation) is always one row.
+
+    Remembering a live fact again writes nothing; remembering an archived or deleted one brings
+    it back with a new write.
+    """
+    subject, predicate, obj = (part.strip() for part in triple)
+    row_id = fact_id(subject, predicate, obj)
+    existing = _existing(conn, FACTS, row_id)
+    if existing and not existing["archived"] and not existing["deleted"]:
+        return existing
+    created = existing["created_at"] if existing and not existing["deleted"] else now_ms
+    values = (row_id, subject, predicate, obj, confidence, source_episode, created, False)
+    commit_local(conn, origin, stamp, [(FACTS, row_id, values)])
+    return find_row(conn, row_id)[1]
+
+
+def _existing(conn: Connection, table: Table, row_id: RowId) -> Row | None:
+    record = conn.execute(f"{select_sql(table)} WHERE id = ?", (row_id,)).fetchone()
+    return row_dict(table, record) if record else None
+
+
+def add_episode(
+    conn: Connection,
+    origin: NodeId,
+    stamp: Stamp,
+    row_id: RowId,
+    *,
+    session_id: str,
+    summary: str,
+    entities: Sequence[str],
+    now_ms: int,
+) -> Row:
+    """Store an episode (a summary of part of a session) under a fresh, collision-free id."""
+    values = (row_id, session_id, summary, json.dumps(list(entities)), now_ms, False)
+    commit_local(conn, origin, stamp, [(EPISODES, row_id, values)])
+    return find_row(conn, row_id)[1]
+
+
+def log_execution(
+    conn: Connection,
+    origin: NodeId,
+    stamp: Stamp,
+    row_id: RowId,
+    *,
+    session_id: str,
+    tool: str,
+    args: object,
+    result: object,
+    latency_ms: int,
+    success: bool,
+    now_ms: int,
+) -> Row:
+    """Append a tool call to the execution log (insert-only: nothing here edits an entry)."""
+    values = (
+        row_id,
+        session_id,
+        tool,
+        json.dumps(args, sort_keys=True),
+        json.dumps(result, sort_keys=True),
+        latency_ms,
+        success,
+        now_ms,
+    )
+    commit_local(conn, origin, stamp, [(EXEC_LOG, row_id, values)])
+    return find_row(conn, row_id)[1]
+
+
+def set_archived(
+    conn: Connection, origin: NodeId, stamp: Stamp, row_id: str, archived: bool
+) -> Row:
+    """Archive (soft-delete) or restore a memory; the change replicates like any write.
+
+    Raises:
+        NotFoundError: unknown id, a hard-deleted row, or an execution-log entry (insert-only).
+    """
+    table, row = find_row(conn, row_id)
+    if not table.has_archive:
+        raise NotFoundError(f"{row_id!r} is an execution-log entry, which cannot be archived")
+    if row["archived"] == archived:
+        return row
+    row["archived"] = archived
+    commit_local(conn, origin, stamp, [(table, RowId(row_id), _values(table, row))])
+    return find_row(conn, row_id)[1]
+
+
+def nuke(conn: Connection, origin: NodeId, stamp: Stamp, row_id: str) -> Row:
+    """Hard-delete a memory: its content is erased here and a tombstone replicates everywhere.
+
+    Raises:
+        NotFoundError: unknown or already deleted id.
+    """
+    table, _ = find_row(conn, row_id)
+    commit_local(conn, origin, stamp, [(table, RowId(row_id), None)])
+    return find_row(conn, row_id, live_only=False)[1]
+
+
+def list_episodes(conn: Connection, limit: int, *, include_archived: bool = False) -> list[Row]:
+    """The newest episodes first."""
+    where = "deleted = 0" + ("" if include_archived else " AND archived = 0")
+    records = conn.execute(
+        f"{select_sql(EPISODES)} WHERE {where} ORDER BY created_at DESC, id DESC LIMIT ?", (limit,)
+    ).fetchall()
+    return [row_dict(EPISODES, r) for r in records]
+
+
+def import_facts(
+    conn: Connection,
+    origin: NodeId,
+    stamp: Stamp,
+    triples: Sequence[tuple[str, str, str]],
+    *,
+    now_ms: int,
+) -> int:
+    """Remember many facts in one transaction (the caller sizes the batch); returns how many
+    rows were written. Facts already live here, or repeated within the batch, are skipped."""
+    changes: list[Change] = []
+    seen: set[RowId] = set()
+    for triple in triples:
+        subject, predicate, obj = (part.strip() for part in triple)
+        row_id = fact_id(subject, predicate, obj)
+        if row_id in seen:
+            continue
+        seen.add(row_id)
+        existing = _existing(conn, FACTS, row_id)
+        if existing and not existing["archived"] and not existing["deleted"]:
+            continue
+        created = existing["created_at"] if existing and not existing["deleted"] else now_ms
+        values = (row_id, subject, predicate, obj, 1.0, None, created, False)
+        changes.append((FACTS, row_id, values))
+    if changes:
+        commit_local(conn, origin, stamp, changes)
+    return len(changes)

@@ -1,0 +1,181 @@
+"""Schema migrations: an ordered list of named steps, each applied with its record atomically.
+
+The DDL of each step is frozen text, never generated from the current registry: a migration must
+mean the same thing forever. A test holds the resulting tables to :mod:`sync.schema`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import sqlean
+
+from .connection import Connection, DatabaseError
+from .errors import MigrationError
+
+__all__ = ["MIGRATIONS", "Migration", "apply_migrations", "pending"]
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One named schema step; ``sql`` runs statement by statement inside the step's transaction."""
+
+    name: str
+    sql: str
+
+
+def _fts(table: str, columns: tuple[str, ...]) -> str:
+    """An FTS5 external-content index over ``table`` kept in step by _ai/_ad/_au triggers."""
+    cols = ", ".join(columns)
+    new = ", ".join(f"new.{c}" for c in columns)
+    old = ", ".join(f"old.{c}" for c in columns)
+    return f"""
+CREATE VIRTUAL TABLE {table}_fts USING fts5({cols}, content='{table}', content_rowid='rowid');
+CREATE TRIGGER {table}_ai AFTER INSERT ON {table} BEGIN
+  INSERT INTO {table}_fts(rowid, {cols}) VALUES (new.rowid, {new});
+END;
+CREATE TRIGGER {table}_ad AFTER DELETE ON {table} BEGIN
+  INSERT INTO {table}_fts({table}_fts, rowid, {cols}) VALUES ('delete', old.rowid, {old});
+END;
+CREATE TRIGGER {table}_au AFTER UPDATE ON {table} BEGIN
+  INSERT INTO {table}_fts({table}_fts, rowid, {cols}) VALUES ('delete', old.rowid, {old});
+  INSERT INTO {table}_fts(rowid, {cols}) VALUES (new.rowid, {new});
+END;"""
+
+
+def _embed_queue(table: str) -> str:
+    """Triggers that queue a row for (re-)embedding whenever its content is written."""
+    return f"""
+CREATE TRIGGER {table}_embed_ai AFTER INSERT ON {table} BEGIN
+  INSERT OR IGNORE INTO embed_queue(tbl, row_rowid) VALUES ('{table}', new.rowid);
+END;
+CREATE TRIGGER {table}_embed_au AFTER UPDATE ON {table} BEGIN
+  INSERT OR IGNORE INTO embed_queue(tbl, row_rowid) VALUES ('{table}', new.rowid);
+END;"""
+
+
+_CLOCK = "hlc INTEGER NOT NULL, origin TEXT NOT NULL, deleted INTEGER NOT NULL DEFAULT 0"
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        "0001_meta_and_log",
+        """
+CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value ANY) STRICT;
+CREATE TABLE delta_log (
+  origin TEXT NOT NULL,
+  hlc INTEGER NOT NULL,
+  tbl INTEGER NOT NULL,
+  row_id TEXT NOT NULL,
+  payload BLOB,
+  PRIMARY KEY (origin, hlc)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE version_vector (origin TEXT PRIMARY KEY NOT NULL, hlc INTEGER NOT NULL) STRICT;
+""",
+    ),
+    Migration(
+        "0002_tiers",
+        f"""
+CREATE TABLE episodes (
+  id TEXT PRIMARY KEY NOT NULL, session_id TEXT NOT NULL, summary TEXT NOT NULL,
+  entities TEXT NOT NULL, created_at INTEGER NOT NULL, archived INTEGER NOT NULL, {_CLOCK}
+) STRICT;
+CREATE TABLE facts (
+  id TEXT PRIMARY KEY NOT NULL, subject TEXT NOT NULL, predicate TEXT NOT NULL,
+  object TEXT NOT NULL, confidence REAL NOT NULL, source_episode TEXT,
+  created_at INTEGER NOT NULL, archived INTEGER NOT NULL, {_CLOCK}
+) STRICT;
+CREATE TABLE exec_log (
+  id TEXT PRIMARY KEY NOT NULL, session_id TEXT NOT NULL, tool TEXT NOT NULL,
+  args TEXT NOT NULL, result TEXT NOT NULL, latency_ms INTEGER NOT NULL,
+  success INTEGER NOT NULL, created_at INTEGER NOT NULL, {_CLOCK}
+) STRICT;
+CREATE INDEX episodes_created ON episodes(created_at);
+{_fts("episodes", ("summary", "entities"))}
+{_fts("facts", ("subject", "predicate", "object"))}
+""",
+    ),
+    Migration(
+        "0003_vectors",
+        f"""
+CREATE TABLE embed_queue (
+  tbl TEXT NOT NULL, row_rowid INTEGER NOT NULL, PRIMARY KEY (tbl, row_rowid)
+) STRICT, WITHOUT ROWID;
+{_embed_queue("episodes")}
+{_embed_queue("facts")}
+""",
+    ),
+)
+
+
+def _ensure_record_table(conn: Connection) -> None:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations ("
+        "name TEXT PRIMARY KEY NOT NULL, applied_at INTEGER NOT NULL) STRICT"
+    )
+
+
+def _applied(conn: Connection) -> set[str]:
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
+    ).fetchone()
+    if not exists:
+        return set()
+    return {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+
+
+def pending(conn: Connection, migrations: tuple[Migration, ...] = MIGRATIONS) -> list[str]:
+    """Names of the migrations not yet applied, in order. Read-only."""
+    done = _applied(conn)
+    return [m.name for m in migrations if m.name not in done]
+
+
+def apply_migrations(
+    conn: Connection,
+    migrations: tuple[Migration, ...] = MIGRATIONS,
+    now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+) -> list[str]:
+    """Apply every pending migration in order, each in its own ``BEGIN IMMEDIATE`` transaction.
+
+    Returns:
+        The names applied now.
+
+    Raises:
+        MigrationError: naming the step; that step is rolled back, earlier ones stay.
+    """
+    applied: list[str] = []
+    for migration in migrations:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            _ensure_record_table(conn)
+            if migration.name in _applied(conn):
+                conn.execute("ROLLBACK")
+                continue
+            for statement in _statements(migration.sql):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO _migrations(name, applied_at) VALUES (?, ?)",
+                (migration.name, now_ms()),
+            )
+            conn.execute("COMMIT")
+        except DatabaseError as exc:
+            conn.execute("ROLLBACK")
+            raise MigrationError(f"migration {migration.name} failed: {exc}") from exc
+        applied.append(migration.name)
+    return applied
+
+
+def _statements(sql: str) -> list[str]:
+    """Split a migration into complete statements (trigger bodies contain semicolons)."""
+    statements: list[str] = []
+    buffer = ""
+    for line in sql.splitlines(keepends=True):
+        buffer += line
+        if sqlean.complete_statement(buffer):
+            if buffer.strip():
+                statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        statements.append(buffer.strip())
+    return statements

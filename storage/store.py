@@ -1,0 +1,113 @@
+"""The asynchronous face of the database: one aiosqlite connection, one writer.
+
+aiosqlite runs a connection on its own thread but does not isolate transactions between tasks,
+so every write goes through :meth:`Store.write`, which holds an ``asyncio.Lock`` around
+``BEGIN IMMEDIATE`` ... ``COMMIT`` (datasette's single writer, in asyncio form). Across processes,
+SQLite's write lock and the busy timeout serialise writers. Domain logic is plain synchronous
+``fn(conn, ...)`` functions, run on the connection's thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import aiosqlite
+
+from sync.errors import FeralError
+
+from .connection import Connection, DatabaseError, connect
+from .errors import StorageError
+from .migrations import apply_migrations
+
+__all__ = ["Store", "open_sync"]
+
+T = TypeVar("T")
+
+
+def open_sync(path: Path | str, *, synchronous: str = "FULL") -> Connection:
+    """Open a database synchronously and bring its schema up to date (for tools and tests)."""
+    conn = connect(path, synchronous=synchronous, check=str(path) != ":memory:")
+    try:
+        apply_migrations(conn)
+        _ensure_epoch(conn)
+    except Exception:
+        conn.close()
+        raise
+    return conn
+
+
+def _ensure_epoch(conn: Connection) -> None:
+    """Give a new database a random log epoch, so a wiped or replaced log can be told apart."""
+    conn.execute(
+        "INSERT OR IGNORE INTO meta(key, value) VALUES ('epoch', ?)", (secrets.token_hex(8),)
+    )
+
+
+def run_write(conn: Connection, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run ``fn(conn, ...)`` in one ``BEGIN IMMEDIATE`` transaction; roll back on any error."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except DatabaseError as exc:
+        raise StorageError(f"cannot start a write: {exc}") from exc
+    try:
+        result = fn(conn, *args, **kwargs)
+        conn.execute("COMMIT")
+    except FeralError:
+        conn.execute("ROLLBACK")
+        raise
+    except DatabaseError as exc:
+        conn.execute("ROLLBACK")
+        raise StorageError(f"write failed: {exc}") from exc
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return result
+
+
+class Store:
+    """One node's database, opened with its migrations applied.
+
+    Use :meth:`open`; then ``await store.read(fn, ...)`` and ``await store.write(fn, ...)``.
+    """
+
+    def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
+        self._db = db
+        self.path = path
+        self._write_lock = asyncio.Lock()
+
+    @classmethod
+    async def open(cls, path: Path, *, synchronous: str = "FULL") -> Store:
+        """Open (creating if needed) the database at ``path``."""
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        db = aiosqlite.Connection(lambda: open_sync(path, synchronous=synchronous), 64)
+        try:
+            await db
+        except FeralError:
+            raise
+        except (DatabaseError, OSError) as exc:
+            raise StorageError(f"cannot open {path}: {exc}") from exc
+        if os.name == "posix":
+            os.chmod(path, 0o600)
+        return cls(db, path)
+
+    async def close(self) -> None:
+        await self._db.close()
+
+    async def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        # aiosqlite's documented methods cover single statements; running a whole function on
+        # the connection's thread is what its private _execute does, and the one place we use it.
+        return await self._db._execute(fn, *args, **kwargs)  # type: ignore[no-untyped-call,no-any-return]
+
+    async def read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run ``fn(conn, ...)`` outside any write transaction (WAL readers never block)."""
+        return await self._call(fn, self._db._conn, *args, **kwargs)
+
+    async def write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run ``fn(conn, ...)`` as the only writer, in one ``BEGIN IMMEDIATE`` transaction."""
+        async with self._write_lock:
+            return await self._call(run_write, self._db._conn, fn, *args, **kwargs)

@@ -1,0 +1,170 @@
+"""Vectors for episodes and facts, kept in sqlite-vec tables that are derived, never replicated.
+
+Writes queue rows for embedding (triggers fill ``embed_queue``); :func:`embed_pending` drains the
+queue with whatever embedder the node has. All vectors in a database come from one embedder,
+recorded in ``meta`` with its dimension: switching embedders drops the vectors and re-queues
+every row, so a search never compares vectors from two models.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import struct
+from collections.abc import Sequence
+from typing import Protocol
+
+from sync.errors import FeralError
+from sync.schema import EPISODES, FACTS, Table
+
+from .connection import Connection
+
+__all__ = [
+    "VECTOR_TABLES",
+    "Embedder",
+    "HashingEmbedder",
+    "embed_pending",
+    "embedder_in_use",
+    "ensure_vector_tables",
+    "pack_vector",
+    "search_similar",
+]
+
+VECTOR_TABLES: tuple[Table, ...] = (EPISODES, FACTS)
+EMBED_BATCH = 512
+
+
+class Embedder(Protocol):
+    """Turns texts into unit vectors. ``name`` and ``dim`` identify the vectors it makes."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+def pack_vector(vector: Sequence[float], dim: int) -> bytes:
+    """Little-endian float32 bytes of exactly ``dim`` finite values (what sqlite-vec stores)."""
+    if len(vector) != dim:
+        raise FeralError(f"embedding has {len(vector)} dimensions, expected {dim}")
+    if not all(math.isfinite(x) for x in vector):
+        raise FeralError("embedding contains NaN or infinity")
+    return struct.pack(f"<{dim}f", *vector)
+
+
+class HashingEmbedder:
+    """Deterministic feature hashing of words: a stand-in for tests and benchmarks only.
+
+    It finds shared words, not meaning (it scores at chance on paraphrases), so a node never
+    picks it as its embedder by default: with no real model the vector leg stays off.
+    """
+
+    def __init__(self, dim: int = 64) -> None:
+        self._dim = dim
+
+    @property
+    def name(self) -> str:
+        return f"hashing-{self._dim}"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self._one(text) for text in texts]
+
+    def _one(self, text: str) -> list[float]:
+        vector = [0.0] * self._dim
+        for word in re.findall(r"\w+", text.casefold()):
+            digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+            bucket = int.from_bytes(digest[:4], "little") % self._dim
+            vector[bucket] += 1.0 if digest[4] & 1 else -1.0
+        norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+        return [x / norm for x in vector]
+
+
+def embedder_in_use(conn: Connection) -> tuple[str, int] | None:
+    """The ``(name, dim)`` of the embedder that made this database's vectors, if any."""
+    rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('embedder', 'embed_dim')"))
+    if "embedder" not in rows:
+        return None
+    return str(rows["embedder"]), int(rows["embed_dim"])
+
+
+def ensure_vector_tables(conn: Connection, embedder: Embedder) -> None:
+    """Create the vector tables for ``embedder``; on a change of embedder, start them afresh."""
+    if embedder_in_use(conn) == (embedder.name, embedder.dim):
+        return
+    for table in VECTOR_TABLES:
+        conn.execute(f"DROP TABLE IF EXISTS {table.name}_vec")
+        conn.execute(
+            f"CREATE VIRTUAL TABLE {table.name}_vec USING "
+            f"vec0(embedding float[{int(embedder.dim)}] distance_metric=cosine)"
+        )
+        conn.execute(
+            f"INSERT OR IGNORE INTO embed_queue(tbl, row_rowid) "
+            f"SELECT '{table.name}', rowid FROM {table.name}"
+        )
+    conn.executemany(
+        "INSERT INTO meta(key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [("embedder", embedder.name), ("embed_dim", embedder.dim)],
+    )
+
+
+def _text_of(table: Table, row: Sequence[object]) -> str:
+    if table is EPISODES:
+        summary, entities = str(row[0]), str(row[1])
+        try:
+            names = " ".join(str(e) for e in json.loads(entities))
+        except ValueError:
+            names = entities
+        return f"{summary} {names}".strip()
+    return " ".join(str(part).replace("_", " ") for part in row)
+
+
+def embed_pending(conn: Connection, embedder: Embedder, limit: int = EMBED_BATCH) -> int:
+    """Embed up to ``limit`` queued rows (run inside a write transaction); returns how many.
+
+    Hard-deleted rows lose their vector; archived rows keep it (search filters them out), so a
+    restore needs no re-embedding.
+    """
+    ensure_vector_tables(conn, embedder)
+    done = 0
+    for table in VECTOR_TABLES:
+        rows = conn.execute(
+            f"SELECT q.row_rowid, t.deleted, {', '.join('t.' + c for c in table.fts)} "
+            f"FROM embed_queue q JOIN {table.name} t ON t.rowid = q.row_rowid "
+            f"WHERE q.tbl = ? LIMIT ?",
+            (table.name, limit - done),
+        ).fetchall()
+        live = [r for r in rows if not r[1]]
+        vectors = embedder.embed([_text_of(table, r[2:]) for r in live]) if live else []
+        ids = [(r[0],) for r in rows]
+        conn.executemany(f"DELETE FROM {table.name}_vec WHERE rowid = ?", ids)
+        conn.executemany(
+            f"INSERT INTO {table.name}_vec(rowid, embedding) VALUES (?, ?)",
+            [(r[0], pack_vector(v, embedder.dim)) for r, v in zip(live, vectors, strict=True)],
+        )
+        conn.executemany(
+            "DELETE FROM embed_queue WHERE tbl = ? AND row_rowid = ?",
+            [(table.name, i) for (i,) in ids],
+        )
+        done += len(rows)
+    return done
+
+
+def search_similar(
+    conn: Connection, table: Table, query_vector: bytes, k: int
+) -> list[tuple[int, float]]:
+    """The ``k`` nearest rows of ``table`` as ``(rowid, cosine similarity)``, nearest first."""
+    rows = conn.execute(
+        f"SELECT rowid, distance FROM {table.name}_vec WHERE embedding MATCH ? AND k = ?",
+        (query_vector, k),
+    ).fetchall()
+    return [(int(rowid), 1.0 - float(distance)) for rowid, distance in rows]
