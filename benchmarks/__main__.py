@@ -1,4 +1,4 @@
-"""``python -m benchmarks [--quick] [--json] [--rows N]``: run the storage benchmark and print it."""
+"""``python -m benchmarks [--quick] [--json] [--rows N]``: run the storage benchmark, print it."""
 
 from __future__ import annotations
 

@@ -1,15 +1,8 @@
 """``<home>/settings.json``: the node's settings, in FERAL's shape (DESIGN §6).
 
-The file is one JSON object with four sections, each optional; a missing key takes its default::
-
-    {
-      "name": "feral-node",
-      "memory": {"working_memory_budget": 8000, "compaction_trigger": 0.85,
-                 "compaction_strategy": "extractive"},
-      "sync": {"enabled": true, "peers": [{"node_id": "...", "url": "wss://host:9090/sync"}],
-               "conflict_resolution": "last_write_wins", "max_clock_skew_ms": 300000},
-      "search": {"top_k": 10, "strategy": "hybrid", "alpha": 0.5, "mmr": false, "mmr_lambda": 0.7}
-    }
+The file is one JSON object: ``name`` plus the sections ``memory``, ``sync`` (whose ``peers`` is
+a list of ``{"node_id", "url"}``) and ``search``, with the keys of the dataclasses below. Every
+key is optional and takes its default when missing; a missing file means all defaults.
 
 Validation is strict, and deliberately so: an unknown section or key is refused with a
 :class:`~sync.errors.ConfigError` naming it, never ignored. A misspelt ``max_clock_skew`` would
@@ -40,8 +33,6 @@ from sync.errors import ConfigError, NotFoundError, ProtocolError
 from sync.types import NodeId
 
 from .identity import ensure_home, write_private_file
-
-_S = TypeVar("_S", "MemorySettings", "SyncSettings", "SearchSettings")
 
 __all__ = [
     "CONFLICT_RESOLUTIONS",
@@ -209,7 +200,9 @@ def with_peer(settings: Settings, peer: PeerSettings) -> Settings:
     Raises:
         ConfigError: a malformed node id or url, or a url that belongs to another peer.
     """
-    _check_peer(peer)
+    where = _Where("invalid peer", "")
+    _node_id(where.at("node_id"), peer.node_id)
+    _url(where.at("url"), peer.url)
     others = [p for p in settings.sync.peers if p.node_id != peer.node_id]
     taken = next((p for p in others if peer.url is not None and p.url == peer.url), None)
     if taken is not None:
@@ -263,6 +256,9 @@ class _Where:
         return value
 
 
+_S = TypeVar("_S", MemorySettings, SyncSettings, SearchSettings)
+
+
 def _section(where: _Where, value: object, default: _S, checks: dict[str, _Check]) -> _S:
     """``default`` with the keys present in ``value`` replaced, each after its check."""
     raw = where.object(value, tuple(checks))
@@ -292,13 +288,6 @@ def _peers(where: _Where, value: object) -> tuple[PeerSettings, ...]:
     return tuple(peers)
 
 
-def _check_peer(peer: PeerSettings) -> None:
-    """Validate a peer given on the command line; the messages say ``peer`` for the key path."""
-    where = _Where("invalid peer", "")
-    _node_id(where.at("node_id"), peer.node_id)
-    _url(where.at("url"), peer.url)
-
-
 def _node_id(where: _Where, value: object) -> NodeId:
     try:
         return check_node_id(value)
@@ -324,15 +313,11 @@ def _url(where: _Where, value: object) -> str | None:
 
 
 def _name(where: _Where, value: object) -> str:
-    if (
-        not isinstance(value, str)
-        or not value.strip()
-        or len(value) > MAX_NAME_LENGTH
-        or any(not ch.isprintable() for ch in value)
-    ):
-        where.fail(
-            f"must be a non-empty string of at most {MAX_NAME_LENGTH} printable characters", value
-        )
+    """A label for status output and peers: printable, so it cannot forge lines in a terminal."""
+    if not isinstance(value, str) or not value.strip() or not value.isprintable():
+        where.fail("must be a non-empty string of printable characters", value)
+    if len(value) > MAX_NAME_LENGTH:
+        where.fail(f"must be at most {MAX_NAME_LENGTH} characters", value)
     return value
 
 
@@ -379,7 +364,7 @@ _MEMORY: dict[str, _Check] = {
 }
 _SYNC: dict[str, _Check] = {
     "enabled": _bool,
-    "peers": lambda w, v: _peers(w, v),
+    "peers": _peers,
     "conflict_resolution": lambda w, v: _choice(w, v, CONFLICT_RESOLUTIONS),
     "max_clock_skew_ms": lambda w, v: _positive_int(w, v, at_most=MAX_CLOCK_SKEW_MS),
 }
@@ -404,6 +389,8 @@ def _parse_json(path: Path, raw: bytes) -> object:
         raise ConfigError(
             f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         ) from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{path}: JSON nested too deeply to be settings") from exc
 
 
 def _unique(path: Path, pairs: list[tuple[str, Any]]) -> dict[str, Any]:

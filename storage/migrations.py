@@ -47,12 +47,15 @@ END;"""
 
 def _embed_queue(table: str) -> str:
     """Triggers that queue a row for (re-)embedding whenever its content is written."""
+    # Not INSERT OR IGNORE: inside a trigger, the firing statement's conflict policy overrides
+    # the body's, so an upsert would turn a repeat into a constraint failure.
+    queue = f"""
+  INSERT INTO embed_queue(tbl, row_rowid) SELECT '{table}', new.rowid WHERE NOT EXISTS (
+    SELECT 1 FROM embed_queue WHERE tbl = '{table}' AND row_rowid = new.rowid);"""
     return f"""
-CREATE TRIGGER {table}_embed_ai AFTER INSERT ON {table} BEGIN
-  INSERT OR IGNORE INTO embed_queue(tbl, row_rowid) VALUES ('{table}', new.rowid);
+CREATE TRIGGER {table}_embed_ai AFTER INSERT ON {table} BEGIN{queue}
 END;
-CREATE TRIGGER {table}_embed_au AFTER UPDATE ON {table} BEGIN
-  INSERT OR IGNORE INTO embed_queue(tbl, row_rowid) VALUES ('{table}', new.rowid);
+CREATE TRIGGER {table}_embed_au AFTER UPDATE ON {table} BEGIN{queue}
 END;"""
 
 

@@ -83,14 +83,15 @@ class Store:
     @classmethod
     async def open(cls, path: Path, *, synchronous: str = "FULL") -> Store:
         """Open (creating if needed) the database at ``path``."""
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        db = aiosqlite.Connection(lambda: open_sync(path, synchronous=synchronous), 64)
         try:
-            await db
-        except FeralError:
-            raise
-        except (DatabaseError, OSError) as exc:
-            raise StorageError(f"cannot open {path}: {exc}") from exc
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise StorageError(f"cannot create {path.parent}: {exc.strerror}") from exc
+        # Open (and migrate, and check) before aiosqlite starts its thread: a refused database
+        # then fails here, cleanly, instead of leaving a worker thread behind.
+        conn = await asyncio.to_thread(open_sync, path, synchronous=synchronous)
+        db = aiosqlite.Connection(lambda: conn, 64)
+        await db
         if os.name == "posix":
             os.chmod(path, 0o600)
         return cls(db, path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import itertools
 
 from hypothesis import strategies as st
@@ -25,7 +26,10 @@ NODE_ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz234567"
 MAX_STEP = 1 << 40
 """Largest gap between consecutive stamps in a generated page."""
 
-node_ids = st.text(alphabet=NODE_ID_ALPHABET, min_size=32, max_size=32).map(NodeId)
+node_ids = st.binary(min_size=20, max_size=20).map(
+    lambda digest: NodeId(base64.b32encode(digest).decode("ascii").lower())
+)
+"""Ids shaped like the real ones: lower-case base32 of a 160-bit fingerprint, 32 characters."""
 
 
 def texts(max_size: int = 12) -> st.SearchStrategy[str]:

@@ -87,9 +87,9 @@ def test_an_int_column_accepts_signed_64_bit_integers(value):
     INT.check(value)
 
 
-@pytest.mark.parametrize("value", [True, False, 1.0, "1", None and 0])
-def test_an_int_column_refuses_bools_floats_and_strings(value):
-    assert_refused(INT, value, "expects an integer" if value is not None else "null")
+@pytest.mark.parametrize("value", [True, False, 1.0, "1", b"1"])
+def test_an_int_column_refuses_bools_floats_strings_and_bytes(value):
+    assert_refused(INT, value, "expects an integer")
 
 
 @pytest.mark.parametrize("value", [MIN_INT - 1, MAX_INT + 1, 2**64 - 1])

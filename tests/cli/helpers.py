@@ -1,0 +1,43 @@
+"""Running ``feral`` as users do: in-process with CliRunner, or as a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from cli.main import cli
+
+
+def feral(home: Path, *args: str, input: str | None = None) -> Result:
+    """Invoke the CLI in-process (exceptions propagate, so a traceback fails the test)."""
+    runner = CliRunner()
+    return runner.invoke(cli, ["--home", str(home), *args], input=input, catch_exceptions=False)
+
+
+def feral_json(home: Path, *args: str) -> object:
+    result = feral(home, *args, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def feral_command() -> list[str]:
+    """The installed ``feral`` script beside this Python, else ``python -m cli``."""
+    script = Path(sys.executable).parent / "feral"
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("feral")
+    return [found] if found else [sys.executable, "-m", "cli"]
+
+
+def feral_process(home: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run ``feral`` as a separate process, as a user's shell would."""
+    env = {**os.environ, "FERAL_HOME": str(home)}
+    return subprocess.run(
+        [*feral_command(), *args], capture_output=True, text=True, env=env, timeout=timeout
+    )

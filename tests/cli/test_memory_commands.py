@@ -1,0 +1,139 @@
+"""``feral memory ...`` through the real CLI, on real homes."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+from .helpers import feral, feral_json
+
+
+def remember(home, *args):
+    return feral_json(home, "memory", "remember", *args)
+
+
+def test_init_creates_a_private_home_and_prints_the_node_id(tmp_path):
+    home = tmp_path / "home"
+    result = feral(home, "init", "--name", "laptop")
+    assert result.exit_code == 0
+    node_id = result.stdout.strip()
+    assert len(node_id) == 32
+    assert stat.S_IMODE(os.stat(home).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(home / "settings.json").st_mode) == 0o600
+    assert json.loads((home / "settings.json").read_text())["name"] == "laptop"
+    assert feral(home, "sync", "node-id").stdout.strip() == node_id
+
+
+def test_remember_then_search_then_export(tmp_path):
+    row = remember(tmp_path, "my doctor's name is Dr. Chen")
+    assert row["object"] == "my doctor's name is Dr. Chen"
+    found = feral_json(tmp_path, "memory", "search", "doctor")
+    assert [r["id"] for r in found["results"]] == [row["id"]]
+    assert found["results"][0]["tier"] == "semantic"
+    assert 0 < found["results"][0]["score"] <= 1
+    exported = feral(tmp_path, "memory", "export").stdout.splitlines()
+    assert [json.loads(line)["id"] for line in exported] == [row["id"]]
+
+
+def test_remembering_the_same_fact_twice_keeps_one_row(tmp_path):
+    first = remember(tmp_path, "--subject", "Alice", "--predicate", "birthday", "--object", "May 4")
+    again = remember(
+        tmp_path, "--subject", "alice", "--predicate", "Birthday", "--object", "may  4"
+    )
+    assert first["id"] == again["id"]
+    stats = feral_json(tmp_path, "memory", "stats")
+    assert stats["tiers"]["semantic"]["live"] == 1
+    assert stats["delta_log_entries"] == 1
+
+
+def test_forget_hides_a_memory_and_restore_brings_it_back(tmp_path):
+    row = remember(tmp_path, "the dentist moved to Thursday")
+    assert feral(tmp_path, "memory", "forget", row["id"]).exit_code == 0
+    assert feral_json(tmp_path, "memory", "search", "dentist")["results"] == []
+    assert feral(tmp_path, "memory", "restore", row["id"]).exit_code == 0
+    assert len(feral_json(tmp_path, "memory", "search", "dentist")["results"]) == 1
+
+
+def test_nuke_needs_yes_and_leaves_a_tombstone(tmp_path):
+    row = remember(tmp_path, "a secret I regret")
+    refused = feral(tmp_path, "memory", "nuke", row["id"])
+    assert refused.exit_code == 2
+    assert feral(tmp_path, "memory", "nuke", row["id"], "--yes").exit_code == 0
+    line = json.loads(feral(tmp_path, "memory", "export").stdout)
+    assert line["deleted"] is True and line["object"] == ""
+    assert feral_json(tmp_path, "memory", "search", "secret")["results"] == []
+
+
+def test_an_unknown_id_is_one_line_on_stderr_and_exit_1(tmp_path):
+    remember(tmp_path, "something")
+    before = feral(tmp_path, "memory", "export").stdout
+    for command in ("forget", "restore"):
+        result = feral(tmp_path, "memory", command, "no-such-id")
+        assert result.exit_code == 1
+        assert result.stderr == "Error: no memory with id 'no-such-id'\n"
+    assert feral(tmp_path, "memory", "export").stdout == before
+
+
+def test_a_malformed_settings_file_names_the_key_and_changes_nothing(tmp_path):
+    remember(tmp_path, "something")
+    before = feral(tmp_path, "memory", "export").stdout
+    (tmp_path / "settings.json").write_text('{"sync": {"max_clock_skew_ms": "abc"}}')
+    result = feral(tmp_path, "memory", "remember", "another thing")
+    assert result.exit_code == 1
+    assert "sync.max_clock_skew_ms" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    (tmp_path / "settings.json").write_text("{}")
+    assert feral(tmp_path, "memory", "export").stdout == before
+
+
+def test_settings_that_are_not_json_give_the_line_and_column(tmp_path):
+    feral(tmp_path, "init")
+    (tmp_path / "settings.json").write_text('{\n  "memory": {,}\n}')
+    result = feral(tmp_path, "memory", "stats")
+    assert result.exit_code == 1
+    assert "line 2" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_import_loads_text_and_json_lines(tmp_path):
+    source = tmp_path / "facts.jsonl"
+    source.write_text(
+        "plain note one\n"
+        '{"subject": "Bob", "predicate": "lives_in", "object": "Porto"}\n'
+        "\n"
+        '{"fact": "plain note two"}\n'
+        "plain note one\n",
+        encoding="utf-8",
+    )
+    result = feral(tmp_path / "home", "memory", "import", str(source))
+    assert result.exit_code == 0, result.output
+    stats = feral_json(tmp_path / "home", "memory", "stats")
+    assert stats["tiers"]["semantic"]["live"] == 3
+
+
+def test_import_with_a_bad_line_writes_nothing(tmp_path):
+    source = tmp_path / "facts.jsonl"
+    source.write_text('fine\n{"subject": 1}\n', encoding="utf-8")
+    result = feral(tmp_path / "home", "memory", "import", str(source))
+    assert result.exit_code == 1
+    assert "line 2" in result.stderr
+    assert feral(tmp_path / "home", "memory", "export").stdout == ""
+
+
+def test_episodes_lists_newest_first_as_json(tmp_path):
+    assert feral_json(tmp_path, "memory", "episodes") == []
+
+
+def test_vector_search_without_a_model_is_a_clear_error(tmp_path):
+    result = feral(tmp_path, "memory", "search", "anything", "--strategy", "vector")
+    assert result.exit_code == 1
+    assert "no embedding model" in result.stderr
+    stats = feral_json(tmp_path, "memory", "stats")
+    assert stats["vector_search"].startswith("off")
+
+
+def test_usage_errors_exit_2(tmp_path):
+    assert feral(tmp_path, "memory", "remember").exit_code == 2
+    assert feral(tmp_path, "memory", "remember", "--subject", "x").exit_code == 2
+    assert feral(tmp_path, "memory", "search", "x", "--strategy", "magic").exit_code == 2

@@ -1,0 +1,49 @@
+"""Real ``feral`` processes, started as a user's shell would start them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from .helpers import feral_command, feral_process
+
+
+def test_demo_runs_to_the_end():
+    result = subprocess.run([*feral_command(), "demo"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "stats" in result.stdout
+    assert "Dr. Chen" in result.stdout
+
+
+def test_two_processes_writing_to_one_home_both_succeed_with_ordered_stamps(tmp_path):
+    home = tmp_path / "home"
+    assert feral_process(home, "init").returncode == 0
+    sources = []
+    for name in ("a", "b"):
+        path = tmp_path / f"{name}.txt"
+        path.write_text("".join(f"fact {name} {i}\n" for i in range(300)), encoding="utf-8")
+        sources.append(path)
+    env_cmd = [*feral_command(), "--home", str(home), "memory", "import"]
+    procs = [subprocess.Popen([*env_cmd, str(p)], stderr=subprocess.PIPE) for p in sources]
+    singles = [feral_process(home, "memory", "remember", f"single write {i}") for i in range(5)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    assert all(s.returncode == 0 for s in singles)
+    exported = feral_process(home, "memory", "export")
+    rows = [json.loads(line) for line in exported.stdout.splitlines()]
+    assert len(rows) == 605
+    stamps = [row["hlc"] for row in rows]
+    assert len(set(stamps)) == len(stamps)
+
+
+def test_a_corrupt_database_is_refused_with_one_line(tmp_path):
+    home = tmp_path / "home"
+    assert feral_process(home, "memory", "remember", "hello").returncode == 0
+    (home / "feral.db").write_bytes(b"this is not a database" * 100)
+    for suffix in ("-wal", "-shm"):
+        (home / f"feral.db{suffix}").unlink(missing_ok=True)
+    result = feral_process(home, "memory", "stats")
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: ")
+    assert len(result.stderr.strip().splitlines()) == 1
