@@ -22,7 +22,7 @@ from storage.store import Store
 from storage.vectors import Embedder, embed_pending, pack_vector
 from sync.delta import Page
 from sync.errors import ConfigError
-from sync.hlc import HybridClock
+from sync.hlc import DEFAULT_MAX_DRIFT_MS, HybridClock
 from sync.ids import new_ulid
 from sync.types import NodeId, RowId, VersionVector
 
@@ -83,9 +83,11 @@ class Node:
         self.store = store
         self.now_ms = now_ms
         self.embedder = embedder
-        self.clock = HybridClock(
-            identity.node_id, now_ms, max_drift_ms=settings.sync.max_clock_skew_ms
-        )
+        # Logical time may run ahead of the wall clock by as much as a peer's accepted stamp
+        # (the skew window), but never less than the default: a small window must not stop
+        # local writes after an ordinary step back of the system clock.
+        drift = max(DEFAULT_MAX_DRIFT_MS, settings.sync.max_clock_skew_ms)
+        self.clock = HybridClock(identity.node_id, now_ms, max_drift_ms=drift)
 
     @property
     def node_id(self) -> NodeId:

@@ -1,1 +1,1 @@
-"""Simulations that drive the real sync/ code through a simulated network (hypothesis state machines)."""
+"""Simulations that drive the real sync/ code through a simulated network."""

@@ -14,7 +14,14 @@ from .hlc import MAX_PACKED, Timestamp
 from .schema import Table, Value, table_by_name
 from .types import NodeId, RowId
 
-__all__ = ["MAX_PAGE_DELTAS", "Delta", "Page", "Version", "check_node_id"]
+__all__ = [
+    "MAX_PAGE_DELTAS",
+    "NODE_ID_LENGTH",
+    "Delta",
+    "Page",
+    "Version",
+    "check_node_id",
+]
 
 MAX_PAGE_DELTAS = 1000
 """Most deltas one page may carry: bounds every frame and every apply transaction."""

@@ -20,8 +20,10 @@ from .types import NodeId, PackedHLC
 
 __all__ = [
     "COUNTER_BITS",
+    "COUNTER_MASK",
     "DEFAULT_MAX_DRIFT_MS",
     "HybridClock",
+    "MAX_PACKED",
     "Timestamp",
     "check_skew",
     "pack",

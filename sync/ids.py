@@ -35,9 +35,11 @@ def new_ulid(now_ms: int, random80: bytes) -> RowId:
 def normalise(text: str) -> str:
     """The one normalisation every node applies before comparing or hashing text.
 
-    NFC (so an NFD spelling matches its NFC twin), case-folded, whitespace collapsed and stripped.
+    Canonical caseless form (Unicode D145: NFD, case fold, then NFC again, because folding can
+    leave a decomposed sequence, as in "ΐ" against "Ϊ́"), whitespace collapsed and stripped.
     """
-    return _SPACES.sub(" ", unicodedata.normalize("NFC", text).casefold()).strip()
+    folded = unicodedata.normalize("NFD", text).casefold()
+    return _SPACES.sub(" ", unicodedata.normalize("NFC", folded)).strip()
 
 
 def fact_id(subject: str, predicate: str, obj: str) -> RowId:

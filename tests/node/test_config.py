@@ -465,3 +465,8 @@ def test_without_peer_of_an_unknown_peer_is_not_found():
 def test_settings_are_frozen():
     with pytest.raises(AttributeError):
         Settings().name = "other"  # type: ignore[misc]
+
+
+def test_a_value_json_cannot_show_is_shown_with_repr():
+    with pytest.raises(ConfigError, match=r"name must be .*, got b'laptop'"):
+        settings_from_dict({"name": b"laptop"})

@@ -425,3 +425,43 @@ def test_identity_is_a_frozen_dataclass(tmp_path):
     assert isinstance(me, Identity)
     with pytest.raises(AttributeError):
         me.node_id = me.node_id  # type: ignore[misc]
+
+
+def test_a_home_that_cannot_be_created_is_a_config_error(tmp_path, monkeypatch):
+    def refusing_mkdir(self, *args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(Path, "mkdir", refusing_mkdir)
+    with pytest.raises(ConfigError, match="cannot create the home: Permission denied"):
+        load_or_create_identity(tmp_path / "home")
+
+
+@posix_only
+def test_a_loose_key_that_cannot_be_tightened_is_a_config_error(tmp_path, monkeypatch):
+    load_or_create_identity(tmp_path / "home")
+    (tmp_path / "home" / KEY_FILENAME).chmod(0o644)
+
+    def refusing_fchmod(fd, mode):
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "fchmod", refusing_fchmod)
+    assertConfigErrorNamesKeyFile(tmp_path / "home", r"readable by other users \(mode 0644\)")
+
+
+def test_a_winners_key_that_vanishes_is_a_config_error(tmp_path, monkeypatch):
+    def another_process_won_then_deleted_it(src, dst, **kwargs):
+        raise FileExistsError(errno.EEXIST, "File exists")
+
+    monkeypatch.setattr(os, "link", another_process_won_then_deleted_it)
+    assertConfigErrorNamesKeyFile(tmp_path / "home", "vanished")
+
+
+def test_a_failed_write_leaves_no_temporary_file(tmp_path, monkeypatch):
+    (tmp_path / "home").mkdir()
+
+    def failing_fsync(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    assertConfigErrorNamesKeyFile(tmp_path / "home", "No space left on device")
+    assert os.listdir(tmp_path / "home") == []
