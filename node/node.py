@@ -105,7 +105,13 @@ class Node:
         identity = load_or_create_identity(home)
         settings = load_settings(home)
         store = await Store.open(home / DATABASE_FILE)
-        return cls(home, identity, settings, store, now_ms or wall_clock_ms(), embedder)
+        node = cls(home, identity, settings, store, now_ms or wall_clock_ms(), embedder)
+        try:
+            await node._embed()
+        except BaseException:
+            await store.close()
+            raise
+        return node
 
     async def close(self) -> None:
         await self.store.close()

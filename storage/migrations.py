@@ -6,6 +6,7 @@ mean the same thing forever. A test holds the resulting tables to :mod:`sync.sch
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -162,7 +163,7 @@ def apply_migrations(
                 (migration.name, now_ms()),
             )
             conn.execute("COMMIT")
-        except DatabaseError as exc:
+        except (DatabaseError, sqlean.Warning) as exc:
             conn.execute("ROLLBACK")
             raise MigrationError(f"migration {migration.name} failed: {exc}") from exc
         applied.append(migration.name)
@@ -170,11 +171,15 @@ def apply_migrations(
 
 
 def _statements(sql: str) -> list[str]:
-    """Split a migration into complete statements (trigger bodies contain semicolons)."""
+    """Split a migration into complete statements (trigger bodies contain semicolons).
+
+    Splits after every ``;`` that ends a complete statement, so two statements sharing a line
+    are still executed one at a time.
+    """
     statements: list[str] = []
     buffer = ""
-    for line in sql.splitlines(keepends=True):
-        buffer += line
+    for piece in re.split(r"(?<=;)", sql):
+        buffer += piece
         if sqlean.complete_statement(buffer):
             if buffer.strip():
                 statements.append(buffer.strip())

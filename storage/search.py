@@ -93,9 +93,11 @@ def search_fts(conn: Connection, query: str, limit: int) -> list[Hit]:
     hits: list[Hit] = []
     for table in VECTOR_TABLES:
         ranked = conn.execute(
-            f"SELECT rowid, bm25({table.name}_fts) FROM {table.name}_fts "
-            f"WHERE {table.name}_fts MATCH ? ORDER BY rank LIMIT ?",
-            (match, limit * 2),
+            f"SELECT f.rowid, bm25({table.name}_fts) FROM {table.name}_fts f "
+            f"JOIN {table.name} t ON t.rowid = f.rowid "
+            f"WHERE {table.name}_fts MATCH ? AND t.deleted = 0 AND t.archived = 0 "
+            f"ORDER BY rank LIMIT ?",
+            (match, limit),
         ).fetchall()
         rows = _live_rows(conn, table, [r[0] for r in ranked])
         for rowid, bm25 in ranked:

@@ -35,6 +35,9 @@ def open_sync(path: Path | str, *, synchronous: str = "FULL") -> Connection:
     try:
         apply_migrations(conn)
         _ensure_epoch(conn)
+    except DatabaseError as exc:
+        conn.close()
+        raise StorageError(f"cannot prepare {path}: {exc}") from exc
     except Exception:
         conn.close()
         raise
@@ -85,15 +88,18 @@ class Store:
         """Open (creating if needed) the database at ``path``."""
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if os.name == "posix":
+                # Owner-only before SQLite opens it: SQLite gives the -wal and -shm files it
+                # creates the database file's mode, and the WAL holds recent writes in full.
+                os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+                os.chmod(path, 0o600)
         except OSError as exc:
-            raise StorageError(f"cannot create {path.parent}: {exc.strerror}") from exc
+            raise StorageError(f"cannot create {path}: {exc.strerror}") from exc
         # Open (and migrate, and check) before aiosqlite starts its thread: a refused database
         # then fails here, cleanly, instead of leaving a worker thread behind.
         conn = await asyncio.to_thread(open_sync, path, synchronous=synchronous)
         db = aiosqlite.Connection(lambda: conn, 64)
         await db
-        if os.name == "posix":
-            os.chmod(path, 0o600)
         return cls(db, path)
 
     async def close(self) -> None:
@@ -106,7 +112,10 @@ class Store:
 
     async def read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run ``fn(conn, ...)`` outside any write transaction (WAL readers never block)."""
-        return await self._call(fn, self._db._conn, *args, **kwargs)
+        try:
+            return await self._call(fn, self._db._conn, *args, **kwargs)
+        except DatabaseError as exc:
+            raise StorageError(f"read failed: {exc}") from exc
 
     async def write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run ``fn(conn, ...)`` as the only writer, in one ``BEGIN IMMEDIATE`` transaction."""

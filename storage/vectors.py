@@ -162,9 +162,13 @@ def embed_pending(conn: Connection, embedder: Embedder, limit: int = EMBED_BATCH
 def search_similar(
     conn: Connection, table: Table, query_vector: bytes, k: int
 ) -> list[tuple[int, float]]:
-    """The ``k`` nearest rows of ``table`` as ``(rowid, cosine similarity)``, nearest first."""
+    """The ``k`` nearest rows of ``table`` as ``(rowid, cosine similarity)``, nearest first.
+
+    A zero vector (a text with no words) has no direction: sqlite-vec gives it a NULL cosine
+    distance, and such a row is no match for anything, nor anything for a zero query.
+    """
     rows = conn.execute(
         f"SELECT rowid, distance FROM {table.name}_vec WHERE embedding MATCH ? AND k = ?",
         (query_vector, k),
     ).fetchall()
-    return [(int(rowid), 1.0 - float(distance)) for rowid, distance in rows]
+    return [(int(rowid), 1.0 - float(d)) for rowid, d in rows if d is not None]

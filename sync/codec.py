@@ -22,6 +22,7 @@ import msgpack
 
 from .delta import Delta, Page
 from .errors import DecodeError, FeralError
+from .messages import Ack, Auth, CaughtUp, ErrorMessage, Hello, Vector
 from .schema import Value, table_by_code, table_by_name
 from .types import NodeId, RowId
 
@@ -29,8 +30,11 @@ __all__ = [
     "KIND_PAGE",
     "MAX_FRAME_BYTES",
     "PROTOCOL_VERSION",
+    "Message",
+    "decode_message",
     "decode_page",
     "decode_values",
+    "encode_message",
     "encode_page",
     "encode_values",
     "unpack_frame",
@@ -160,3 +164,38 @@ def _decode_entry(entry: object, origin: NodeId) -> Delta:
     else:
         raise DecodeError("a delta's values must be an array or nil")
     return Delta(table.name, RowId(row_id), hlc, origin, values)
+
+
+Message = Hello | Auth | Vector | Page | Ack | CaughtUp | ErrorMessage
+"""Everything that travels in a ``/sync`` frame."""
+
+_MESSAGE_TYPES: dict[int, type[Hello | Auth | Vector | Ack | CaughtUp | ErrorMessage]] = {
+    cls.KIND: cls for cls in (Hello, Auth, Vector, Ack, CaughtUp, ErrorMessage)
+}
+
+
+def encode_message(message: Message) -> bytes:
+    """One frame for ``message``: ``[PROTOCOL_VERSION, kind, *fields]``."""
+    if isinstance(message, Page):
+        return encode_page(message)
+    return _pack([PROTOCOL_VERSION, message.KIND, *message.to_fields()])
+
+
+def decode_message(data: bytes) -> Message:
+    """Decode and validate one frame.
+
+    Raises:
+        DecodeError: not a message of this protocol version.
+        SchemaError, ProtocolError: a page that fails validation.
+    """
+    obj = unpack_frame(data)
+    if not isinstance(obj, list) or len(obj) < 2:
+        raise DecodeError("a message must be an array starting with version and kind")
+    if obj[0] != PROTOCOL_VERSION:
+        raise DecodeError(f"unsupported protocol version {obj[0]!r}")
+    if obj[1] == KIND_PAGE:
+        return decode_page(data)
+    cls = _MESSAGE_TYPES.get(obj[1]) if isinstance(obj[1], int) else None
+    if cls is None:
+        raise DecodeError(f"unknown message kind {obj[1]!r}")
+    return cls.from_fields(obj[2:])

@@ -33,11 +33,12 @@ __all__ = [
 COUNTER_BITS = 16
 COUNTER_MASK = (1 << COUNTER_BITS) - 1
 MAX_PACKED = (1 << 63) - 1
-DEFAULT_MAX_DRIFT_MS = 300_000
+DEFAULT_MAX_DRIFT_MS = 86_400_000
 """How far the logical wall time may run ahead of the physical clock before local stamping stops.
 
-Only borrowing (more than 65,536 writes in one millisecond, sustained) or a peer's stamp inside the
-skew window can push it ahead; a larger gap means something is wrong and is reported, not hidden."""
+A wall clock set back (by hand, or by NTP after running fast) leaves the persisted high-water mark
+ahead of it, and the clock must carry on above that mark: a day covers any ordinary correction.
+A larger gap means the system clock or the database is badly wrong, and is reported, not hidden."""
 
 
 def pack(wall_ms: int, counter: int) -> PackedHLC:

@@ -1,0 +1,389 @@
+"""One peer link of the ``/sync`` protocol, without I/O (docs/PROTOCOL.md).
+
+Written in the manner of python-websockets' ``protocol.py``: bytes go in with
+:meth:`SyncSession.receive_frame`, frames to send come out of :meth:`frames_to_send`, and what
+the node must do comes out of :meth:`events_received`. The session never touches storage: it
+asks for deltas with :class:`DeltasRequested` and hands over pages with :class:`PageReceived`;
+the node answers with :meth:`send_pages`, :meth:`send_caught_up`, :meth:`ack` or :meth:`fail`.
+The node pumps a WebSocket through this class and the simulator pumps a simulated network
+through the same class, so what the simulations prove is about this code.
+
+Flow (both sides run it at once, so one link syncs both directions):
+
+1. Each side sends :class:`Hello` (id, public key, schema, epoch, wall clock, fresh nonce).
+2. On the other's Hello, each checks the id is the key's fingerprint, the peer is paired, the
+   schema matches and the wall clocks agree within the skew window, then sends :class:`Auth`:
+   its signature over both nonces and both ids. A replayed handshake fails, because the
+   signature must cover the receiver's fresh nonce.
+3. Once authenticated, each sends its :class:`Vector`. The other streams pages of what is
+   missing, a few in flight at a time; each page is applied in one transaction and acked.
+4. When nothing is missing the sender says :class:`CaughtUp`. The link stays open: a local
+   commit (:meth:`local_changed`) streams again from the acked position (live sync).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .codec import Message, decode_message, encode_message
+from .delta import Page
+from .errors import DecodeError, FeralError, SchemaError
+from .messages import Ack, Auth, CaughtUp, ErrorMessage, Hello, Vector
+from .schema import SCHEMA_VERSION
+from .types import NodeId, VersionVector
+
+__all__ = [
+    "CLOSE_BAD_DATA",
+    "CLOSE_INTERNAL",
+    "CLOSE_POLICY",
+    "CLOSE_PROTOCOL",
+    "Authenticated",
+    "DeltasRequested",
+    "Event",
+    "Failed",
+    "LocalPeer",
+    "PageAcked",
+    "PageReceived",
+    "PeerCaughtUp",
+    "State",
+    "SyncSession",
+]
+
+CLOSE_PROTOCOL = 1002
+CLOSE_BAD_DATA = 1007
+CLOSE_POLICY = 1008
+CLOSE_INTERNAL = 1011
+MAX_PAGES_IN_FLIGHT = 4
+TRANSCRIPT_LABEL = b"feral-sync-auth-v1\x00"
+
+
+class State(enum.IntEnum):
+    """Where a link is in its life."""
+
+    HANDSHAKE = 0
+    OPEN = 1
+    CLOSING = 2
+    CLOSED = 3
+
+
+@dataclass(frozen=True)
+class LocalPeer:
+    """What the session needs to know about this node and its trust decisions (injected).
+
+    Attributes:
+        node_id: this node's id.
+        public_key: this node's raw public key.
+        name: this node's display name.
+        epoch: the random id of this node's log.
+        sign: signs bytes with this node's private key.
+        verify: checks ``(public_key, data, signature)``; never raises.
+        fingerprint: the node id belonging to a raw public key.
+        is_paired: whether a node id may connect.
+        now_ms: this node's wall clock.
+        max_skew_ms: the skew window.
+        nonce: fresh random bytes for this session's handshake.
+    """
+
+    node_id: NodeId
+    public_key: bytes
+    name: str
+    epoch: str
+    sign: Callable[[bytes], bytes]
+    verify: Callable[[bytes, bytes, bytes], bool]
+    fingerprint: Callable[[bytes], NodeId]
+    is_paired: Callable[[NodeId], bool]
+    now_ms: Callable[[], int]
+    max_skew_ms: int
+    nonce: bytes = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Authenticated:
+    """The peer proved its identity; ``clock_offset_ms`` is its wall clock minus ours."""
+
+    peer: NodeId
+    name: str
+    epoch: str
+    clock_offset_ms: int
+
+
+@dataclass(frozen=True)
+class DeltasRequested:
+    """Answer with :meth:`SyncSession.send_pages` (``limit`` deltas at most) or ``send_caught_up``.
+
+    ``since`` is what the peer holds plus what is already on its way to it.
+    """
+
+    since: VersionVector
+    limit: int
+
+
+@dataclass(frozen=True)
+class PageReceived:
+    """Apply ``page`` in one transaction, then call :meth:`SyncSession.ack` (or ``fail``)."""
+
+    page: Page
+
+
+@dataclass(frozen=True)
+class PageAcked:
+    """The peer committed our page: it now holds ``origin`` up to ``hlc``."""
+
+    origin: NodeId
+    hlc: int
+
+
+@dataclass(frozen=True)
+class PeerCaughtUp:
+    """The peer has sent everything we lacked; ``vector`` is what it holds."""
+
+    vector: VersionVector
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The link failed: a refusal we sent (``remote`` False) or one the peer sent."""
+
+    code: str
+    message: str
+    remote: bool
+    close_code: int
+
+
+Event = Authenticated | DeltasRequested | PageReceived | PageAcked | PeerCaughtUp | Failed
+
+
+def transcript(
+    signer: NodeId, verifier: NodeId, verifier_nonce: bytes, signer_nonce: bytes
+) -> bytes:
+    """The bytes a node signs to prove it is ``signer`` to ``verifier`` in this session."""
+    return b"".join(
+        (TRANSCRIPT_LABEL, signer.encode(), verifier.encode(), verifier_nonce, signer_nonce)
+    )
+
+
+class SyncSession:
+    """The state of one link with one peer. See the module docstring for the flow.
+
+    Args:
+        local: this node's identity, trust decisions, clock and skew window.
+        page_limit: the most deltas to ask the node for per page request.
+    """
+
+    def __init__(self, local: LocalPeer, page_limit: int = 1000) -> None:
+        self.local = local
+        self.page_limit = page_limit
+        self.state = State.HANDSHAKE
+        self.peer: Hello | None = None
+        self.close_code: int | None = None
+        self.peer_vector: VersionVector | None = None
+        """What the peer holds, as far as its acks tell us (None until it sends its vector)."""
+        self._sent: VersionVector = {}
+        self._in_flight = 0
+        self._requested = False
+        self._caught_up_sent = False
+        self._peer_caught_up = False
+        self._frames: list[bytes] = []
+        self._events: list[Event] = []
+        self._send(
+            Hello(
+                local.node_id,
+                local.public_key,
+                SCHEMA_VERSION,
+                local.epoch,
+                local.now_ms(),
+                local.nonce,
+                local.name,
+            )  # fmt: skip
+        )
+
+    # -- outputs -------------------------------------------------------------------------------
+
+    def frames_to_send(self) -> list[bytes]:
+        """Frames to write to the socket, in order; each call drains them."""
+        frames, self._frames = self._frames, []
+        return frames
+
+    def events_received(self) -> list[Event]:
+        """Things the node must act on, in order; each call drains them."""
+        events, self._events = self._events, []
+        return events
+
+    @property
+    def quiet(self) -> bool:
+        """Both directions have caught up and nothing is in flight: one sync round is done."""
+        return (
+            self.state is State.OPEN
+            and self._caught_up_sent
+            and self._peer_caught_up
+            and self._in_flight == 0
+            and not self._requested
+        )
+
+    # -- inputs --------------------------------------------------------------------------------
+
+    def receive_frame(self, data: bytes) -> None:
+        """Feed one frame received from the peer."""
+        if self.state >= State.CLOSING:
+            return
+        try:
+            message = decode_message(data)
+        except (DecodeError, SchemaError) as exc:
+            self.fail("bad_frame", str(exc), CLOSE_BAD_DATA)
+            return
+        except FeralError as exc:
+            self.fail("protocol_error", str(exc), CLOSE_PROTOCOL)
+            return
+        if isinstance(message, ErrorMessage):
+            self.state = State.CLOSING
+            self._events.append(Failed(message.code, message.message, True, CLOSE_POLICY))
+        elif self.state is State.HANDSHAKE:
+            self._receive_handshake(message)
+        else:
+            self._receive_open(message)
+
+    def receive_eof(self) -> None:
+        """The connection ended."""
+        self.state = State.CLOSED
+
+    # -- answers from the node -----------------------------------------------------------------
+
+    def send_vector(self, vector: VersionVector) -> None:
+        """Tell the peer what we hold, so it streams what we lack (also the anti-entropy call)."""
+        if self.state is State.OPEN:
+            self._peer_caught_up = False
+            self._send(Vector(dict(vector)))
+
+    def send_pages(self, pages: list[Page]) -> None:
+        """Send the pages a :class:`DeltasRequested` asked for (empty pages are skipped)."""
+        self._requested = False
+        for page in pages:
+            if not page.deltas or self.state is not State.OPEN:
+                continue
+            self._send(page)
+            self._sent[page.origin] = max(self._sent.get(page.origin, 0), page.last_hlc)
+            self._in_flight += 1
+            self._caught_up_sent = False
+        self._maybe_request()
+
+    def send_caught_up(self, vector: VersionVector) -> None:
+        """Answer a :class:`DeltasRequested` that found nothing to send."""
+        self._requested = False
+        if self.state is State.OPEN and self._in_flight == 0 and not self._caught_up_sent:
+            self._caught_up_sent = True
+            self._send(CaughtUp(dict(vector)))
+
+    def ack(self, page: Page) -> None:
+        """The node committed ``page``: tell the peer."""
+        if self.state is State.OPEN:
+            self._send(Ack(page.origin, page.last_hlc))
+
+    def local_changed(self) -> None:
+        """Something committed locally: stream it if the link is idle (live sync)."""
+        self._caught_up_sent = False
+        self._maybe_request()
+
+    def fail(self, code: str, message: str, close_code: int) -> None:
+        """Refuse: send a typed error frame, then the node closes with ``close_code``."""
+        if self.state >= State.CLOSING:
+            return
+        self._send(ErrorMessage(code, message[:1000]))
+        self.state = State.CLOSING
+        self.close_code = close_code
+        self._events.append(Failed(code, message, False, close_code))
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _send(self, message: Message) -> None:
+        self._frames.append(encode_message(message))
+
+    def _maybe_request(self) -> None:
+        if (
+            self.state is State.OPEN
+            and self.peer_vector is not None
+            and not self._requested
+            and self._in_flight < MAX_PAGES_IN_FLIGHT
+        ):
+            self._requested = True
+            self._events.append(DeltasRequested(dict(self._sent), self.page_limit))
+
+    def _receive_handshake(self, message: Message) -> None:
+        if self.peer is None and isinstance(message, Hello):
+            self._receive_hello(message)
+        elif self.peer is not None and isinstance(message, Auth):
+            self._receive_auth(self.peer, message)
+        else:
+            self.fail("protocol_error", f"unexpected {type(message).__name__} in handshake",
+                      CLOSE_PROTOCOL)  # fmt: skip
+
+    def _receive_hello(self, hello: Hello) -> None:
+        local = self.local
+        refusal = self._refuse_hello(hello)
+        if refusal is not None:
+            self.fail(refusal[0], refusal[1], CLOSE_POLICY)
+            return
+        self.peer = hello
+        signed = transcript(local.node_id, hello.node_id, hello.nonce, local.nonce)
+        self._send(Auth(local.sign(signed)))
+
+    def _refuse_hello(self, hello: Hello) -> tuple[str, str] | None:
+        local = self.local
+        if local.fingerprint(hello.public_key) != hello.node_id:
+            return "auth_failed", "the node id is not the fingerprint of the key offered"
+        if hello.node_id == local.node_id:
+            return "same_node", "a node cannot sync with itself"
+        if not local.is_paired(hello.node_id):
+            return "not_paired", (
+                f"node {hello.node_id} is not paired with {local.node_id}; pair on both "
+                f"devices with: feral sync peers add [URL] --node-id ID"
+            )
+        if hello.schema_version != SCHEMA_VERSION:
+            return "schema_mismatch", (
+                f"peer stores schema {hello.schema_version}, this node {SCHEMA_VERSION}"
+            )
+        offset = hello.wall_ms - local.now_ms()
+        if abs(offset) > local.max_skew_ms:
+            side = "ahead of" if offset > 0 else "behind"
+            return "clock_skew", (
+                f"clock skew: {hello.node_id}'s wall clock is {abs(offset)} ms {side} "
+                f"{local.node_id}'s (max_clock_skew_ms is {local.max_skew_ms})"
+            )
+        return None
+
+    def _receive_auth(self, peer: Hello, auth: Auth) -> None:
+        local = self.local
+        signed = transcript(peer.node_id, local.node_id, local.nonce, peer.nonce)
+        if not local.verify(peer.public_key, signed, auth.signature):
+            self.fail("auth_failed", "the peer's signature does not verify", CLOSE_POLICY)
+            return
+        self.state = State.OPEN
+        offset = peer.wall_ms - local.now_ms()
+        self._events.append(Authenticated(peer.node_id, peer.name, peer.epoch, offset))
+
+    def _receive_open(self, message: Message) -> None:
+        if isinstance(message, Vector):
+            self.peer_vector = dict(message.vector)
+            self._sent = dict(message.vector)
+            self._caught_up_sent = False
+            self._maybe_request()
+        elif isinstance(message, Page):
+            self._events.append(PageReceived(message))
+        elif isinstance(message, Ack):
+            self._receive_ack(message)
+        elif isinstance(message, CaughtUp):
+            self._peer_caught_up = True
+            self._events.append(PeerCaughtUp(dict(message.vector)))
+        else:
+            self.fail("protocol_error", f"unexpected {type(message).__name__} after the "
+                      "handshake (a replayed handshake?)", CLOSE_PROTOCOL)  # fmt: skip
+
+    def _receive_ack(self, ack: Ack) -> None:
+        if self._in_flight == 0 or self.peer_vector is None:
+            self.fail("protocol_error", "an ack for a page that was not sent", CLOSE_PROTOCOL)
+            return
+        self._in_flight -= 1
+        self.peer_vector[ack.origin] = max(self.peer_vector.get(ack.origin, 0), ack.hlc)
+        self._events.append(PageAcked(ack.origin, ack.hlc))
+        self._maybe_request()
