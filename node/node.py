@@ -277,13 +277,17 @@ class Node:
         return await self.store.read(delta_log.changes_since, theirs, limit)
 
     async def apply_page(self, page: Page, peer: str | None = None) -> int:
-        """Merge a page from a peer in one transaction; refused pages change nothing."""
+        """Merge a decoded (so already validated) page from a peer in one transaction.
+
+        A refused page changes nothing: not the rows, the log, the vector or the clock.
+        """
         applied = await self.store.write(
             delta_log.apply_page,
             page,
             now_ms=self.now_ms(),
             max_skew_ms=self.settings.sync.max_clock_skew_ms,
             peer=peer,
+            checked=True,
         )
         await self._embed()
         return applied

@@ -27,7 +27,6 @@ __all__ = [
     "changes_since",
     "clock_high_water",
     "current_version",
-    "raise_high_water",
     "version_vector",
 ]
 
@@ -92,7 +91,6 @@ def _advance_vector(conn: Connection, deltas: Iterable[Delta]) -> None:
         "ON CONFLICT(origin) DO UPDATE SET hlc = max(hlc, excluded.hlc)",
         list(newest.items()),
     )
-    raise_high_water(conn, max(newest.values(), default=0))
 
 
 def version_vector(conn: Connection) -> VersionVector:
@@ -101,18 +99,13 @@ def version_vector(conn: Connection) -> VersionVector:
 
 
 def clock_high_water(conn: Connection) -> int:
-    """The highest HLC this database has stamped or accepted (persisted for restarts)."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'hlc_high_water'").fetchone()
-    return int(row[0]) if row else 0
+    """The highest HLC this database has stamped or accepted, kept across restarts.
 
-
-def raise_high_water(conn: Connection, hlc: int) -> None:
-    """Raise the persisted HLC high-water mark to at least ``hlc`` (never lowers it)."""
-    conn.execute(
-        "INSERT INTO meta(key, value) VALUES ('hlc_high_water', ?) "
-        "ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)",
-        (hlc,),
-    )
+    Every stamped or accepted delta advances the version vector in its own transaction, so the
+    vector's largest entry is the high-water mark: no separate record to keep in step.
+    """
+    row = conn.execute("SELECT max(hlc) FROM version_vector").fetchone()
+    return int(row[0] or 0)
 
 
 def current_version(conn: Connection, table: Table, row_id: RowId) -> Version | None:
@@ -157,7 +150,13 @@ def _delta_from_log(
 
 
 def apply_page(
-    conn: Connection, page: Page, *, now_ms: int, max_skew_ms: int, peer: str | None = None
+    conn: Connection,
+    page: Page,
+    *,
+    now_ms: int,
+    max_skew_ms: int,
+    peer: str | None = None,
+    checked: bool = False,
 ) -> int:
     """Validate and merge one page from a peer; returns how many of its deltas were new here.
 
@@ -165,11 +164,15 @@ def apply_page(
     every stamp, and that the page continues from what this node holds for the origin. Must run
     inside a write transaction, so a refused page leaves the database as it was.
 
+    ``checked=True`` skips re-validating a page that :func:`sync.codec.decode_page` has just
+    validated (the skew and gap checks always run).
+
     Raises:
         SchemaError, ProtocolError: a malformed page, or one that would leave a gap.
         ClockSkewError: a stamp beyond the skew window; nothing (clock or cursor) moves.
     """
-    page.check()
+    if not checked:
+        page.check()
     for delta in page.deltas:
         check_skew(delta.hlc, now_ms, max_skew_ms, peer)
     held = version_vector(conn).get(page.origin, 0)

@@ -80,9 +80,17 @@ def row_dict(table: Table, record: Sequence[Any]) -> Row:
     return row
 
 
-def select_sql(table: Table) -> str:
+def _select_sql(table: Table) -> str:
     cols = ", ".join(f'"{n}"' for n in (*table.column_names, "hlc", "origin", "deleted"))
     return f'SELECT {cols} FROM "{table.name}"'
+
+
+_SELECT = {table.name: _select_sql(table) for table in TABLES}
+
+
+def select_sql(table: Table) -> str:
+    """``SELECT`` of a table's replicated columns and clock fields, in that order."""
+    return _SELECT[table.name]
 
 
 def find_row(conn: Connection, row_id: str, *, live_only: bool = True) -> tuple[Table, Row]:
@@ -230,19 +238,24 @@ def import_facts(
 ) -> int:
     """Remember many facts in one transaction (the caller sizes the batch); returns how many
     rows were written. Facts already live here, or repeated within the batch, are skipped."""
-    changes: list[Change] = []
-    seen: set[RowId] = set()
+    batch: dict[RowId, tuple[str, str, str]] = {}
     for triple in triples:
         subject, predicate, obj = (part.strip() for part in triple)
-        row_id = fact_id(subject, predicate, obj)
-        if row_id in seen:
+        batch.setdefault(fact_id(subject, predicate, obj), (subject, predicate, obj))
+    existing = {
+        row_id: (archived, deleted, created)
+        for row_id, archived, deleted, created in conn.execute(
+            "SELECT id, archived, deleted, created_at FROM facts "
+            "WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(batch)),),
+        )
+    }
+    changes: list[Change] = []
+    for row_id, (subject, predicate, obj) in batch.items():
+        archived, deleted, created = existing.get(row_id, (True, True, now_ms))
+        if not archived and not deleted:
             continue
-        seen.add(row_id)
-        existing = _existing(conn, FACTS, row_id)
-        if existing and not existing["archived"] and not existing["deleted"]:
-            continue
-        created = existing["created_at"] if existing and not existing["deleted"] else now_ms
-        values = (row_id, subject, predicate, obj, 1.0, None, created, False)
+        values = (row_id, subject, predicate, obj, 1.0, None, now_ms if deleted else created, False)
         changes.append((FACTS, row_id, values))
     if changes:
         commit_local(conn, origin, stamp, changes)

@@ -46,20 +46,6 @@ CREATE TRIGGER {table}_au AFTER UPDATE ON {table} BEGIN
 END;"""
 
 
-def _embed_queue(table: str) -> str:
-    """Triggers that queue a row for (re-)embedding whenever its content is written."""
-    # Not INSERT OR IGNORE: inside a trigger, the firing statement's conflict policy overrides
-    # the body's, so an upsert would turn a repeat into a constraint failure.
-    queue = f"""
-  INSERT INTO embed_queue(tbl, row_rowid) SELECT '{table}', new.rowid WHERE NOT EXISTS (
-    SELECT 1 FROM embed_queue WHERE tbl = '{table}' AND row_rowid = new.rowid);"""
-    return f"""
-CREATE TRIGGER {table}_embed_ai AFTER INSERT ON {table} BEGIN{queue}
-END;
-CREATE TRIGGER {table}_embed_au AFTER UPDATE ON {table} BEGIN{queue}
-END;"""
-
-
 _CLOCK = "hlc INTEGER NOT NULL, origin TEXT NOT NULL, deleted INTEGER NOT NULL DEFAULT 0"
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -102,12 +88,10 @@ CREATE INDEX episodes_created ON episodes(created_at);
     ),
     Migration(
         "0003_vectors",
-        f"""
+        """
 CREATE TABLE embed_queue (
   tbl TEXT NOT NULL, row_rowid INTEGER NOT NULL, PRIMARY KEY (tbl, row_rowid)
 ) STRICT, WITHOUT ROWID;
-{_embed_queue("episodes")}
-{_embed_queue("facts")}
 """,
     ),
 )

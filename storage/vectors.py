@@ -88,6 +88,25 @@ class HashingEmbedder:
         return [x / norm for x in vector]
 
 
+def _queue_triggers(table: str) -> list[str]:
+    """Triggers that queue a row for (re-)embedding whenever its content is written.
+
+    They exist only once a node has an embedder: a node without a model pays nothing per write.
+    Not INSERT OR IGNORE: inside a trigger, the firing statement's conflict policy overrides the
+    body's, so an upsert would turn a repeat into a constraint failure; an upsert clause of the
+    trigger's own is not overridden.
+    """
+    body = (
+        f"INSERT INTO embed_queue(tbl, row_rowid) VALUES ('{table}', new.rowid) "
+        f"ON CONFLICT DO NOTHING;"
+    )
+    return [
+        f"CREATE TRIGGER IF NOT EXISTS {table}_embed_{suffix} AFTER {event} ON {table} "
+        f"BEGIN {body} END"
+        for suffix, event in (("ai", "INSERT"), ("au", "UPDATE"))
+    ]
+
+
 def embedder_in_use(conn: Connection) -> tuple[str, int] | None:
     """The ``(name, dim)`` of the embedder that made this database's vectors, if any."""
     rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('embedder', 'embed_dim')"))
@@ -101,6 +120,8 @@ def ensure_vector_tables(conn: Connection, embedder: Embedder) -> None:
     if embedder_in_use(conn) == (embedder.name, embedder.dim):
         return
     for table in VECTOR_TABLES:
+        for statement in _queue_triggers(table.name):
+            conn.execute(statement)
         conn.execute(f"DROP TABLE IF EXISTS {table.name}_vec")
         conn.execute(
             f"CREATE VIRTUAL TABLE {table.name}_vec USING "

@@ -58,7 +58,19 @@ def _refuse_duplicates(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
 
 
 def unpack_frame(data: bytes) -> Any:
-    """Decode one msgpack document with every limit set; the one place bytes become objects."""
+    """Decode one msgpack document with every limit set, and refuse non-plain values in it."""
+    obj = _unpack(data)
+    _check_plain(obj, 0)
+    return obj
+
+
+def _unpack(data: bytes) -> Any:
+    """The one place bytes become objects: size cap, no extension types, no duplicate keys.
+
+    Typed decoders (pages, messages, row values) use this directly: they check every field's
+    type exactly, which already refuses a Timestamp or a nested container where none belongs,
+    so walking the whole tree first (``unpack_frame``) would only double the work.
+    """
     if not isinstance(data, bytes | bytearray | memoryview):
         raise DecodeError("a frame must be bytes")
     if len(data) > MAX_FRAME_BYTES:
@@ -76,7 +88,6 @@ def unpack_frame(data: bytes) -> Any:
         raise
     except Exception as exc:  # msgpack raises a zoo: ExtraData, FormatError, ValueError, ...
         raise DecodeError(f"malformed msgpack: {type(exc).__name__}: {exc}") from exc
-    _check_plain(obj, 0)
     return obj
 
 
@@ -109,7 +120,7 @@ def encode_values(values: tuple[Value, ...]) -> bytes:
 
 def decode_values(data: bytes) -> tuple[Value, ...]:
     """Decode what :func:`encode_values` wrote."""
-    obj = unpack_frame(data)
+    obj = _unpack(data)
     if not isinstance(obj, list):
         raise DecodeError("row values must be an array")
     return tuple(obj)
@@ -137,7 +148,10 @@ def decode_page(data: bytes) -> Page:
         SchemaError: a delta names an unknown table or holds a wrongly typed value.
         ProtocolError: a malformed origin, cursor or stamp order.
     """
-    obj = unpack_frame(data)
+    return _page_from(_unpack(data))
+
+
+def _page_from(obj: object) -> Page:
     if not isinstance(obj, list) or len(obj) != 5:
         raise DecodeError("a page must be an array of 5 items")
     version, kind, origin, after, entries = obj
@@ -188,13 +202,13 @@ def decode_message(data: bytes) -> Message:
         DecodeError: not a message of this protocol version.
         SchemaError, ProtocolError: a page that fails validation.
     """
-    obj = unpack_frame(data)
+    obj = _unpack(data)
     if not isinstance(obj, list) or len(obj) < 2:
         raise DecodeError("a message must be an array starting with version and kind")
     if obj[0] != PROTOCOL_VERSION:
         raise DecodeError(f"unsupported protocol version {obj[0]!r}")
     if obj[1] == KIND_PAGE:
-        return decode_page(data)
+        return _page_from(obj)
     cls = _MESSAGE_TYPES.get(obj[1]) if isinstance(obj[1], int) else None
     if cls is None:
         raise DecodeError(f"unknown message kind {obj[1]!r}")

@@ -38,6 +38,8 @@ def normalise(text: str) -> str:
     Canonical caseless form (Unicode D145: NFD, case fold, then NFC again, because folding can
     leave a decomposed sequence, as in "ΐ" against "Ϊ́"), whitespace collapsed and stripped.
     """
+    if text.isascii():  # the common case, and for ASCII all three steps equal lower()
+        return _SPACES.sub(" ", text.lower()).strip()
     folded = unicodedata.normalize("NFD", text).casefold()
     return _SPACES.sub(" ", unicodedata.normalize("NFC", folded)).strip()
 

@@ -24,6 +24,7 @@ Flow (both sides run it at once, so one link syncs both directions):
 from __future__ import annotations
 
 import enum
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -181,8 +182,11 @@ class SyncSession:
         self.peer_vector: VersionVector | None = None
         """What the peer holds, as far as its acks tell us (None until it sends its vector)."""
         self._sent: VersionVector = {}
-        self._in_flight = 0
+        self._unacked: deque[tuple[NodeId, int]] = deque()
+        """``(origin, last_hlc)`` of each page sent and not yet acked, oldest first."""
         self._requested = False
+        self._stale = False
+        """A local commit came in while a request was open: its answer may predate the commit."""
         self._caught_up_sent = False
         self._peer_caught_up = False
         self._frames: list[bytes] = []
@@ -218,7 +222,7 @@ class SyncSession:
             self.state is State.OPEN
             and self._caught_up_sent
             and self._peer_caught_up
-            and self._in_flight == 0
+            and not self._unacked
             and not self._requested
         )
 
@@ -257,21 +261,32 @@ class SyncSession:
             self._send(Vector(dict(vector)))
 
     def send_pages(self, pages: list[Page]) -> None:
-        """Send the pages a :class:`DeltasRequested` asked for (empty pages are skipped)."""
+        """Send the pages a :class:`DeltasRequested` asked for (empty pages are skipped).
+
+        At most :data:`MAX_PAGES_IN_FLIGHT` pages are unacked at once: pages beyond that are
+        dropped here and asked for again when acks come back.
+        """
         self._requested = False
+        self._stale = False
         for page in pages:
             if not page.deltas or self.state is not State.OPEN:
                 continue
+            if len(self._unacked) >= MAX_PAGES_IN_FLIGHT:
+                break
             self._send(page)
             self._sent[page.origin] = max(self._sent.get(page.origin, 0), page.last_hlc)
-            self._in_flight += 1
+            self._unacked.append((page.origin, page.last_hlc))
             self._caught_up_sent = False
         self._maybe_request()
 
     def send_caught_up(self, vector: VersionVector) -> None:
         """Answer a :class:`DeltasRequested` that found nothing to send."""
         self._requested = False
-        if self.state is State.OPEN and self._in_flight == 0 and not self._caught_up_sent:
+        if self._stale:  # the node may have looked before the commit: look again
+            self._stale = False
+            self._maybe_request()
+            return
+        if self.state is State.OPEN and not self._unacked and not self._caught_up_sent:
             self._caught_up_sent = True
             self._send(CaughtUp(dict(vector)))
 
@@ -283,6 +298,7 @@ class SyncSession:
     def local_changed(self) -> None:
         """Something committed locally: stream it if the link is idle (live sync)."""
         self._caught_up_sent = False
+        self._stale = self._requested
         self._maybe_request()
 
     def fail(self, code: str, message: str, close_code: int) -> None:
@@ -304,7 +320,7 @@ class SyncSession:
             self.state is State.OPEN
             and self.peer_vector is not None
             and not self._requested
-            and self._in_flight < MAX_PAGES_IN_FLIGHT
+            and len(self._unacked) < MAX_PAGES_IN_FLIGHT
         ):
             self._requested = True
             self._events.append(DeltasRequested(dict(self._sent), self.page_limit))
@@ -369,6 +385,7 @@ class SyncSession:
             self._caught_up_sent = False
             self._maybe_request()
         elif isinstance(message, Page):
+            self._peer_caught_up = False  # until the peer says CaughtUp again after this page
             self._events.append(PageReceived(message))
         elif isinstance(message, Ack):
             self._receive_ack(message)
@@ -380,10 +397,11 @@ class SyncSession:
                       "handshake (a replayed handshake?)", CLOSE_PROTOCOL)  # fmt: skip
 
     def _receive_ack(self, ack: Ack) -> None:
-        if self._in_flight == 0 or self.peer_vector is None:
+        expected = self._unacked[0] if self._unacked else None
+        if expected != (ack.origin, ack.hlc) or self.peer_vector is None:
             self.fail("protocol_error", "an ack for a page that was not sent", CLOSE_PROTOCOL)
             return
-        self._in_flight -= 1
+        self._unacked.popleft()
         self.peer_vector[ack.origin] = max(self.peer_vector.get(ack.origin, 0), ack.hlc)
         self._events.append(PageAcked(ack.origin, ack.hlc))
         self._maybe_request()

@@ -118,7 +118,7 @@ class Replica:
             self.node_id,
             self.clock.tick,
             self._next_id(),
-            session_id=f"session-{self.name}",
+            session_id=f"session-{self.node_id[:4]}",
             summary=summary,
             entities=list(entities),
             now_ms=self.time(),
@@ -132,7 +132,7 @@ class Replica:
             self.node_id,
             self.clock.tick,
             self._next_id(),
-            session_id=f"session-{self.name}",
+            session_id=f"session-{self.node_id[:4]}",
             tool=tool,
             args={"q": tool},
             result={"ok": True},
@@ -157,7 +157,7 @@ class Replica:
 
 
 def all_deltas(conn: Connection) -> list[Delta]:
-    """Every log entry held by ``conn``, read back through ``changes_since`` from an empty vector."""
+    """Every log entry held by ``conn``, read back through ``changes_since`` from nothing."""
     return [d for page in page_stream(conn, {}, MAX_PAGE_DELTAS) for d in page.deltas]
 
 
@@ -209,9 +209,13 @@ def export_text(conn: Connection) -> str:
 def snapshot(conn: Connection) -> tuple[Any, ...]:
     """Everything a refused page must leave alone: schema, rows, log, vector, clock."""
     return (
-        conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name").fetchall(),
+        conn.execute(
+            "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"
+        ).fetchall(),
         export_text(conn),
-        conn.execute("SELECT origin, hlc, tbl, row_id, payload FROM delta_log ORDER BY 1, 2").fetchall(),
+        conn.execute(
+            "SELECT origin, hlc, tbl, row_id, payload FROM delta_log ORDER BY 1, 2"
+        ).fetchall(),
         version_vector(conn),
         clock_high_water(conn),
     )

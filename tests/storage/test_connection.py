@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from storage.memories import import_facts
 from storage.store import open_sync, run_write
 from sync.hlc import HybridClock
 
-from .support import A, T0
+from .support import T0, A
 
 
 def pragma(conn, name: str):
@@ -21,17 +22,17 @@ def pragma(conn, name: str):
 
 
 def test_a_new_file_gets_wal_full_sync_foreign_keys_and_an_untrusted_schema(tmp_path: Path):
-    conn = connect(tmp_path / "feral.db")
-    assert pragma(conn, "journal_mode") == "wal"
-    assert pragma(conn, "synchronous") == 2
-    assert pragma(conn, "foreign_keys") == 1
-    assert pragma(conn, "trusted_schema") == 0
-    assert pragma(conn, "busy_timeout") == BUSY_TIMEOUT_MS
+    with closing(connect(tmp_path / "feral.db")) as conn:
+        assert pragma(conn, "journal_mode") == "wal"
+        assert pragma(conn, "synchronous") == 2
+        assert pragma(conn, "foreign_keys") == 1
+        assert pragma(conn, "trusted_schema") == 0
+        assert pragma(conn, "busy_timeout") == BUSY_TIMEOUT_MS
 
 
 def test_synchronous_normal_is_honoured_when_asked_for(tmp_path: Path):
-    conn = connect(tmp_path / "feral.db", synchronous="NORMAL")
-    assert pragma(conn, "synchronous") == 1
+    with closing(connect(tmp_path / "feral.db", synchronous="NORMAL")) as conn:
+        assert pragma(conn, "synchronous") == 1
 
 
 def test_an_unknown_synchronous_mode_is_refused_before_it_reaches_sql(tmp_path: Path):
@@ -41,21 +42,22 @@ def test_an_unknown_synchronous_mode_is_refused_before_it_reaches_sql(tmp_path: 
 
 def test_sqlite_vec_is_loaded_on_every_connection(tmp_path: Path):
     for path in (tmp_path / "one.db", tmp_path / "two.db"):
-        (version,) = connect(path).execute("SELECT vec_version()").fetchone()
+        with closing(connect(path)) as conn:
+            (version,) = conn.execute("SELECT vec_version()").fetchone()
         assert version.startswith("v")
 
 
 def test_extension_loading_is_switched_off_again_after_sqlite_vec(tmp_path: Path):
-    conn = connect(tmp_path / "feral.db")
-    with pytest.raises(DatabaseError, match="not authorized"):
-        conn.execute("SELECT load_extension('does-not-exist')")
+    with closing(connect(tmp_path / "feral.db")) as conn:
+        with pytest.raises(DatabaseError, match="not authorized"):
+            conn.execute("SELECT load_extension('does-not-exist')")
 
 
 def test_fts5_is_available():
-    conn = connect(":memory:", check=False)
-    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body)")
-    conn.execute("INSERT INTO t(body) VALUES ('the doctor is Dr. Chen')")
-    assert conn.execute("SELECT count(*) FROM t WHERE t MATCH 'chen'").fetchone() == (1,)
+    with closing(connect(":memory:", check=False)) as conn:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(body)")
+        conn.execute("INSERT INTO t(body) VALUES ('the doctor is Dr. Chen')")
+        assert conn.execute("SELECT count(*) FROM t WHERE t MATCH 'chen'").fetchone() == (1,)
 
 
 def test_the_bundled_sqlite_is_recent_enough_for_strict_tables_and_upsert():
@@ -92,8 +94,8 @@ def test_a_path_in_a_missing_directory_is_a_storage_error(tmp_path: Path):
 def test_an_empty_file_is_a_new_database(tmp_path: Path):
     path = tmp_path / "feral.db"
     path.touch()
-    conn = open_sync(path)
-    assert conn.execute("SELECT count(*) FROM facts").fetchone() == (0,)
+    with closing(open_sync(path)) as conn:
+        assert conn.execute("SELECT count(*) FROM facts").fetchone() == (0,)
 
 
 def make_database_with_many_pages(path: Path) -> int:
@@ -125,4 +127,5 @@ def test_a_database_with_a_flipped_page_is_reported_as_corrupt(tmp_path: Path):
         open_sync(bad)
     assert not isinstance(caught.value, DatabaseError)
     # The original copy is untouched and still opens.
-    assert open_sync(good).execute("SELECT count(*) FROM facts").fetchone() == (1500,)
+    with closing(open_sync(good)) as conn:
+        assert conn.execute("SELECT count(*) FROM facts").fetchone() == (1500,)

@@ -13,16 +13,15 @@ from sync.schema import MAX_INT, MIN_INT, TABLES, Column, Table, Value
 from sync.types import NodeId, RowId
 
 __all__ = [
-    "NODE_ID_ALPHABET",
     "deltas",
     "node_ids",
     "pages",
     "row_ids",
+    "rows",
     "texts",
     "values_for",
 ]
 
-NODE_ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz234567"
 MAX_STEP = 1 << 40
 """Largest gap between consecutive stamps in a generated page."""
 
@@ -34,7 +33,7 @@ node_ids = st.binary(min_size=20, max_size=20).map(
 
 def texts(max_size: int = 12) -> st.SearchStrategy[str]:
     """Text a schema text column accepts: no NUL, no lone surrogate, at most 4 bytes a character."""
-    chars = st.characters(exclude_categories=("Cs",), exclude_characters="\x00")
+    chars = st.characters(exclude_categories=["Cs"], exclude_characters="\x00")
     return st.text(alphabet=chars, max_size=max_size)
 
 
@@ -57,6 +56,7 @@ def values_for(column: Column) -> st.SearchStrategy[Value]:
 
 @st.composite
 def rows(draw: st.DrawFn, table: Table, row_id: str) -> tuple[Value, ...]:
+    """A full row of ``table`` in column order, starting with ``row_id``."""
     rest = tuple(draw(values_for(c)) for c in table.columns[1:])
     return (row_id, *rest)
 
@@ -66,13 +66,11 @@ def deltas(
     draw: st.DrawFn,
     origin: NodeId | None = None,
     hlc: int | None = None,
-    tombstone: bool | None = None,
 ) -> Delta:
-    """A valid delta; anything not given is drawn."""
+    """A valid delta, a tombstone or a full row; the origin and stamp are drawn unless given."""
     table = draw(st.sampled_from(TABLES))
     row_id = draw(row_ids)
-    if tombstone is None:
-        tombstone = draw(st.booleans())
+    tombstone = draw(st.booleans())
     return Delta(
         table=table.name,
         row_id=row_id,

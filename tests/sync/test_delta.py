@@ -1,14 +1,15 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from sync.delta import MAX_PAGE_DELTAS, Delta, Page, Version, check_node_id
 from sync.errors import ProtocolError, SchemaError
 from sync.hlc import MAX_PACKED, Timestamp, pack
-from sync.schema import EPISODES, FACTS
+from sync.schema import EPISODES, FACTS, Value
 from sync.types import NodeId, RowId
 
 from .strategies import deltas, node_ids, pages
@@ -17,18 +18,23 @@ A = NodeId("a" * 32)
 B = NodeId("b" * 32)
 
 
-FACT_ROW = ("r1", "alice", "likes", "tea", 0.9, None, 1_700_000_000_000, False)
+FACT_ROW: tuple[Value, ...] = ("r1", "alice", "likes", "tea", 0.9, None, 1_700_000_000_000, False)
 
 
-def fact(hlc=1, origin=A, row_id="r1", values=FACT_ROW) -> Delta:
+def fact(
+    hlc: int = 1,
+    origin: NodeId = A,
+    row_id: str = "r1",
+    values: tuple[Value, ...] | None = FACT_ROW,
+) -> Delta:
     return Delta("facts", RowId(row_id), hlc, origin, values)
 
 
-def tombstone(hlc=1, origin=A, row_id="r1") -> Delta:
+def tombstone(hlc: int = 1, origin: NodeId = A, row_id: str = "r1") -> Delta:
     return Delta("facts", RowId(row_id), hlc, origin, None)
 
 
-def assert_protocol_error(check, match: str) -> None:
+def assert_protocol_error(check: Callable[[], object], match: str) -> None:
     """Raised as a ProtocolError proper, not as its SchemaError subclass."""
     with pytest.raises(ProtocolError, match=match) as excinfo:
         check()
@@ -78,6 +84,13 @@ def test_version_orders_by_hlc_then_origin():
     assert Version(2, A) > Version(1, B)
     assert Version(1, B) > Version(1, A)
     assert Version(1, A) == Version(1, A)
+
+
+@given(st.integers(1, MAX_PACKED), node_ids, st.integers(1, MAX_PACKED), node_ids)
+def test_version_order_is_timestamp_order(h1, o1, h2, o2):
+    a, b = Version(h1, o1), Version(h2, o2)
+    assert (a < b) == (a.timestamp < b.timestamp)
+    assert (a == b) == (a.timestamp == b.timestamp)
 
 
 def test_version_timestamp_unpacks_the_hlc_with_the_origin():
@@ -156,6 +169,7 @@ def test_delta_check_refuses_values_of_another_table():
 # Page
 
 
+@settings(max_examples=30)
 @given(pages())
 def test_generated_pages_pass_their_check(page):
     page.check()
@@ -216,6 +230,7 @@ def test_page_check_validates_every_delta():
         page.check()
 
 
+@settings(max_examples=20)
 @given(st.data())
 def test_a_page_whose_origin_differs_from_its_deltas_is_refused(data):
     page = data.draw(pages().filter(lambda p: p.deltas))

@@ -3,7 +3,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from sync.errors import SchemaError
 from sync.schema import (
@@ -110,6 +110,7 @@ def test_a_real_column_refuses_non_finite_floats_and_non_floats(value):
 # Table
 
 
+@settings(max_examples=50)
 @given(st.data())
 def test_every_table_accepts_rows_of_valid_values(data):
     table = data.draw(st.sampled_from(TABLES))

@@ -1,0 +1,170 @@
+"""storage/search.py: safe FTS5 queries, scores in [0, 1], hidden rows, and the hybrid blend."""
+
+from __future__ import annotations
+
+import pytest
+
+from storage.connection import Connection
+from storage.search import Hit, content_of, fts_query, merge_hybrid, search_fts, search_vector
+from storage.store import run_write
+from storage.vectors import HashingEmbedder, embed_pending, pack_vector
+
+from .support import A, Replica
+
+HOSTILE = [
+    'doctor\'s "appointment" OR NEAR(',
+    '"',
+    '""""',
+    "NEAR(a b",
+    "AND OR NOT",
+    "col:doctor",
+    "subject:doctor",
+    "doc*",
+    "^doctor",
+    "-doctor +chen",
+    "(((",
+    "doctor) OR (1=1",
+    "'; DROP TABLE facts; --",
+    "\x00doctor",
+    "Dr.\u200bChen",
+    "مرحبا doctor",
+]
+
+
+@pytest.fixture
+def a(make_replica) -> Replica:
+    replica = make_replica("a", A)
+    replica.remember("Dr. Chen", "is", "my doctor")
+    replica.remember("appointment", "is on", "Tuesday at the doctor's")
+    replica.remember("the dog", "likes", "the park")
+    replica.episode("booked a doctor appointment for Tuesday", ["Dr. Chen"])
+    replica.episode("walked the dog in the park", ["dog", "park"])
+    return replica
+
+
+def embedded(conn: Connection, dim: int = 64) -> HashingEmbedder:
+    embedder = HashingEmbedder(dim)
+    while run_write(conn, embed_pending, embedder):
+        pass
+    return embedder
+
+
+def ids(hits: list[Hit]) -> list[str]:
+    return [h.id for h in hits]
+
+
+def test_fts_query_quotes_every_word_and_joins_them_with_or():
+    assert fts_query('doctor\'s "appointment" OR NEAR(') == (
+        '"doctor" OR "s" OR "appointment" OR "OR" OR "NEAR"'
+    )
+    assert fts_query("") is None
+    assert fts_query(" ?! -- ") is None
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_query_text_never_raises(a: Replica, text: str):
+    for hit in search_fts(a.conn, text, 10):
+        assert 0.0 <= hit.fts_score <= 1.0
+
+
+def test_punctuation_only_queries_find_nothing(a: Replica):
+    assert search_fts(a.conn, "?!", 10) == []
+
+
+def test_fts_finds_facts_and_episodes_with_scores_in_the_unit_interval_best_first(a: Replica):
+    hits = search_fts(a.conn, "doctor appointment", 10)
+    assert {h.row["table"] for h in hits} == {"facts", "episodes"}
+    scores = [h.fts_score for h in hits]
+    assert all(0.0 < s <= 1.0 for s in scores)
+    assert scores[0] == 1.0  # the best match of the query scores 1 (BM25 over the best BM25)
+    assert scores == sorted(scores, reverse=True)
+    best = content_of(hits[0].row)
+    assert "doctor" in best and "appointment" in best
+    assert "the park" not in {h.row.get("object") for h in hits}
+
+
+def test_fts_respects_the_limit(a: Replica):
+    assert len(search_fts(a.conn, "doctor appointment dog park", 2)) == 2
+
+
+def test_archived_and_deleted_rows_are_never_returned(a: Replica):
+    embedder = embedded(a.conn)
+    before = search_fts(a.conn, "doctor", 10)
+    archived, nuked = before[0].id, before[1].id
+    a.archive(archived)
+    a.nuke(nuked)
+    embedded(a.conn)
+    found = ids(search_fts(a.conn, "doctor", 10))
+    found += ids(search_vector(a.conn, pack_vector(embedder.embed(["doctor"])[0], 64), 10))
+    assert archived not in found and nuked not in found
+    a.restore(archived)
+    assert archived in ids(search_fts(a.conn, "doctor", 10))
+
+
+def test_vector_search_scores_lie_in_the_unit_interval_best_first(a: Replica):
+    embedder = embedded(a.conn)
+    hits = search_vector(a.conn, pack_vector(embedder.embed(["walk the dog"])[0], 64), 10)
+    scores = [h.vector_score for h in hits]
+    assert all(0.0 <= s <= 1.0 for s in scores)
+    assert scores == sorted(scores, reverse=True)
+    assert {content_of(h.row) for h in hits[:2]} == {
+        "walked the dog in the park",
+        "the dog likes the park",
+    }
+
+
+def hit(row_id: str, fts: float = 0.0, vector: float = 0.0) -> Hit:
+    row = {"id": row_id, "table": "facts", "subject": row_id, "predicate": "is", "object": "x"}
+    return Hit(row, fts_score=fts, vector_score=vector)
+
+
+FTS = [hit("f1", fts=0.9), hit("f2", fts=0.6), hit("both", fts=0.3)]
+VECTOR = [hit("v1", vector=0.95), hit("both", vector=0.8), hit("v2", vector=0.1)]
+
+
+def fresh(hits: list[Hit]) -> list[Hit]:
+    return [hit(h.id, h.fts_score, h.vector_score) for h in hits]
+
+
+def test_hybrid_with_alpha_zero_is_the_fts_order():
+    merged = merge_hybrid(fresh(FTS), fresh(VECTOR), alpha=0.0, limit=10)
+    assert ids(merged)[:3] == ["f1", "f2", "both"]
+    assert all(h.score == 0.0 for h in merged[3:])
+
+
+def test_hybrid_with_alpha_one_is_the_vector_order():
+    merged = merge_hybrid(fresh(FTS), fresh(VECTOR), alpha=1.0, limit=10)
+    assert ids(merged)[:3] == ["v1", "both", "v2"]
+
+
+def test_hybrid_merges_by_id_and_blends_both_scores():
+    merged = merge_hybrid(fresh(FTS), fresh(VECTOR), alpha=0.5, limit=10)
+    assert sorted(ids(merged)) == ["both", "f1", "f2", "v1", "v2"]
+    both = next(h for h in merged if h.id == "both")
+    assert (both.fts_score, both.vector_score) == (0.3, 0.8)
+    assert both.score == pytest.approx(0.55)
+    assert ids(merged)[0] == "both"
+    assert [h.score for h in merged] == sorted((h.score for h in merged), reverse=True)
+
+
+def test_hybrid_respects_the_limit_and_breaks_ties_by_id():
+    merged = merge_hybrid([hit("b", fts=0.5), hit("a", fts=0.5)], [], alpha=0.0, limit=1)
+    assert ids(merged) == ["a"]
+
+
+def test_hybrid_over_real_legs_returns_each_row_once(a: Replica):
+    embedder = embedded(a.conn)
+    fts = search_fts(a.conn, "doctor", 10)
+    vector = search_vector(a.conn, pack_vector(embedder.embed(["doctor"])[0], 64), 10)
+    merged = merge_hybrid(fts, vector, alpha=0.3, limit=10)
+    assert len(ids(merged)) == len(set(ids(merged))) == len(set(ids(fts)) | set(ids(vector)))
+    assert all(0.0 <= h.score <= 1.0 for h in merged)
+
+
+def test_a_hit_renders_the_documented_shape(a: Replica):
+    (first, *_) = search_fts(a.conn, "Chen doctor", 10)
+    shape = first.as_dict()
+    assert set(shape) >= {"id", "tier", "content", "score", "fts_score", "vector_score"}
+    assert shape["content"] == content_of(first.row)
+    assert "table" not in shape["row"]
+    assert shape["tier"] in {"semantic", "episodic"}
