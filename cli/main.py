@@ -21,10 +21,22 @@ __all__ = ["cli", "pass_home", "run", "with_node"]
 T = TypeVar("T")
 
 
-def run(coro: Awaitable[T]) -> T:
+def _loop_factory(fast_loop: bool) -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop for the long-running server where it is installed (not on Windows)."""
+    if not fast_loop:
+        return None
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    return uvloop.new_event_loop
+
+
+def run(coro: Awaitable[T], *, fast_loop: bool = False) -> T:
     """Run a coroutine to completion, turning every :class:`FeralError` into one line and exit 1."""
     try:
-        return asyncio.run(_as_coroutine(coro))
+        with asyncio.Runner(loop_factory=_loop_factory(fast_loop)) as runner:
+            return runner.run(_as_coroutine(coro))
     except FeralError as exc:
         raise click.ClickException(str(exc)) from exc
 
@@ -33,7 +45,7 @@ async def _as_coroutine(awaitable: Awaitable[T]) -> T:
     return await awaitable
 
 
-def with_node(home: Path, fn: Callable[[Node], Awaitable[T]]) -> T:
+def with_node(home: Path, fn: Callable[[Node], Awaitable[T]], *, fast_loop: bool = False) -> T:
     """Open the node in ``home``, run ``fn`` on it, and always close it."""
 
     async def body() -> T:
@@ -43,7 +55,7 @@ def with_node(home: Path, fn: Callable[[Node], Awaitable[T]]) -> T:
         finally:
             await node.close()
 
-    return run(body())
+    return run(body(), fast_loop=fast_loop)
 
 
 pass_home = click.make_pass_decorator(Path)
@@ -87,6 +99,7 @@ def _register() -> None:
     cli.add_command(memory_commands.memory)
     cli.add_command(sync_commands.sync)
     cli.add_command(demo.demo)
+    cli.add_command(sync_commands.serve)
 
 
 _register()

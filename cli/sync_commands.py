@@ -1,17 +1,35 @@
-"""``feral sync ...``: this node's identity and its peers."""
+"""``feral sync ...`` and ``feral serve``: this node's id, its peers, and syncing with them."""
 
 from __future__ import annotations
 
+import asyncio
+import datetime
+import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
+from node.config import PeerSettings, load_settings, save_settings, with_peer, without_peer
 from node.identity import load_or_create_identity
-from sync.errors import FeralError
+from node.node import Node
+from node.peer import LinkResult
+from node.service import SyncService, dial
+from node.status import peer_rows, sync_status
+from sync.errors import FeralError, NotFoundError
+from sync.types import NodeId
 
-from .main import pass_home
+from .main import pass_home, with_node
+from .output import echo_json, echo_table, shorten
 
-__all__ = ["sync"]
+__all__ = ["serve", "sync"]
+
+
+def _guard(fn: Any, *args: Any) -> Any:
+    try:
+        return fn(*args)
+    except FeralError as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 @click.group()
@@ -23,7 +41,156 @@ def sync() -> None:
 @pass_home
 def node_id(home: Path) -> None:
     """Print this node's id (the fingerprint of its public key), one line."""
-    try:
-        click.echo(load_or_create_identity(home).node_id)
-    except FeralError as exc:
-        raise click.ClickException(str(exc)) from exc
+    click.echo(_guard(load_or_create_identity, home).node_id)
+
+
+def _when(ms: int | None) -> str:
+    if ms is None:
+        return "never"
+    return datetime.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M:%S")
+
+
+@sync.group(invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True, help="Print peers as JSON.")
+@click.pass_context
+def peers(ctx: click.Context, as_json: bool) -> None:
+    """List paired peers with their HLC lag; `peers add` and `peers remove` change them."""
+    if ctx.invoked_subcommand is not None:
+        return
+    home: Path = ctx.obj
+    rows = with_node(home, peer_rows)
+    if as_json:
+        echo_json(rows)
+        return
+    echo_table(
+        [
+            (
+                r["node_id"],
+                r["name"] or "-",
+                r["url"] or "(accept only)",
+                _lag(r["hlc_lag_ms"]),
+                _when(r["last_sync_at"]),
+            )
+            for r in rows
+        ],  # fmt: skip
+        ("node id", "name", "url", "hlc lag", "last sync"),
+    )
+
+
+def _lag(ms: int | None) -> str:
+    return "unknown" if ms is None else f"{ms} ms"
+
+
+@peers.command(name="add")
+@click.argument("url", required=False)
+@click.option("--node-id", "peer_id", required=True, help="The peer's id (feral sync node-id).")
+@pass_home
+def peers_add(home: Path, url: str | None, peer_id: str) -> None:
+    """Pair with a peer; without URL the peer may connect here but is never dialled."""
+    me = _guard(load_or_create_identity, home)
+    if peer_id == me.node_id:
+        raise click.ClickException("that is this node's own id")
+    settings = _guard(load_settings, home)
+    updated = _guard(with_peer, settings, PeerSettings(NodeId(peer_id), url))
+    _guard(save_settings, home, updated)
+    click.echo(f"Paired with {peer_id}" + (f" at {url}" if url else " (accept only)"))
+
+
+@peers.command(name="remove")
+@click.argument("peer", metavar="ID|URL")
+@pass_home
+def peers_remove(home: Path, peer: str) -> None:
+    """Unpair a peer, by id or URL."""
+    settings = _guard(load_settings, home)
+    _guard(save_settings, home, _guard(without_peer, settings, peer))
+    click.echo(f"Removed {peer}")
+
+
+async def _sync_round(node: Node, target: str | None, show_progress: bool) -> list[LinkResult]:
+    chosen = [
+        p for p in node.settings.sync.peers
+        if p.url and (target is None or target in (p.node_id, p.url))
+    ]  # fmt: skip
+    if target is not None and not chosen:
+        raise NotFoundError(f"no paired peer with a URL matches {target!r}")
+    if not chosen:
+        raise NotFoundError("no paired peer has a URL to dial; add one with feral sync peers add")
+    if not show_progress:
+        return list(await asyncio.gather(*(dial(node, p, until_quiet=True) for p in chosen)))
+    # The total is not known up front (the peer streams what we lack): show rows as they land.
+    with click.progressbar(length=0, label="Syncing", file=sys.stderr, show_pos=True) as bar:
+        rounds = [dial(node, p, until_quiet=True, progress=bar.update) for p in chosen]
+        return list(await asyncio.gather(*rounds))
+
+
+@sync.command()
+@click.option("--peer", "target", metavar="ID|URL", help="Sync with this peer only.")
+@click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
+@pass_home
+def now(home: Path, target: str | None, as_json: bool) -> None:
+    """Run one sync round with every peer that has a URL; exit 1 if any failed."""
+    results = with_node(home, lambda node: _sync_round(node, target, sys.stderr.isatty()))
+    outcomes = [
+        {
+            "peer": r.peer,
+            "received": r.received,
+            "pages_acked": r.sent,
+            "ok": r.error is None and r.quiet,
+            "error": r.error if r.error or r.quiet else "the link closed before the round ended",
+        }
+        for r in results
+    ]
+    if as_json:
+        echo_json(outcomes)
+    else:
+        for o in outcomes:
+            state = "ok" if o["ok"] else f"failed: {o['error']}"
+            click.echo(f"{o['peer']}  received {o['received']} row(s)  {state}")
+    failed = [o for o in outcomes if not o["ok"]]
+    if failed:
+        raise click.ClickException(f"sync with {failed[0]['peer']} failed: {failed[0]['error']}")
+
+
+@sync.command()
+@click.option("--json", "as_json", is_flag=True, help="Print status as JSON.")
+@pass_home
+def status(home: Path, as_json: bool) -> None:
+    """This node's HLC and state digest; per peer reachability, lag, backlog, last error."""
+    result = with_node(home, sync_status)
+    if as_json:
+        echo_json(result)
+        return
+    click.echo(f"node      {result['node_id']} ({result['name']})")
+    click.echo(f"hlc       {result['hlc']}")
+    click.echo(f"digest    {result['state_digest']}")
+    rows = []
+    for p in result["peers"]:
+        link = "wss" if p["encrypted"] else "ws (unencrypted)"
+        rows.append((
+            p["node_id"][:12], p["url"] or "(accept only)", "yes" if p["reachable"] else "no",
+            _when(p["last_sync_at"]), _lag(p["hlc_lag_ms"]), p["backlog"],
+            "yes" if p["in_sync"] else "no", link, shorten(p["last_error"] or "-", 50),
+        ))  # fmt: skip
+    echo_table(
+        rows,
+        ("peer", "url", "reachable", "last sync", "hlc lag", "backlog", "in sync", "link",
+         "last error"),
+    )  # fmt: skip
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=9090, show_default=True)
+@pass_home
+def serve(home: Path, host: str, port: int) -> None:
+    """Run this node: /sync for peers, live sync with them, until SIGINT or SIGTERM."""
+
+    async def body(node: Node) -> None:
+        service = SyncService(node, host, port)
+
+        def started() -> None:
+            click.echo(f"feral {node.node_id} serving ws://{host}:{port}/sync", err=True)
+
+        await service.run(started)
+
+    with_node(home, body, fast_loop=True)

@@ -27,9 +27,7 @@ so its mode is left as it is.
 
 from __future__ import annotations
 
-import base64
 import errno
-import hashlib
 import os
 import secrets
 import stat
@@ -47,8 +45,8 @@ from cryptography.hazmat.primitives.serialization import (
     load_pem_private_key,
 )
 
-from sync.delta import check_node_id
 from sync.errors import ConfigError
+from sync.ids import node_id_for
 from sync.types import NodeId
 
 __all__ = [
@@ -65,12 +63,6 @@ __all__ = [
 
 KEY_FILENAME = "node.key"
 """The private key's file name inside the home."""
-
-PUBLIC_KEY_LENGTH = 32
-"""Bytes in a raw Ed25519 public key (RFC 8032)."""
-
-FINGERPRINT_LENGTH = 20
-"""Bytes of SHA-256 kept for the node id: 160 bits, which base32 spells in exactly 32 characters."""
 
 MAX_KEY_FILE_BYTES = 64 * 1024
 """An Ed25519 PEM is about 120 bytes; anything far larger is not a key and is not read whole."""
@@ -103,26 +95,6 @@ class Identity:
 
     node_id: NodeId
     """The public key's fingerprint (see :func:`node_id_for`)."""
-
-
-def node_id_for(public_key_raw: bytes) -> NodeId:
-    """The node id of a raw Ed25519 public key.
-
-    Args:
-        public_key_raw: the 32-byte raw public key.
-
-    Returns:
-        Lower-case base32 (no padding) of the first 20 bytes of SHA-256(public key): 32 characters.
-
-    Raises:
-        ValueError: the key is not 32 bytes. Peer code checks lengths before asking for an id.
-    """
-    if len(public_key_raw) != PUBLIC_KEY_LENGTH:
-        raise ValueError(
-            f"an Ed25519 public key has {PUBLIC_KEY_LENGTH} bytes, not {len(public_key_raw)}"
-        )
-    digest = hashlib.sha256(public_key_raw).digest()[:FINGERPRINT_LENGTH]
-    return check_node_id(base64.b32encode(digest).decode("ascii").lower())
 
 
 def identity_from_key(private_key: Ed25519PrivateKey) -> Identity:

@@ -8,6 +8,7 @@ processes sharing one home.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 import time
@@ -15,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from storage import delta_log, export, memories, search, stats
 from storage.store import Store
@@ -55,6 +56,12 @@ def wall_clock_ms() -> Callable[[], int]:
     return lambda: time.time_ns() // 1_000_000 + offset
 
 
+class Link(Protocol):
+    """A live link to a peer that can be told about local commits (see node/peer.py)."""
+
+    async def local_changed(self) -> None: ...
+
+
 @dataclass(frozen=True)
 class SearchResult:
     """What a search returns: hits in the shape of DESIGN §6, plus the timing."""
@@ -76,8 +83,13 @@ class Node:
         store: Store,
         now_ms: Callable[[], int],
         embedder: Embedder | None,
+        epoch: str,
     ) -> None:
         self.home = home
+        self.epoch = epoch
+        self.links: dict[NodeId, Link] = {}
+        """Authenticated live links by peer id (filled by the peer layer)."""
+        self._tasks: set[asyncio.Task[None]] = set()
         self.identity = identity
         self.settings = settings
         self.store = store
@@ -105,7 +117,8 @@ class Node:
         identity = load_or_create_identity(home)
         settings = load_settings(home)
         store = await Store.open(home / DATABASE_FILE)
-        node = cls(home, identity, settings, store, now_ms or wall_clock_ms(), embedder)
+        epoch = await store.read(stats.log_epoch)
+        node = cls(home, identity, settings, store, now_ms or wall_clock_ms(), embedder, epoch)
         try:
             await node._embed()
         except BaseException:
@@ -114,7 +127,21 @@ class Node:
         return node
 
     async def close(self) -> None:
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.store.close()
+
+    def is_paired(self, node_id: NodeId) -> bool:
+        """Whether ``node_id`` is one of this node's paired peers."""
+        return any(peer.node_id == node_id for peer in self.settings.sync.peers)
+
+    def notify_changed(self, exclude: object = None) -> None:
+        """Tell every live link (but ``exclude``) that something committed here (live sync)."""
+        for link in list(self.links.values()):
+            if link is not exclude:
+                task = asyncio.ensure_future(link.local_changed())
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
 
     # -- local writes --------------------------------------------------------------------------
 
@@ -130,7 +157,7 @@ class Node:
             now_ms=self.now_ms(),
             confidence=confidence,
         )
-        await self._embed()
+        await self._committed()
         return row
 
     async def add_episode(
@@ -147,12 +174,12 @@ class Node:
             entities=list(entities),
             now_ms=self.now_ms(),
         )
-        await self._embed()
+        await self._committed()
         return row
 
     async def log_execution(self, session_id: str, tool: str, **fields: Any) -> dict[str, Any]:
         """Append a tool call to the execution log."""
-        return await self.store.write(
+        row = await self.store.write(
             memories.log_execution,
             self.node_id,
             self.clock.tick,
@@ -162,17 +189,21 @@ class Node:
             now_ms=self.now_ms(),
             **fields,
         )
+        self.notify_changed()
+        return row
 
     async def set_archived(self, row_id: str, archived: bool) -> dict[str, Any]:
         """``forget`` (archive) or ``restore`` a memory; raises NotFoundError for unknown ids."""
-        return await self.store.write(
+        row = await self.store.write(
             memories.set_archived, self.node_id, self.clock.tick, row_id, archived
         )
+        self.notify_changed()
+        return row
 
     async def nuke(self, row_id: str) -> dict[str, Any]:
         """Hard-delete a memory, leaving a replicated tombstone."""
         row = await self.store.write(memories.nuke, self.node_id, self.clock.tick, row_id)
-        await self._embed()
+        await self._committed()
         return row
 
     async def import_facts(
@@ -187,13 +218,18 @@ class Node:
             written += await self.store.write(
                 memories.import_facts, self.node_id, self.clock.tick, chunk, now_ms=self.now_ms()
             )
-            await self._embed()
+            await self._committed()
             if progress:
                 progress(len(chunk))
         return written
 
     def _new_id(self) -> RowId:
         return new_ulid(self.now_ms(), secrets.token_bytes(10))
+
+    async def _committed(self) -> None:
+        """After a local write: derived vectors, then live links (DESIGN §5, live sync)."""
+        await self._embed()
+        self.notify_changed()
 
     async def _embed(self) -> None:
         """Bring derived vectors up to date with what was just written (no-op with no model)."""

@@ -94,6 +94,27 @@ CREATE TABLE embed_queue (
 ) STRICT, WITHOUT ROWID;
 """,
     ),
+    Migration(
+        "0004_peer_status",
+        """
+CREATE TABLE peer_status (
+  node_id TEXT PRIMARY KEY NOT NULL,
+  name TEXT NOT NULL DEFAULT '',
+  url TEXT,
+  reachable INTEGER NOT NULL DEFAULT 0,
+  last_attempt_at INTEGER,
+  last_sync_at INTEGER,
+  last_error TEXT,
+  last_error_at INTEGER,
+  errors INTEGER NOT NULL DEFAULT 0,
+  clock_offset_ms INTEGER,
+  vector TEXT NOT NULL DEFAULT '{}',
+  encrypted INTEGER NOT NULL DEFAULT 0,
+  rows_received INTEGER NOT NULL DEFAULT 0,
+  rows_sent INTEGER NOT NULL DEFAULT 0
+) STRICT;
+""",
+    ),
 )
 
 

@@ -8,13 +8,22 @@ they sync (DESIGN §2) and last-write-wins settles its confidence and archive fl
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
 import unicodedata
 
-from .types import RowId
+from .delta import check_node_id
+from .types import NodeId, RowId
 
-__all__ = ["fact_id", "new_ulid", "normalise"]
+__all__ = [
+    "FINGERPRINT_LENGTH",
+    "PUBLIC_KEY_LENGTH",
+    "fact_id",
+    "new_ulid",
+    "node_id_for",
+    "normalise",
+]
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _SPACES = re.compile(r"\s+")
@@ -48,3 +57,27 @@ def fact_id(subject: str, predicate: str, obj: str) -> RowId:
     """The id of a knowledge-graph triple, derived from its normalised content."""
     key = "\x1f".join(normalise(part) for part in (subject, predicate, obj))
     return RowId("f" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:31])
+
+
+PUBLIC_KEY_LENGTH = 32
+"""Bytes in a raw Ed25519 public key (RFC 8032)."""
+
+FINGERPRINT_LENGTH = 20
+"""Bytes of SHA-256 kept for a node id: 160 bits, which base32 spells in exactly 32 characters."""
+
+
+def node_id_for(public_key_raw: bytes) -> NodeId:
+    """The node id of a raw Ed25519 public key (Syncthing's model: the id is the key's hash).
+
+    Returns:
+        Lower-case base32 (no padding) of the first 20 bytes of SHA-256(public key).
+
+    Raises:
+        ValueError: the key is not 32 bytes. Peer code checks lengths before asking for an id.
+    """
+    if len(public_key_raw) != PUBLIC_KEY_LENGTH:
+        raise ValueError(
+            f"an Ed25519 public key has {PUBLIC_KEY_LENGTH} bytes, not {len(public_key_raw)}"
+        )
+    digest = hashlib.sha256(public_key_raw).digest()[:FINGERPRINT_LENGTH]
+    return check_node_id(base64.b32encode(digest).decode("ascii").lower())

@@ -1,0 +1,214 @@
+"""``feral serve`` and ``feral sync now``: the server, the dialers and one-shot sync rounds.
+
+One server on the node's port serves ``/sync`` (and, later, the HTTP API): a Starlette app under
+uvicorn, whose WebSocket implementation is the websockets library. Peers with a URL are dialled
+by websockets clients that reconnect with exponential backoff and jitter. Live sync: every local
+commit, including one made by another process on the same home (seen through SQLite's
+``data_version``), is pushed to every connected peer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import Callable
+from urllib.parse import urlsplit, urlunsplit
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.routing import WebSocketRoute
+from starlette.websockets import WebSocket
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidHandshake, InvalidURI
+
+from sync.backoff import reconnect_delays
+from sync.codec import MAX_FRAME_BYTES
+from sync.types import NodeId
+
+from .config import PeerSettings, load_settings
+from .node import Node
+from .peer import LinkResult, PeerLink
+from .transport import ClientTransport, ServerTransport
+
+__all__ = ["MAX_PEERS", "SyncService", "dial", "sync_url"]
+
+log = logging.getLogger("feral.service")
+
+MAX_PEERS = 8
+WATCH_INTERVAL_S = 0.25
+ANTI_ENTROPY_S = 60.0
+FRAME_LIMIT = MAX_FRAME_BYTES + 1024
+
+
+def sync_url(url: str) -> str:
+    """The peer's ``/sync`` endpoint: a URL given without a path gets ``/sync``."""
+    parts = urlsplit(url)
+    path = parts.path if parts.path not in ("", "/") else "/sync"
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+
+async def dial(
+    node: Node,
+    peer: PeerSettings,
+    *,
+    until_quiet: bool,
+    progress: Callable[[int], None] | None = None,
+) -> LinkResult:
+    """Connect to ``peer`` and run a link (one round if ``until_quiet``); never raises."""
+    assert peer.url is not None
+    from storage import peers as peer_status
+
+    await node.store.write(peer_status.record_attempt, peer.node_id, peer.url, node.now_ms())
+    try:
+        async with connect(
+            sync_url(peer.url),
+            proxy=None,
+            compression=None,
+            open_timeout=10,
+            ping_interval=20,
+            ping_timeout=20,
+            close_timeout=10,
+            max_size=FRAME_LIMIT,
+            max_queue=16,
+        ) as connection:
+            transport = ClientTransport(connection, encrypted=peer.url.startswith("wss://"))
+            link = PeerLink(
+                node, transport, expected=peer.node_id, url=peer.url,
+                until_quiet=until_quiet, progress=progress,
+            )  # fmt: skip
+            try:
+                return await link.run()
+            finally:
+                if node.links.get(peer.node_id) is link:
+                    del node.links[peer.node_id]
+    except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
+        message = f"cannot reach {peer.url}: {exc}"
+        await node.store.write(
+            peer_status.record_error, peer.node_id, message, node.now_ms(), unreachable=True
+        )
+        return LinkResult(peer=peer.node_id, error=message, error_code="unreachable")
+
+
+class SyncService:
+    """Everything ``feral serve`` runs for one node until SIGINT or SIGTERM."""
+
+    def __init__(self, node: Node, host: str, port: int) -> None:
+        self.node = node
+        self.host = host
+        self.port = port
+        self.server_links = 0
+        self._dialers: dict[NodeId, asyncio.Task[None]] = {}
+        self.app = Starlette(routes=[WebSocketRoute("/sync", self.sync_endpoint)])
+        self.server: uvicorn.Server | None = None
+
+    def config(self) -> uvicorn.Config:
+        return uvicorn.Config(
+            self.app,
+            host=self.host,
+            port=self.port,
+            ws="websockets-sansio",
+            ws_max_size=FRAME_LIMIT,
+            ws_ping_interval=20,
+            ws_ping_timeout=20,
+            ws_per_message_deflate=False,
+            lifespan="off",
+            server_header=False,
+            log_level="warning",
+            timeout_graceful_shutdown=5,
+        )
+
+    async def run(self, started: Callable[[], None] | None = None) -> None:
+        """Serve until the process is told to stop; then close every link and the database."""
+        self.server = uvicorn.Server(self.config())
+        watcher = asyncio.create_task(self._watch())
+        self._start_dialers()
+        serving = asyncio.create_task(self.server.serve())
+        while not self.server.started and not serving.done():
+            await asyncio.sleep(0.02)
+        if started is not None and self.server.started:
+            started()
+        try:
+            await serving
+        finally:
+            watcher.cancel()
+            for task in self._dialers.values():
+                task.cancel()
+            await asyncio.gather(watcher, *self._dialers.values(), return_exceptions=True)
+
+    async def sync_endpoint(self, websocket: WebSocket) -> None:
+        """``/sync``: refuse browsers and a full house before the upgrade, then run a link."""
+        if "origin" in websocket.headers:
+            await websocket.close(1008, "browsers may not connect to /sync")
+            return
+        if self.server_links >= MAX_PEERS:
+            await websocket.close(1008, "too many peers connected")
+            return
+        await websocket.accept()
+        self.server_links += 1
+        link = PeerLink(self.node, ServerTransport(websocket))
+        try:
+            await link.run()
+        finally:
+            self.server_links -= 1
+            peer = link.result.peer
+            if peer is not None and self.node.links.get(peer) is link:
+                del self.node.links[peer]
+
+    def _start_dialers(self) -> None:
+        wanted = {p.node_id: p for p in self.node.settings.sync.peers if p.url}
+        for node_id in list(self._dialers):
+            if node_id not in wanted:
+                self._dialers.pop(node_id).cancel()
+        for node_id, peer in wanted.items():
+            if node_id not in self._dialers or self._dialers[node_id].done():
+                self._dialers[node_id] = asyncio.create_task(self._dial_forever(peer))
+
+    async def _dial_forever(self, peer: PeerSettings) -> None:
+        delays = reconnect_delays(random.random)
+        while True:
+            result = await dial(self.node, peer, until_quiet=False)
+            if result.error is None:
+                delays = reconnect_delays(random.random)
+            await asyncio.sleep(next(delays))
+
+    async def _watch(self) -> None:
+        """Push commits made by other processes, pick up settings changes, run anti-entropy."""
+        version = await self._data_version()
+        settings_mtime = self._settings_mtime()
+        elapsed = 0.0
+        while True:
+            await asyncio.sleep(WATCH_INTERVAL_S)
+            elapsed += WATCH_INTERVAL_S
+            current = await self._data_version()
+            if current != version:
+                version = current
+                self.node.notify_changed()
+            mtime = self._settings_mtime()
+            if mtime != settings_mtime:
+                settings_mtime = mtime
+                self._reload_settings()
+            if elapsed >= ANTI_ENTROPY_S:
+                elapsed = 0.0
+                for link in list(self.node.links.values()):
+                    if isinstance(link, PeerLink):
+                        await link.anti_entropy()
+
+    async def _data_version(self) -> int:
+        return int(
+            await self.node.store.read(lambda c: c.execute("PRAGMA data_version").fetchone()[0])
+        )
+
+    def _settings_mtime(self) -> float:
+        with contextlib.suppress(OSError):
+            return (self.node.home / "settings.json").stat().st_mtime
+        return 0.0
+
+    def _reload_settings(self) -> None:
+        try:
+            self.node.settings = load_settings(self.node.home)
+        except Exception as exc:  # a half-written or broken file: keep the old settings
+            log.warning("! settings not reloaded: %s", exc)
+            return
+        self._start_dialers()

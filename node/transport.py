@@ -1,0 +1,73 @@
+"""Adapters that give the server's and the client's WebSockets one small interface.
+
+A text frame is not part of the protocol: it is handed to the session as an empty frame, which
+fails to decode, so the peer gets the same typed error as for any other malformed frame.
+"""
+
+from __future__ import annotations
+
+from starlette.websockets import WebSocket, WebSocketDisconnect
+from websockets.asyncio.client import ClientConnection
+from websockets.exceptions import ConnectionClosed
+
+__all__ = ["ClientTransport", "ServerTransport"]
+
+
+class ServerTransport:
+    """The accepting side: a Starlette WebSocket (uvicorn runs it on the websockets library)."""
+
+    encrypted = False  # plain ws:// (DESIGN §5: status says so)
+
+    def __init__(self, websocket: WebSocket) -> None:
+        self.websocket = websocket
+        self._closed = False
+
+    async def recv(self) -> bytes | None:
+        try:
+            message = await self.websocket.receive()
+        except (WebSocketDisconnect, RuntimeError):
+            return None
+        if message["type"] == "websocket.disconnect":
+            self._closed = True
+            return None
+        data = message.get("bytes")
+        return data if isinstance(data, bytes) else b""
+
+    async def send(self, data: bytes) -> None:
+        if not self._closed:
+            try:
+                await self.websocket.send_bytes(data)
+            except (WebSocketDisconnect, RuntimeError, OSError):
+                self._closed = True
+
+    async def close(self, code: int, reason: str) -> None:
+        if not self._closed:
+            self._closed = True
+            try:
+                await self.websocket.close(code, reason[:120])
+            except (RuntimeError, OSError):
+                pass
+
+
+class ClientTransport:
+    """The dialling side: a websockets client connection."""
+
+    def __init__(self, connection: ClientConnection, encrypted: bool) -> None:
+        self.connection = connection
+        self.encrypted = encrypted
+
+    async def recv(self) -> bytes | None:
+        try:
+            data = await self.connection.recv()
+        except ConnectionClosed:
+            return None
+        return data if isinstance(data, bytes) else b""
+
+    async def send(self, data: bytes) -> None:
+        try:
+            await self.connection.send(data)
+        except ConnectionClosed:
+            pass  # the next recv() reports the end
+
+    async def close(self, code: int, reason: str) -> None:
+        await self.connection.close(code, reason[:120])
