@@ -1,71 +1,168 @@
-"""``feral demo``: a guided run on a throw-away home, so a newcomer sees feral work in seconds."""
+"""``feral demo``: three devices on throw-away homes, offline edits, reconcile, status.
+
+A laptop, a phone and a home server each run a real node with a real ``/sync`` server on a
+loopback port. The phone is accept-only behind the home server (it dials out, nobody dials it),
+and the laptop never talks to the phone: its edits reach the laptop through the server.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import dataclasses
+import socket
 import tempfile
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import click
 
+from node.config import PeerSettings, load_settings, save_settings, with_peer
 from node.node import Node
+from node.service import SyncService, dial
+from node.status import sync_status
 
 from .main import run
 from .output import echo_table, shorten
 
 __all__ = ["demo"]
 
-FACTS = (
-    ("user", "doctor_name", "Dr. Chen"),
-    ("Alice", "birthday", "May 4"),
-    ("user", "favourite_editor", "Helix"),
-    ("user", "note", "the dentist appointment moved to Thursday at 3pm"),
-)
-EPISODES = (
-    (
-        "planning",
-        "Planned the trip to Lisbon with Alice: flights booked for June",
-        ["Alice", "Lisbon"],
-    ),
-    ("health", "Talked about Dr. Chen and the yearly check-up in March", ["Dr. Chen"]),
-)
-QUERIES = ("doctor", "Alice birthday", "dentist Thursday")
+DEVICES = ("laptop", "phone", "server")
 
 
-async def _tour(home: Path) -> None:
-    node = await Node.open(home)
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _pair(home: Path, name: str, peers: list[PeerSettings]) -> None:
+    settings = load_settings(home)
+    for peer in peers:
+        settings = with_peer(settings, peer)
+    save_settings(home, dataclasses.replace(settings, name=name))
+
+
+@contextlib.asynccontextmanager
+async def _serving(node: Node, port: int) -> AsyncIterator[SyncService]:
+    service = SyncService(node, "127.0.0.1", port)
+    ready = asyncio.Event()
+    task = asyncio.create_task(service.run(ready.set))
+    await asyncio.wait_for(ready.wait(), 10)
     try:
-        click.secho(f"One node, id {node.node_id}, home {home}", bold=True)
-        for triple in FACTS:
-            row = await node.remember(triple)
-            click.echo(f"  remembered {row['id']}  {' / '.join(triple)}")
-        for session, summary, entities in EPISODES:
-            row = await node.add_episode(session, summary, entities)
-            click.echo(f"  episode    {row['id']}  {summary}")
-        again = await node.remember(FACTS[0])
-        click.echo(f"  remembering the first fact again gives the same row: {again['id']}")
-        for query in QUERIES:
-            result = await node.search(query, top_k=3)
-            click.secho(f"\nsearch {query!r} ({result.strategy})", bold=True)
-            rows = [
-                (f"{h['score']:.3f}", h["tier"], shorten(h["content"], 60)) for h in result.results
-            ]
-            echo_table(rows, ("score", "tier", "content"))
-        stats = await node.stats()
-        click.secho("\nstats", bold=True)
-        echo_table(
-            [(t, c["live"], c["archived"], c["deleted"]) for t, c in stats["tiers"].items()],
-            ("tier", "live", "archived", "deleted"),
-        )
-        click.echo(
-            f"delta log: {stats['delta_log_entries']} entries; vector search: "
-            f"{stats['vector_search']}"
-        )
+        yield service
     finally:
+        assert service.server is not None
+        service.server.should_exit = True
+        await task
+
+
+async def _open_all(root: Path) -> dict[str, Node]:
+    nodes = {name: await Node.open(root / name) for name in DEVICES}
+    for node in nodes.values():
         await node.close()
+    return nodes
+
+
+async def _setup(root: Path, port: int) -> dict[str, Node]:
+    """Homes, keys and pairing: laptop and phone dial the server; the server dials nobody."""
+    ids = {name: node.node_id for name, node in (await _open_all(root)).items()}
+    url = f"ws://127.0.0.1:{port}"
+    _pair(root / "laptop", "laptop", [PeerSettings(ids["server"], url)])
+    _pair(root / "phone", "phone", [PeerSettings(ids["server"], url)])
+    _pair(root / "server", "server", [PeerSettings(ids["laptop"], None),
+                                      PeerSettings(ids["phone"], None)])  # fmt: skip
+    return {name: await Node.open(root / name) for name in DEVICES}
+
+
+async def _round(nodes: dict[str, Node]) -> int:
+    """Laptop and phone each run one sync round with the server; returns rows received."""
+    total = 0
+    for name in ("phone", "laptop", "phone"):
+        node = nodes[name]
+        for peer in node.settings.sync.peers:
+            result = await dial(node, peer, until_quiet=True)
+            if result.error:
+                raise click.ClickException(f"{name}: {result.error}")
+            total += result.received
+    return total
+
+
+async def _offline_edits(nodes: dict[str, Node]) -> str:
+    laptop, phone, server = nodes["laptop"], nodes["phone"], nodes["server"]
+    shared = await laptop.remember(("user", "doctor_name", "Dr. Chen"))
+    click.echo(f"  laptop  remembers  user / doctor_name / Dr. Chen   ({shared['id'][:10]}…)")
+    await _round(nodes)
+    click.secho("\nAll three go offline and keep working:", bold=True)
+    edits = [
+        (laptop, ("Alice", "birthday", "May 4")),
+        (phone, ("alice", "Birthday", "May 4")),
+        (phone, ("user", "favourite_cafe", "Blue Door")),
+        (server, ("home", "thermostat", "20 °C at night")),
+    ]
+    for node, triple in edits:
+        row = await node.remember(triple)
+        said = " / ".join(triple)
+        click.echo(f"  {node.settings.name:<7} remembers  {said:<34} ({row['id'][:10]}…)")
+    await laptop.add_episode("planning", "Planned the Lisbon trip with Alice", ["Alice", "Lisbon"])
+    click.echo("  laptop  records an episode: Planned the Lisbon trip with Alice")
+    await laptop.set_archived(shared["id"], True)
+    click.echo("  laptop  forgets   Dr. Chen (archive)")
+    await phone.set_archived(shared["id"], True)
+    await phone.set_archived(shared["id"], False)
+    click.echo("  phone   forgets, then restores Dr. Chen (a later edit of the same row)")
+    return str(shared["id"])
+
+
+async def _tour(root: Path) -> None:
+    port = _free_port()
+    nodes = await _setup(root, port)
+    try:
+        click.secho("Three devices, each with its own node:", bold=True)
+        for name, node in nodes.items():
+            click.echo(f"  {name:<7} {node.node_id}")
+        async with _serving(nodes["server"], port):
+            shared = await _offline_edits(nodes)
+            click.secho("\nBack online: laptop and phone sync with the server", bold=True)
+            while received := await _round(nodes):
+                click.echo(f"  round: {received} row(s) applied")
+            await _report(nodes, shared)
+    finally:
+        for node in nodes.values():
+            await node.close()
+
+
+async def _report(nodes: dict[str, Node], shared: str) -> None:
+    laptop = nodes["laptop"]
+    status = await sync_status(laptop)
+    click.secho("\nlaptop: feral sync status", bold=True)
+    echo_table(
+        [(p["name"] or p["node_id"][:12], p["url"] or "(accept only)",
+          "yes" if p["reachable"] else "no", p["backlog"], "yes" if p["in_sync"] else "no")
+         for p in status["peers"]],
+        ("peer", "url", "reachable", "backlog", "in sync"),
+    )  # fmt: skip
+    click.secho("\nExports (the convergence oracle):", bold=True)
+    digests = {}
+    for name, node in nodes.items():
+        digests[name] = await node.state_digest()
+        rows = len(await node.export_lines())
+        click.echo(f"  {name:<7} {rows} rows  sha256 {digests[name][:16]}…")
+    same = len(set(digests.values())) == 1
+    click.secho(f"  identical: {'yes' if same else 'NO'}", fg="green" if same else "red")
+    birthday = await laptop.search("Alice birthday", top_k=3)
+    click.secho("\nlaptop: feral memory search 'Alice birthday'", bold=True)
+    echo_table([(f"{h['score']:.2f}", h["tier"], shorten(h["content"], 50))
+                for h in birthday.results], ("score", "tier", "content"))  # fmt: skip
+    row = await laptop.get(shared)
+    state = "archived" if row["archived"] else "live"
+    click.echo(f"\nDr. Chen on the laptop is {state}: the phone's later restore won (LWW).")
+    if not same:
+        raise click.ClickException("the devices did not converge")
 
 
 @click.command()
 def demo() -> None:
-    """Run a short tour on a temporary home: remember, search, stats."""
+    """Three devices: offline edits, then sync through a home server; status and exports."""
     with tempfile.TemporaryDirectory(prefix="feral-demo-") as tmp:
-        run(_tour(Path(tmp) / "laptop"))
+        run(_tour(Path(tmp)))
