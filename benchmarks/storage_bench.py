@@ -13,7 +13,9 @@ both sides, so disk and CPU noise largely cancel in the ratios:
   then :func:`storage.delta_log.apply_page`, one transaction per page) into an empty store,
   against plain inserts of the same rows in the same batches.
 - ``stale_vs_fresh``: the same pages applied again to the merged store, against the fresh merge.
-- ``wire_bytes_ratio``: the encoded pages' bytes against the plain msgpack of each row's values.
+- ``page_bytes_ratio``: the encoded pages' bytes against the plain msgpack of each row's values.
+- ``catchup_vs_merge`` and ``wire_bytes_ratio``: from :mod:`benchmarks.catchup_bench`, a catch-up
+  between real processes, its bytes counted on the socket.
 
 Paired measurements run step by step in turn (a feral batch, then the plain batch, swapping which
 goes first at each step), so a burst of disk or CPU contention falls on both sides alike.
@@ -91,7 +93,9 @@ GOALS: tuple[Goal, ...] = (
     Goal("write_overhead_single_row", 1.5, at_most=True),
     Goal("merge_vs_plain", 0.6, at_most=False),
     Goal("stale_vs_fresh", 2.0, at_most=False),
+    Goal("page_bytes_ratio", 1.3, at_most=True),
     Goal("wire_bytes_ratio", 1.3, at_most=True),
+    Goal("catchup_vs_merge", 0.5, at_most=False),
 )
 
 
@@ -374,7 +378,7 @@ def _ratios(t: _Timings) -> dict[str, float]:
         "write_overhead_single_row": t.feral_single / t.plain_single,
         "merge_vs_plain": t.plain_merge / t.merge,
         "stale_vs_fresh": t.merge / t.stale,
-        "wire_bytes_ratio": t.wire_bytes / t.raw_bytes,
+        "page_bytes_ratio": t.wire_bytes / t.raw_bytes,
     }
 
 
@@ -412,6 +416,12 @@ def run(rows: int, seed: int = SEED) -> Report:
         _measure_writes(Path(name), triples, _node_id(rng), timings)
         _measure_merge(Path(name), timings)
     ratios, absolute = _ratios(timings), _absolute(timings)
+    from .catchup_bench import run_catchup  # it builds on this module's fact generator
+
+    catchup = run_catchup(rows)
+    ratios["wire_bytes_ratio"] = catchup.pop("wire_bytes_ratio")
+    ratios["catchup_vs_merge"] = catchup.pop("catchup_vs_merge")
+    absolute.update({k: v for k, v in catchup.items() if k != "rows"})
     return Report(machine=_machine(), rows=rows, ratios=ratios, absolute=absolute)
 
 
