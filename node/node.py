@@ -312,14 +312,21 @@ class Node:
     async def changes_since(self, theirs: VersionVector, limit: int = 1000) -> list[Page]:
         return await self.store.read(delta_log.changes_since, theirs, limit)
 
+    async def answer_request(
+        self, since: VersionVector, limit: int
+    ) -> tuple[list[Page], VersionVector]:
+        """The next pages for a peer holding ``since`` (none: it is caught up) and our vector."""
+        return await self.store.read(delta_log.answer_request, since, limit)
+
     async def apply_page(self, page: Page, peer: str | None = None) -> int:
         """Merge a decoded (so already validated) page from a peer in one transaction.
 
         A refused page changes nothing: not the rows, the log, the vector or the clock.
         """
         applied = await self.store.write(
-            delta_log.apply_page,
+            delta_log.receive_page,
             page,
+            local=self.node_id,
             now_ms=self.now_ms(),
             max_skew_ms=self.settings.sync.max_clock_skew_ms,
             peer=peer,

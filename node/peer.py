@@ -184,11 +184,11 @@ class PeerLink:
         if isinstance(event, Authenticated):
             await self._authenticated(event)
         elif isinstance(event, DeltasRequested):
-            pages = await self.node.changes_since(event.since, event.limit)
+            pages, vector = await self.node.answer_request(event.since, event.limit)
             if pages:
                 self.session.send_pages(pages)
             else:
-                self.session.send_caught_up(await self.node.version_vector())
+                self.session.send_caught_up(vector)
         elif isinstance(event, PageReceived):
             await self._apply(event)
         elif isinstance(event, PageAcked):
@@ -224,10 +224,6 @@ class PeerLink:
     async def _apply(self, event: PageReceived) -> None:
         page = event.page
         try:
-            if page.origin == self.node.node_id:
-                held = (await self.node.version_vector()).get(page.origin, 0)
-                if page.last_hlc > held:
-                    raise ProtocolError(f"{self.result.peer} sent writes in this node's name")
             applied = await self.node.apply_page(page, peer=self.result.peer)
         except ClockSkewError as exc:
             self.session.fail("clock_skew", str(exc), CLOSE_POLICY)

@@ -22,11 +22,13 @@ from sync.types import NodeId, RowId, VersionVector
 from .connection import Connection
 
 __all__ = [
+    "answer_request",
     "apply_deltas",
     "apply_page",
     "changes_since",
     "clock_high_water",
     "current_version",
+    "receive_page",
     "version_vector",
 ]
 
@@ -185,3 +187,40 @@ def apply_page(
     if fresh:
         apply_deltas(conn, fresh)
     return len(fresh)
+
+
+def receive_page(
+    conn: Connection,
+    page: Page,
+    *,
+    local: NodeId,
+    now_ms: int,
+    max_skew_ms: int,
+    peer: str | None = None,
+    checked: bool = False,
+) -> int:
+    """Apply a page that arrived from ``peer``: :func:`apply_page` plus the origin rule.
+
+    A peer may relay any origin (pairing is the trust), but it may not bring this node writes in
+    this node's own name that this node never made: those are spoofed. Both the node and the
+    simulations receive pages through this one function.
+
+    Raises:
+        ProtocolError: a spoofed page, or one :func:`apply_page` refuses.
+        ClockSkewError: as :func:`apply_page`.
+    """
+    if page.origin == local and page.last_hlc > version_vector(conn).get(local, 0):
+        raise ProtocolError(f"{peer or 'a peer'} sent writes in this node's own name")
+    return apply_page(
+        conn, page, now_ms=now_ms, max_skew_ms=max_skew_ms, peer=peer, checked=checked
+    )
+
+
+def answer_request(
+    conn: Connection, since: VersionVector, limit: int
+) -> tuple[list[Page], VersionVector]:
+    """What a peer that holds ``since`` should be sent next, and this node's vector.
+
+    An empty list of pages means the peer is caught up (send ``CaughtUp`` with the vector).
+    """
+    return changes_since(conn, since, limit), version_vector(conn)
