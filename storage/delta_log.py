@@ -53,8 +53,18 @@ def _upsert_sql(table: Table) -> str:
 _UPSERT = {table.name: _upsert_sql(table) for table in TABLES}
 
 
-def _sql_value(value: Value) -> Value:
-    return int(value) if isinstance(value, bool) else value
+_BOOL_COLUMNS = {
+    table.name: tuple(i for i, c in enumerate(table.columns) if c.kind == "bool")
+    for table in TABLES
+}
+
+
+def _sql_row(table: str, values: tuple[Value, ...]) -> list[Value]:
+    """A row's values as SQLite stores them (bools as 0/1 in STRICT INTEGER columns)."""
+    row = list(values)
+    for index in _BOOL_COLUMNS[table]:
+        row[index] = int(bool(row[index]))
+    return row
 
 
 def apply_deltas(conn: Connection, deltas: Sequence[Delta]) -> None:
@@ -64,7 +74,7 @@ def apply_deltas(conn: Connection, deltas: Sequence[Delta]) -> None:
     """
     by_table: dict[str, list[tuple[Value, ...]]] = defaultdict(list)
     for delta in deltas:
-        row = tuple(_sql_value(v) for v in delta.row_values())
+        row = _sql_row(delta.table, delta.row_values())
         by_table[delta.table].append((*row, delta.hlc, delta.origin, int(delta.is_tombstone)))
     for name, rows in by_table.items():
         conn.executemany(_UPSERT[name], rows)

@@ -6,11 +6,19 @@ corpus: in a small store a word found in half the rows has an IDF near zero. So 
 magnitude is divided by the best magnitude of the query (across episodes and facts): the best
 textual match scores 1 and the rest keep their proportions.
 Archived and hard-deleted rows are never returned.
+
+MMR (maximal marginal relevance) reorders a larger pool of candidates so the first results are
+not near-duplicates of each other: each step picks the candidate with the best
+``lambda * relevance - (1 - lambda) * max_similarity_to_the_results_already_picked``, where
+relevance is the hit's score and similarity is the cosine of the stored embeddings.
 """
 
 from __future__ import annotations
 
+import math
+import operator
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -18,9 +26,27 @@ from sync.schema import Table
 
 from .connection import Connection
 from .memories import TIER_OF, Row, row_dict, select_sql
-from .vectors import VECTOR_TABLES, search_similar
+from .vectors import VECTOR_TABLES, search_similar, stored_vectors
 
-__all__ = ["Hit", "Strategy", "fts_query", "search_fts", "search_vector", "merge_hybrid"]
+__all__ = [
+    "MMR_POOL_FACTOR",
+    "MMR_POOL_MAX",
+    "Hit",
+    "Strategy",
+    "fts_query",
+    "hit_vectors",
+    "merge_hybrid",
+    "mmr_pool_size",
+    "mmr_rerank",
+    "search_fts",
+    "search_vector",
+]
+
+MMR_POOL_FACTOR = 4
+"""MMR picks ``k`` results from about ``MMR_POOL_FACTOR * k`` of the most relevant candidates."""
+MMR_POOL_MAX = 400
+"""The most candidates MMR considers (never fewer than ``k``): the rerank is pure Python and costs
+about ``k * pool`` dot products, so the pool is bounded for large ``k``."""
 
 Strategy = Literal["fts", "vector", "hybrid"]
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -35,6 +61,9 @@ class Hit:
     vector_score: float = 0.0
     score: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    """More fields for :meth:`as_dict` (e.g. ``mmr_score`` after an MMR rerank)."""
+    rowid: int | None = None
+    """The row's rowid in its table, where the hit came from the database (finds its vector)."""
 
     @property
     def id(self) -> str:
@@ -50,6 +79,7 @@ class Hit:
             "fts_score": round(self.fts_score, 6),
             "vector_score": round(self.vector_score, 6),
             "row": {k: v for k, v in self.row.items() if k not in ("table",)},
+            **self.extra,
         }
 
 
@@ -102,7 +132,7 @@ def search_fts(conn: Connection, query: str, limit: int) -> list[Hit]:
         rows = _live_rows(conn, table, [r[0] for r in ranked])
         for rowid, bm25 in ranked:
             if rowid in rows:
-                hits.append(Hit(rows[rowid], fts_score=abs(float(bm25))))
+                hits.append(Hit(rows[rowid], fts_score=abs(float(bm25)), rowid=rowid))
     best = max((h.fts_score for h in hits), default=0.0)
     for hit in hits:
         hit.fts_score = hit.fts_score / best if best > 0 else 1.0
@@ -118,7 +148,8 @@ def search_vector(conn: Connection, query_vector: bytes, limit: int) -> list[Hit
         rows = _live_rows(conn, table, [rowid for rowid, _ in nearest])
         for rowid, similarity in nearest:
             if rowid in rows:
-                hits.append(Hit(rows[rowid], vector_score=max(0.0, min(1.0, similarity))))
+                score = max(0.0, min(1.0, similarity))
+                hits.append(Hit(rows[rowid], vector_score=score, rowid=rowid))
     hits.sort(key=lambda h: (-h.vector_score, h.id))
     return hits[:limit]
 
@@ -136,3 +167,65 @@ def merge_hybrid(fts: list[Hit], vector: list[Hit], alpha: float, limit: int) ->
     for hit in merged.values():
         hit.score = alpha * hit.vector_score + (1.0 - alpha) * hit.fts_score
     return sorted(merged.values(), key=lambda h: (-h.score, h.id))[:limit]
+
+
+def mmr_pool_size(k: int) -> int:
+    """How many candidates to fetch before an MMR rerank down to ``k``."""
+    return max(k, min(MMR_POOL_FACTOR * k, MMR_POOL_MAX))
+
+
+def hit_vectors(conn: Connection, hits: Sequence[Hit]) -> dict[str, list[float]]:
+    """The stored embedding of each hit, by id (hits without a rowid or a vector are left out)."""
+    found: dict[str, list[float]] = {}
+    for table in VECTOR_TABLES:
+        mine = [h for h in hits if h.row.get("table") == table.name and h.rowid is not None]
+        vectors = stored_vectors(conn, table, [h.rowid for h in mine if h.rowid is not None])
+        for hit in mine:
+            if hit.rowid in vectors:
+                found[hit.id] = vectors[hit.rowid]
+    return found
+
+
+def _unit(vector: Sequence[float]) -> list[float] | None:
+    norm = math.sqrt(sum(x * x for x in vector))
+    return [x / norm for x in vector] if norm > 0 else None
+
+
+def _dot(a: Sequence[float], b: Sequence[float]) -> float:
+    return float(sum(map(operator.mul, a, b)))
+
+
+def mmr_rerank(
+    hits: Sequence[Hit], vectors_by_id: Mapping[str, Sequence[float]], lambda_: float, k: int
+) -> list[Hit]:
+    """Pick ``k`` of ``hits`` greedily by ``lambda*rel - (1-lambda)*max_sim_to_selected``.
+
+    ``rel`` is each hit's ``score``; similarity is the cosine of the two embeddings, clamped to
+    [0, 1]. A hit with no vector (or a zero vector) counts as similar to nothing. Ties go to the
+    more relevant hit, so ``lambda_ = 1`` keeps the relevance order. Each picked hit gets its
+    ``mmr_score`` (the value it won its place with) in ``extra``; ``score`` stays its relevance.
+    """
+    if not 0.0 <= lambda_ <= 1.0:
+        raise ValueError(f"mmr lambda must be from 0 to 1, got {lambda_}")
+    remaining = sorted(hits, key=lambda h: (-h.score, h.id))
+    units = {h.id: _unit(vectors_by_id[h.id]) for h in remaining if h.id in vectors_by_id}
+    closest = [0.0] * len(remaining)
+    picked: list[Hit] = []
+    while remaining and len(picked) < k:
+        best, best_value = 0, -math.inf
+        for index, hit in enumerate(remaining):
+            value = lambda_ * hit.score - (1.0 - lambda_) * closest[index]
+            if value > best_value:
+                best, best_value = index, value
+        chosen = remaining.pop(best)
+        del closest[best]
+        chosen.extra["mmr_score"] = round(best_value, 6)
+        picked.append(chosen)
+        anchor = units.get(chosen.id)
+        if anchor is None:
+            continue
+        for index, hit in enumerate(remaining):
+            other = units.get(hit.id)
+            if other is not None:
+                closest[index] = max(closest[index], min(1.0, _dot(anchor, other)))
+    return picked

@@ -30,6 +30,8 @@ __all__ = [
     "ensure_vector_tables",
     "pack_vector",
     "search_similar",
+    "stored_vectors",
+    "unpack_vector",
 ]
 
 VECTOR_TABLES: tuple[Table, ...] = (EPISODES, FACTS)
@@ -178,6 +180,32 @@ def embed_pending(conn: Connection, embedder: Embedder, limit: int = EMBED_BATCH
         )
         done += len(rows)
     return done
+
+
+def unpack_vector(blob: bytes) -> list[float]:
+    """The floats of a little-endian float32 BLOB (the inverse of :func:`pack_vector`)."""
+    if len(blob) % 4:
+        raise FeralError(f"a stored vector of {len(blob)} bytes is not float32 values")
+    return list(struct.unpack(f"<{len(blob) // 4}f", blob))
+
+
+def stored_vectors(conn: Connection, table: Table, rowids: Sequence[int]) -> dict[int, list[float]]:
+    """The stored vectors of ``rowids`` in ``table`` (rows without one are left out).
+
+    A database that never had an embedder has no vector tables: then nothing is returned.
+    """
+    if not rowids or embedder_in_use(conn) is None:
+        return {}
+    found: dict[int, list[float]] = {}
+    unique = sorted(set(rowids))
+    for start in range(0, len(unique), 500):  # well under SQLite's bound-parameter limit
+        chunk = unique[start : start + 500]
+        marks = ",".join("?" for _ in chunk)
+        for rowid, blob in conn.execute(
+            f"SELECT rowid, embedding FROM {table.name}_vec WHERE rowid IN ({marks})", chunk
+        ):
+            found[int(rowid)] = unpack_vector(bytes(blob))
+    return found
 
 
 def search_similar(

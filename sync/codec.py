@@ -155,9 +155,9 @@ def _page_from(obj: object) -> Page:
     if not isinstance(obj, list) or len(obj) != 5:
         raise DecodeError("a page must be an array of 5 items")
     version, kind, origin, after, entries = obj
-    if version != PROTOCOL_VERSION:
+    if type(version) is not int or version != PROTOCOL_VERSION:
         raise DecodeError(f"unsupported protocol version {version!r}")
-    if kind != KIND_PAGE:
+    if type(kind) is not int or kind != KIND_PAGE:
         raise DecodeError(f"expected a page (kind {KIND_PAGE}), got kind {kind!r}")
     if not isinstance(entries, list):
         raise DecodeError("a page's deltas must be an array")
@@ -205,8 +205,10 @@ def decode_message(data: bytes) -> Message:
     obj = _unpack(data)
     if not isinstance(obj, list) or len(obj) < 2:
         raise DecodeError("a message must be an array starting with version and kind")
-    if obj[0] != PROTOCOL_VERSION:
+    if type(obj[0]) is not int or obj[0] != PROTOCOL_VERSION:
         raise DecodeError(f"unsupported protocol version {obj[0]!r}")
+    if type(obj[1]) is not int:
+        raise DecodeError(f"a message kind must be an integer, got {obj[1]!r}")
     if obj[1] == KIND_PAGE:
         return _page_from(obj)
     cls = _MESSAGE_TYPES.get(obj[1]) if isinstance(obj[1], int) else None

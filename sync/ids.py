@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import re
 import unicodedata
 
 from .delta import check_node_id
@@ -26,7 +25,6 @@ __all__ = [
 ]
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-_SPACES = re.compile(r"\s+")
 
 
 def new_ulid(now_ms: int, random80: bytes) -> RowId:
@@ -48,9 +46,9 @@ def normalise(text: str) -> str:
     leave a decomposed sequence, as in "ΐ" against "Ϊ́"), whitespace collapsed and stripped.
     """
     if text.isascii():  # the common case, and for ASCII all three steps equal lower()
-        return _SPACES.sub(" ", text.lower()).strip()
+        return " ".join(text.lower().split())
     folded = unicodedata.normalize("NFD", text).casefold()
-    return _SPACES.sub(" ", unicodedata.normalize("NFC", folded)).strip()
+    return " ".join(unicodedata.normalize("NFC", folded).split())
 
 
 def fact_id(subject: str, predicate: str, obj: str) -> RowId:

@@ -28,7 +28,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .codec import Message, decode_message, encode_message
+from .codec import MAX_FRAME_BYTES, Message, decode_message, encode_message
 from .delta import Page
 from .errors import DecodeError, FeralError, SchemaError
 from .messages import Ack, Auth, CaughtUp, ErrorMessage, Hello, Vector
@@ -264,19 +264,16 @@ class SyncSession:
         """Send the pages a :class:`DeltasRequested` asked for (empty pages are skipped).
 
         At most :data:`MAX_PAGES_IN_FLIGHT` pages are unacked at once: pages beyond that are
-        dropped here and asked for again when acks come back.
+        dropped here and asked for again when acks come back. A page whose frame would pass
+        :data:`MAX_FRAME_BYTES` is split into pages that fit.
         """
         self._requested = False
         self._stale = False
         for page in pages:
             if not page.deltas or self.state is not State.OPEN:
                 continue
-            if len(self._unacked) >= MAX_PAGES_IN_FLIGHT:
+            if not self._send_page(page):
                 break
-            self._send(page)
-            self._sent[page.origin] = max(self._sent.get(page.origin, 0), page.last_hlc)
-            self._unacked.append((page.origin, page.last_hlc))
-            self._caught_up_sent = False
         self._maybe_request()
 
     def send_caught_up(self, vector: VersionVector) -> None:
@@ -314,6 +311,22 @@ class SyncSession:
 
     def _send(self, message: Message) -> None:
         self._frames.append(encode_message(message))
+
+    def _send_page(self, page: Page) -> bool:
+        """Send ``page``, halved until each frame fits; ``False`` once the window is full."""
+        if len(self._unacked) >= MAX_PAGES_IN_FLIGHT:
+            return False
+        frame = encode_message(page)
+        if len(frame) > MAX_FRAME_BYTES and len(page.deltas) > 1:
+            half = len(page.deltas) // 2
+            head = Page(page.origin, page.after, page.deltas[:half])
+            tail = Page(page.origin, head.last_hlc, page.deltas[half:])
+            return self._send_page(head) and self._send_page(tail)
+        self._frames.append(frame)
+        self._sent[page.origin] = max(self._sent.get(page.origin, 0), page.last_hlc)
+        self._unacked.append((page.origin, page.last_hlc))
+        self._caught_up_sent = False
+        return True
 
     def _maybe_request(self) -> None:
         if (
