@@ -96,6 +96,7 @@ GOALS: tuple[Goal, ...] = (
     Goal("page_bytes_ratio", 1.3, at_most=True),
     Goal("wire_bytes_ratio", 1.3, at_most=True),
     Goal("catchup_vs_merge", 0.5, at_most=False),
+    Goal("incremental_large_vs_small", 1.5, at_most=True),
 )
 
 
@@ -419,6 +420,14 @@ def run(rows: int, seed: int = SEED) -> Report:
     from .catchup_bench import run_catchup  # it builds on this module's fact generator
 
     catchup = run_catchup(rows)
+    from .incremental_bench import incremental_seconds
+
+    large_rows = 1_000_000 if rows >= DEFAULT_ROWS else 100_000
+    small, large = incremental_seconds(10_000), incremental_seconds(large_rows)
+    ratios["incremental_large_vs_small"] = large / small
+    absolute.update(
+        {"incremental_100_at_10k_s": small, f"incremental_100_at_{large_rows // 1000}k_s": large}
+    )
     ratios["wire_bytes_ratio"] = catchup.pop("wire_bytes_ratio")
     ratios["catchup_vs_merge"] = catchup.pop("catchup_vs_merge")
     absolute.update({k: v for k, v in catchup.items() if k != "rows"})

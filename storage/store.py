@@ -29,9 +29,15 @@ __all__ = ["Store", "open_sync"]
 T = TypeVar("T")
 
 
-def open_sync(path: Path | str, *, synchronous: str = "FULL") -> Connection:
-    """Open a database synchronously and bring its schema up to date (for tools and tests)."""
-    conn = connect(path, synchronous=synchronous, check=str(path) != ":memory:")
+def open_sync(path: Path | str, *, synchronous: str = "FULL", check: bool = False) -> Connection:
+    """Open a database synchronously and bring its schema up to date.
+
+    Args:
+        check: run SQLite's ``quick_check`` first. It reads the whole file, so it belongs at
+            the start of a long-running server, not in every short CLI command; damage met
+            later still surfaces as a :class:`StorageError` on the first read of it.
+    """
+    conn = connect(path, synchronous=synchronous, check=check and str(path) != ":memory:")
     try:
         apply_migrations(conn)
         _ensure_epoch(conn)
@@ -84,7 +90,7 @@ class Store:
         self._write_lock = asyncio.Lock()
 
     @classmethod
-    async def open(cls, path: Path, *, synchronous: str = "FULL") -> Store:
+    async def open(cls, path: Path, *, synchronous: str = "FULL", check: bool = False) -> Store:
         """Open (creating if needed) the database at ``path``."""
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -97,7 +103,7 @@ class Store:
             raise StorageError(f"cannot create {path}: {exc.strerror}") from exc
         # Open (and migrate, and check) before aiosqlite starts its thread: a refused database
         # then fails here, cleanly, instead of leaving a worker thread behind.
-        conn = await asyncio.to_thread(open_sync, path, synchronous=synchronous)
+        conn = await asyncio.to_thread(open_sync, path, synchronous=synchronous, check=check)
         db = aiosqlite.Connection(lambda: conn, 64)
         await db
         return cls(db, path)
