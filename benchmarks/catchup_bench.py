@@ -15,6 +15,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +80,17 @@ class ByteRelay:
         dst.close()
 
 
+def _without_embeddings(home: Path) -> None:
+    """Both nodes skip derived vectors, so the catch-up is compared with the same work in-process
+    (the embedding cost is the write benchmark's business)."""
+    settings = load_settings(home)
+    save_settings(home, replace(settings, memory=replace(settings.memory, embedder="none")))
+
+
 async def _seed(home_a: Path, home_b: Path, rows: int, relay_port: int) -> None:
+    for home in (home_a, home_b):
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _without_embeddings(home)
     node_a, node_b = await Node.open(home_a), await Node.open(home_b)
     await node_a.import_facts(make_triples(rows))
     ids = node_a.node_id, node_b.node_id

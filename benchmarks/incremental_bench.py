@@ -27,7 +27,6 @@ from .storage_bench import make_triples
 __all__ = ["incremental_seconds"]
 
 ORIGIN = NodeId("a" * 32)
-RECEIVER = NodeId("b" * 32)
 CHANGES = 100
 REPEATS = 9
 BATCH = 5_000
@@ -56,7 +55,7 @@ def _catch_up(sender: Connection, receiver: Connection) -> int:
             break
         for page in pages:
             moved += run_write(
-                receiver, receive_page, decode_page(encode_page(page)), local=RECEIVER,
+                receiver, receive_page, decode_page(encode_page(page)),
                 now_ms=_now(), max_skew_ms=300_000, checked=True,
             )  # fmt: skip
     return moved

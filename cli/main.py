@@ -45,17 +45,20 @@ async def _as_coroutine(awaitable: Awaitable[T]) -> T:
     return await awaitable
 
 
-def with_node(home: Path, fn: Callable[[Node], Awaitable[T]], *, fast_loop: bool = False) -> T:
-    """Open the node in ``home``, run ``fn`` on it, and always close it."""
+def with_node(home: Path, fn: Callable[[Node], Awaitable[T]], *, serving: bool = False) -> T:
+    """Open the node in ``home``, run ``fn`` on it, and always close it.
+
+    ``serving`` is for the long-running server: uvloop, and an integrity check at start.
+    """
 
     async def body() -> T:
-        node = await Node.open(home)
+        node = await Node.open(home, check=serving)
         try:
             return await fn(node)
         finally:
             await node.close()
 
-    return run(body(), fast_loop=fast_loop)
+    return run(body(), fast_loop=serving)
 
 
 pass_home = click.make_pass_decorator(Path)
@@ -94,10 +97,11 @@ def init(home: Path, name: str | None) -> None:
 
 
 def _register() -> None:
-    from . import demo, memory_commands, sync_commands
+    from . import demo, memory_commands, sync_commands, wiki_commands
 
     cli.add_command(memory_commands.memory)
     cli.add_command(sync_commands.sync)
+    cli.add_command(wiki_commands.wiki)
     cli.add_command(demo.demo)
     cli.add_command(sync_commands.serve)
 

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 
 from node.node import Node
+from node.phrases import parse_fact
+from node.working_memory import Message, parse_transcript_line
 from sync.errors import FeralError
 
 from .main import pass_home, with_node
@@ -40,14 +45,18 @@ def remember(
     obj: str | None,
     as_json: bool,
 ) -> None:
-    """Remember TEXT as a fact, or the triple given by --subject/--predicate/--object."""
+    """Remember TEXT as a fact, or the triple given by --subject/--predicate/--object.
+
+    Common phrasings become triples ("I live in Porto" is user / lives_in / Porto); anything
+    else is a note (user / note / TEXT). The same fact twice is one row.
+    """
     parts = (subject, predicate, obj)
     if any(parts) and not all(parts):
         raise click.UsageError("--subject, --predicate and --object go together")
     if all(parts):
         triple = (str(subject), str(predicate), str(obj))
     elif text and text.strip():
-        triple = (*NOTE, text.strip())
+        triple = parse_fact(text)
     else:
         raise click.UsageError("give TEXT or --subject/--predicate/--object")
     row = with_node(home, lambda node: node.remember(triple))
@@ -66,6 +75,16 @@ def remember(
     "--strategy", type=click.Choice(["fts", "vector", "hybrid"]), help="Which search legs to use."
 )
 @click.option("--alpha", type=click.FloatRange(0, 1), help="Weight of the vector leg in hybrid.")
+@click.option(
+    "--mmr/--no-mmr",
+    default=None,
+    help="Rerank for diversity (MMR; needs an embedding model). Default from settings.",
+)
+@click.option(
+    "--mmr-lambda",
+    type=click.FloatRange(0, 1),
+    help="MMR's relevance weight: 1 is plain relevance order, lower is more diverse.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
 @pass_home
 def search(
@@ -74,27 +93,28 @@ def search(
     top_k: int | None,
     strategy: str | None,
     alpha: float | None,
+    mmr: bool | None,
+    mmr_lambda: float | None,
     as_json: bool,
 ) -> None:
     """Search episodes and facts."""
     result = with_node(
-        home, lambda node: node.search(query, top_k=top_k, strategy=strategy, alpha=alpha)
+        home,
+        lambda node: node.search(
+            query, top_k=top_k, strategy=strategy, alpha=alpha, mmr=mmr, mmr_lambda=mmr_lambda
+        ),
     )
     if as_json:
-        echo_json(
-            {
-                "results": result.results,
-                "total": result.total,
-                "query_time_ms": result.query_time_ms,
-                "strategy": result.strategy,
-            }
-        )
+        echo_json(result.as_dict())
         return
     rows = [
         (f"{h['score']:.3f}", h["tier"], h["id"], shorten(h["content"], 60)) for h in result.results
     ]
     echo_table(rows, ("score", "tier", "id", "content"))
-    click.echo(f"{result.total} result(s) in {result.query_time_ms:.1f} ms ({result.strategy})")
+    how = result.strategy + (", mmr" if result.mmr else "")
+    click.echo(f"{result.total} result(s) in {result.query_time_ms:.1f} ms ({how})")
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
 
 
 @memory.command()
@@ -170,7 +190,43 @@ def stats(home: Path, as_json: bool) -> None:
     click.echo(f"vector search  {result['vector_search']}")
     if embedder:
         name, dim, count = embedder["name"], embedder["dim"], result["vectors"]
-        click.echo(f"embedder       {name} ({dim} dims), {count} vectors")
+        unused = "" if result["vector_search"] == "on" else " (kept, not in use)"
+        click.echo(f"embedder       {name} ({dim} dims), {count} vectors{unused}")
+
+
+@memory.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the count and embedder as JSON.")
+@pass_home
+def reembed(home: Path, as_json: bool) -> None:
+    """Drop every vector and embed all episodes and facts again with the current embedder.
+
+    A node re-embeds by itself when memory.embedder names another model; run this after
+    anything else that changes vectors (a new feral with a retrained model of the same name).
+    Vectors are derived data, local to this device: nothing is sent to peers.
+    """
+    hidden = not sys.stderr.isatty()  # a log or a pipe gets the count, not a bar
+    with contextlib.ExitStack() as stack:
+        bars: list[Any] = []
+
+        def progress(done: int, total: int) -> None:
+            if not bars:
+                bar = click.progressbar(
+                    length=total, label="Re-embedding", file=sys.stderr, hidden=hidden
+                )
+                bars.append(stack.enter_context(bar))
+            bars[0].update(done - bars[0].pos)
+
+        async def run(node: Node) -> dict[str, Any]:
+            count = await node.reembed(progress)
+            name, dim = (node.embedder.name, node.embedder.dim) if node.embedder else ("", 0)
+            return {"embedded": count, "embedder": {"name": name, "dim": dim}}
+
+        result = with_node(home, run)
+    if as_json:
+        echo_json(result)
+        return
+    used = result["embedder"]
+    click.echo(f"Re-embedded {result['embedded']} row(s) with {used['name']} ({used['dim']} dims)")
 
 
 @memory.command()
@@ -234,3 +290,49 @@ def import_(home: Path, file: Path) -> None:
     with click.progressbar(length=len(triples), label="Importing", file=sys.stderr) as bar:
         written = with_node(home, lambda node: node.import_facts(triples, progress=bar.update))
     click.echo(f"Imported {len(triples)} line(s): {written} new fact(s)", err=True)
+
+
+def _read_transcript(path: Path) -> Iterator[Message]:
+    """The messages of a JSON Lines transcript, each line checked as it is read."""
+    try:
+        with path.open("rb") as handle:
+            for number, raw in enumerate(handle, 1):
+                try:
+                    line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+                except UnicodeDecodeError as exc:
+                    raise FeralError(f"line {number}: not UTF-8 text") from exc
+                message = parse_transcript_line(line, number)
+                if message is not None:
+                    yield message
+    except OSError as exc:
+        raise FeralError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+@memory.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+@pass_home
+def ingest(home: Path, file: Path, as_json: bool) -> None:
+    """Stream a JSON Lines transcript through working memory into episodes.
+
+    Each line is {"session", "role", "content"}; each session gets its own working memory,
+    compacted into an episode whenever it passes the trigger. Every line is checked before
+    anything is written, so a bad line ingests nothing. At the end, what is left of each
+    session becomes one final episode (working memory lives only as long as this command).
+    """
+    try:
+        total = sum(1 for _ in _read_transcript(file))
+    except FeralError as exc:
+        raise click.ClickException(str(exc)) from exc
+    hidden = not sys.stderr.isatty()  # a log or a pipe gets the counts, not a bar
+    with click.progressbar(length=total, label="Ingesting", file=sys.stderr, hidden=hidden) as bar:
+        result = with_node(
+            home, lambda node: node.ingest(_read_transcript(file), progress=bar.update)
+        )
+    if as_json:
+        echo_json(dataclasses.asdict(result))
+        return
+    click.echo(
+        f"Ingested {result.messages} message(s) from {result.sessions} session(s): "
+        f"{result.episodes} episode(s)"
+    )

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import logging
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
+from node.api import API_TOKEN_FILE
 from node.config import PeerSettings, load_settings, save_settings, with_peer, without_peer
 from node.identity import load_or_create_identity
 from node.node import Node
@@ -129,12 +131,16 @@ async def _sync_round(node: Node, target: str | None, show_progress: bool) -> li
 @pass_home
 def now(home: Path, target: str | None, as_json: bool) -> None:
     """Run one sync round with every peer that has a URL; exit 1 if any failed."""
+    # A refusal is reported below, once: keep the link's log line off stderr (one line, §6).
+    feral_log = logging.getLogger("feral")
+    if not feral_log.handlers:
+        feral_log.addHandler(logging.NullHandler())
     results = with_node(home, lambda node: _sync_round(node, target, sys.stderr.isatty()))
     outcomes = [
         {
             "peer": r.peer,
             "received": r.received,
-            "pages_acked": r.sent,
+            "sent": r.sent,
             "ok": r.error is None and r.quiet,
             "error": r.error if r.error or r.quiet else "the link closed before the round ended",
         }
@@ -183,14 +189,29 @@ def status(home: Path, as_json: bool) -> None:
 @click.option("--port", type=click.IntRange(0, 65535), default=9090, show_default=True)
 @pass_home
 def serve(home: Path, host: str, port: int) -> None:
-    """Run this node: /sync for peers, live sync with them, until SIGINT or SIGTERM."""
+    """Run this node: /sync for peers, the HTTP API, live sync with peers, until SIGINT or SIGTERM.
+
+    On a non-loopback --host the HTTP API asks for the bearer token kept in HOME/api_token
+    (made on first use, mode 0600).
+    """
 
     async def body(node: Node) -> None:
         service = SyncService(node, host, port)
+        if service.api_token is not None:
+            where = "a new one was written to" if service.api_token_created else "it is in"
+            click.echo(
+                f"not on loopback: the HTTP API needs 'Authorization: Bearer <token>'; "
+                f"{where} {node.home / API_TOKEN_FILE}",
+                err=True,
+            )
 
         def started() -> None:
-            click.echo(f"feral {node.node_id} serving ws://{host}:{port}/sync", err=True)
+            where = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
+            click.echo(
+                f"feral {node.node_id} serving ws://{where}/sync and http://{where}/api",
+                err=True,
+            )
 
         await service.run(started)
 
-    with_node(home, body, fast_loop=True)
+    with_node(home, body, serving=True)

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 from urllib.parse import urlsplit
 
+from storage.static_model import DEFAULT_EMBEDDER, EMBEDDER_CHOICES
 from sync.delta import check_node_id
 from sync.errors import ConfigError, NotFoundError, ProtocolError
 from sync.types import NodeId
@@ -37,6 +39,7 @@ from .identity import ensure_home, write_private_file
 __all__ = [
     "CONFLICT_RESOLUTIONS",
     "COMPACTION_STRATEGIES",
+    "LLMSettings",
     "DEFAULT_NAME",
     "MAX_CLOCK_SKEW_MS",
     "SEARCH_STRATEGIES",
@@ -65,8 +68,21 @@ MAX_CLOCK_SKEW_MS = 3_600_000
 MAX_SETTINGS_BYTES = 1024 * 1024
 SEARCH_STRATEGIES = ("fts", "vector", "hybrid")
 CONFLICT_RESOLUTIONS = ("last_write_wins",)
-COMPACTION_STRATEGIES = ("extractive",)
-"""Only the extractive summariser exists: it needs no model, so compaction works offline."""
+COMPACTION_STRATEGIES = ("extractive", "llm")
+"""``extractive`` needs no model, so compaction works offline; ``llm`` needs ``memory.llm`` and
+falls back to ``extractive`` whenever the endpoint fails (node/summarise.py)."""
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """An OpenAI-compatible chat endpoint for summaries (``memory.llm``); never required."""
+
+    base_url: str
+    """Up to the API version, e.g. ``http://127.0.0.1:11434/v1``; ``/chat/completions`` is added."""
+    model: str
+    """The model name sent with each request."""
+    api_key_env: str | None = None
+    """The environment variable holding the API key (the key itself never goes in the file)."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +95,11 @@ class MemorySettings:
     """The fraction of the budget at which the oldest messages are compacted into an episode."""
     compaction_strategy: str = "extractive"
     """How an episode's summary is made; see :data:`COMPACTION_STRATEGIES`."""
+    llm: LLMSettings | None = None
+    """The endpoint the ``llm`` strategy uses (``null``: none)."""
+    embedder: str = DEFAULT_EMBEDDER
+    """The model that embeds episodes and facts (the one shipped inside feral by default), or
+    ``"none"`` to turn vector search off; see :data:`storage.static_model.EMBEDDER_CHOICES`."""
 
 
 @dataclass(frozen=True)
@@ -187,6 +208,8 @@ def settings_from_dict(data: object, *, source: str = SETTINGS_FILENAME) -> Sett
         changes["name"] = _name(top.at("name"), raw["name"])
     if "memory" in raw:
         changes["memory"] = _section(top.at("memory"), raw["memory"], MemorySettings(), _MEMORY)
+        if changes["memory"].compaction_strategy == "llm" and changes["memory"].llm is None:
+            top.at("memory").at("llm").fail('must be set when compaction_strategy is "llm"', None)
     if "sync" in raw:
         changes["sync"] = _section(top.at("sync"), raw["sync"], SyncSettings(), _SYNC)
     if "search" in raw:
@@ -354,6 +377,40 @@ def _choice(where: _Where, value: object, allowed: tuple[str, ...]) -> str:
     return value
 
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _llm(where: _Where, value: object) -> LLMSettings | None:
+    """``null`` or ``{"base_url", "model", "api_key_env"}`` (``api_key_env`` optional)."""
+    if value is None:
+        return None
+    raw = where.object(value, ("base_url", "model", "api_key_env"))
+    for key in ("base_url", "model"):
+        if key not in raw:
+            raise ConfigError(f"{where.source}: {where.at(key).path} is required")
+    base_url = raw["base_url"]
+    if not isinstance(base_url, str) or not _http_url(base_url):
+        where.at("base_url").fail("must be an http:// or https:// URL with a host", base_url)
+    model = raw["model"]
+    if not isinstance(model, str) or not model.strip() or not model.isprintable():
+        where.at("model").fail("must be a non-empty string of printable characters", model)
+    key_env = raw.get("api_key_env")
+    if key_env is not None and (not isinstance(key_env, str) or not _ENV_NAME.fullmatch(key_env)):
+        where.at("api_key_env").fail("must be null or an environment variable name", key_env)
+    return LLMSettings(base_url, model, key_env)
+
+
+def _http_url(value: str) -> bool:
+    if any(ch.isspace() for ch in value):
+        return False
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 -- raises ValueError for a port out of range
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
 _Check = Callable[["_Where", object], Any]
 """Validates one key's value (the ``_Where`` names it in errors) and returns it as stored."""
 
@@ -361,6 +418,8 @@ _MEMORY: dict[str, _Check] = {
     "working_memory_budget": _positive_int,
     "compaction_trigger": lambda w, v: _fraction(w, v, zero_allowed=False),
     "compaction_strategy": lambda w, v: _choice(w, v, COMPACTION_STRATEGIES),
+    "llm": _llm,
+    "embedder": lambda w, v: _choice(w, v, EMBEDDER_CHOICES),
 }
 _SYNC: dict[str, _Check] = {
     "enabled": _bool,

@@ -19,16 +19,23 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from storage import delta_log, export, memories, search, stats
+from storage.static_model import load_embedder
 from storage.store import Store
-from storage.vectors import Embedder, embed_pending, pack_vector
+from storage.vectors import Embedder, embed_pending, pack_vector, reset_vectors
 from sync.delta import Page
 from sync.errors import ConfigError
 from sync.hlc import DEFAULT_MAX_DRIFT_MS, HybridClock
 from sync.ids import new_ulid
+from sync.schema import EPISODES, FACTS
 from sync.types import NodeId, RowId, VersionVector
 
 from .config import Settings, load_settings
 from .identity import Identity, load_or_create_identity
+from .phrases import parse_fact
+from .sessions import IngestResult, SessionMemory, ingest
+from .summarise import summariser_for
+from .wiki import build_pages, list_pages, read_page, write_pages
+from .working_memory import Message
 
 __all__ = ["DATABASE_FILE", "IMPORT_BATCH", "Node", "SearchResult", "default_home", "wall_clock_ms"]
 
@@ -70,6 +77,21 @@ class SearchResult:
     total: int
     query_time_ms: float
     strategy: str
+    mmr: bool = False
+    """Whether the results were reranked by MMR."""
+    notes: tuple[str, ...] = ()
+    """What the search could not do as asked, and why (e.g. no embedding model)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape of ``feral memory search --json`` and ``POST /api/memory/search``."""
+        return {
+            "results": self.results,
+            "total": self.total,
+            "query_time_ms": self.query_time_ms,
+            "strategy": self.strategy,
+            "mmr": self.mmr,
+            "notes": list(self.notes),
+        }
 
 
 class Node:
@@ -112,11 +134,22 @@ class Node:
         *,
         now_ms: Callable[[], int] | None = None,
         embedder: Embedder | None = None,
+        check: bool = False,
     ) -> Node:
-        """Open the node in ``home``, creating its key, settings and database on first use."""
+        """Open the node in ``home``, creating its key, settings and database on first use.
+
+        ``check`` runs SQLite's integrity check first (``feral serve`` does; short commands
+        skip it, since it reads the whole file). ``embedder`` overrides the ``memory.embedder``
+        setting (tests); with neither, the model shipped inside feral embeds.
+
+        Raises:
+            ModelUnavailable: the configured model is missing or damaged.
+        """
         identity = load_or_create_identity(home)
         settings = load_settings(home)
-        store = await Store.open(home / DATABASE_FILE)
+        if embedder is None:
+            embedder = load_embedder(settings.memory.embedder)
+        store = await Store.open(home / DATABASE_FILE, check=check)
         epoch = await store.read(stats.log_epoch)
         node = cls(home, identity, settings, store, now_ms or wall_clock_ms(), embedder, epoch)
         try:
@@ -206,6 +239,21 @@ class Node:
         await self._committed()
         return row
 
+    async def remember_text(self, text: str) -> dict[str, Any]:
+        """Remember what a person said, as a triple when a phrasing rule fits (node/phrases.py)."""
+        return await self.remember(parse_fact(text))
+
+    def open_sessions(self) -> SessionMemory:
+        """Working memory for sessions (DESIGN §2): in this process's RAM, episodes replicate."""
+        memory = self.settings.memory
+        return SessionMemory(memory, summariser_for(memory), self.add_episode)
+
+    async def ingest(
+        self, messages: Iterable[Message], progress: Callable[[int], None] | None = None
+    ) -> IngestResult:
+        """Stream a transcript through fresh working memory; every remainder is flushed."""
+        return await ingest(self.open_sessions(), messages, progress)
+
     async def import_facts(
         self,
         triples: Iterable[tuple[str, str, str]],
@@ -238,6 +286,31 @@ class Node:
         while await self.store.write(embed_pending, self.embedder):
             pass
 
+    async def reembed(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Drop every vector and embed every episode and fact again with the current embedder.
+
+        ``progress`` gets ``(done, total)`` once the rows are queued and after each batch.
+        An interrupted run loses nothing: the rest stays queued for the next open. Returns how
+        many rows were embedded.
+
+        Raises:
+            ConfigError: no embedder (``memory.embedder`` is ``"none"``).
+        """
+        embedder = self.embedder
+        if embedder is None:
+            raise ConfigError(
+                'nothing to re-embed: vector search is off (memory.embedder is "none")'
+            )
+        total = await self.store.write(reset_vectors, embedder)
+        done = 0
+        if progress:
+            progress(done, total)
+        while batch := await self.store.write(embed_pending, embedder):
+            done += batch
+            if progress:
+                progress(min(done, total), total)
+        return done
+
     # -- reads ---------------------------------------------------------------------------------
 
     async def get(self, row_id: str) -> dict[str, Any]:
@@ -251,7 +324,9 @@ class Node:
         result = await self.store.read(stats.database_stats)
         result["node_id"] = self.node_id
         result["vector_search"] = (
-            "on" if self.embedder is not None else "off: no embedding model is configured"
+            "on"
+            if self.embedder is not None
+            else 'off: no embedding model is configured (memory.embedder is "none")'
         )
         return result
 
@@ -261,6 +336,23 @@ class Node:
     async def state_digest(self) -> str:
         return await self.store.read(export.state_digest)
 
+    # -- wiki (derived pages in HOME/wiki, node/wiki.py) -------------------------------------
+
+    async def compile_wiki(self) -> list[dict[str, Any]]:
+        """Rebuild every page from the live rows: ``[{"topic", "path", "sources", ...}]``."""
+        facts, episodes = await self.store.read(
+            lambda conn: (memories.list_live(conn, FACTS), memories.list_live(conn, EPISODES))
+        )
+        return write_pages(self.home, build_pages(facts, episodes), self.now_ms())
+
+    async def wiki_topics(self) -> list[dict[str, Any]]:
+        """The compiled pages: ``[{"topic", "path", "sources", "needs_review"}]``."""
+        return list_pages(self.home)
+
+    async def wiki_page(self, topic: str) -> str:
+        """The Markdown of ``topic``'s page (NotFoundError if none; ConfigError for a path)."""
+        return read_page(self.home, topic)
+
     async def search(
         self,
         query: str,
@@ -268,28 +360,60 @@ class Node:
         top_k: int | None = None,
         strategy: str | None = None,
         alpha: float | None = None,
+        mmr: bool | None = None,
+        mmr_lambda: float | None = None,
     ) -> SearchResult:
         """Search episodes and facts; defaults come from settings.
 
         With no embedder the vector leg is off: ``vector`` raises, ``hybrid`` falls back to FTS
-        and says so in the result's ``strategy`` (never blending noise).
+        and says so in the result's ``strategy`` and ``notes`` (never blending noise). MMR needs
+        the stored vectors too: asked for here (``mmr=True``) with no embedder it raises; turned
+        on only by settings it is skipped, and ``mmr`` false plus a note say so.
         """
         started = time.perf_counter()
         opts = self.settings.search
         k = top_k if top_k is not None else opts.top_k
         chosen = strategy or opts.strategy
         weight = alpha if alpha is not None else opts.alpha
+        rerank = mmr if mmr is not None else opts.mmr
+        diversity = mmr_lambda if mmr_lambda is not None else opts.mmr_lambda
+        notes: list[str] = []
         if chosen not in ("fts", "vector", "hybrid"):
             raise ConfigError(f"unknown search strategy {chosen!r} (fts, vector or hybrid)")
+        if not 0.0 <= diversity <= 1.0:
+            raise ConfigError(f"mmr_lambda must be from 0 to 1, got {diversity}")
         if self.embedder is None:
             if chosen == "vector":
                 raise ConfigError("vector search is off: no embedding model is configured")
-            chosen = "fts"
-        hits = await self.store.read(self._search, query, k, chosen, weight)
+            if mmr:
+                raise ConfigError("MMR needs embeddings: no embedding model is configured")
+            if chosen == "hybrid":
+                notes.append("hybrid fell back to fts: no embedding model is configured")
+            if rerank:
+                notes.append("mmr skipped: no embedding model is configured")
+            chosen, rerank = "fts", False
+        hits = await self.store.read(self._search, query, k, chosen, weight, rerank, diversity)
         elapsed = (time.perf_counter() - started) * 1000
-        return SearchResult([h.as_dict() for h in hits], len(hits), round(elapsed, 3), chosen)
+        return SearchResult(
+            [h.as_dict() for h in hits], len(hits), round(elapsed, 3), chosen, rerank, tuple(notes)
+        )
 
-    def _search(self, conn: Any, query: str, k: int, strategy: str, alpha: float) -> list[Any]:
+    def _search(
+        self,
+        conn: Any,
+        query: str,
+        k: int,
+        strategy: str,
+        alpha: float,
+        rerank: bool = False,
+        diversity: float = 1.0,
+    ) -> list[Any]:
+        if not rerank:
+            return self._ranked(conn, query, k, strategy, alpha)
+        hits = self._ranked(conn, query, search.mmr_pool_size(k), strategy, alpha)
+        return search.mmr_rerank(hits, search.hit_vectors(conn, hits), diversity, k)
+
+    def _ranked(self, conn: Any, query: str, k: int, strategy: str, alpha: float) -> list[Any]:
         fts = search.search_fts(conn, query, k) if strategy != "vector" else []
         if strategy == "fts":
             for hit in fts:
@@ -318,7 +442,7 @@ class Node:
         """The next pages for a peer holding ``since`` (none: it is caught up) and our vector."""
         return await self.store.read(delta_log.answer_request, since, limit)
 
-    async def apply_page(self, page: Page, peer: str | None = None) -> int:
+    async def apply_page(self, page: Page, peer: str | None = None, *, repair: bool = False) -> int:
         """Merge a decoded (so already validated) page from a peer in one transaction.
 
         A refused page changes nothing: not the rows, the log, the vector or the clock.
@@ -326,7 +450,7 @@ class Node:
         applied = await self.store.write(
             delta_log.receive_page,
             page,
-            local=self.node_id,
+            repair=repair,
             now_ms=self.now_ms(),
             max_skew_ms=self.settings.sync.max_clock_skew_ms,
             peer=peer,

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from storage import peers as peer_status
+from storage import delta_log, peers as peer_status
 from sync.errors import ClockSkewError, FeralError, ProtocolError
 from sync.ids import node_id_for
 from sync.session import (
@@ -102,6 +102,8 @@ class PeerLink:
         self.progress = progress
         self.result = LinkResult(peer=expected)
         self._lock = asyncio.Lock()
+        self._repairing: set[NodeId] = set()
+        """Origins whose log this node is taking again from the start (a hole was found)."""
         self.session = SyncSession(self._local_peer(), page_limit=1000)
 
     def _local_peer(self) -> LocalPeer:
@@ -163,6 +165,8 @@ class PeerLink:
             self.session.local_changed()
             await self._handle_events()
             await self._flush()
+        if self.session.close_code is not None:  # refused meanwhile (e.g. unpaired): hang up
+            await self.transport.close(self.session.close_code, self.result.error or "")
 
     async def anti_entropy(self) -> None:
         """Re-send our vector, so the peer re-checks what we lack."""
@@ -181,6 +185,8 @@ class PeerLink:
                 await self._handle(event)
 
     async def _handle(self, event: Event) -> None:
+        if isinstance(event, DeltasRequested | PageReceived) and self._unpaired():
+            return
         if isinstance(event, Authenticated):
             await self._authenticated(event)
         elif isinstance(event, DeltasRequested):
@@ -188,17 +194,28 @@ class PeerLink:
             if pages:
                 self.session.send_pages(pages)
             else:
-                self.session.send_caught_up(vector)
+                entries = await self.node.store.read(delta_log.log_entry_counts)
+                self.session.send_caught_up(vector, entries)
         elif isinstance(event, PageReceived):
             await self._apply(event)
         elif isinstance(event, PageAcked):
             await self._acked(event)
         elif isinstance(event, PeerCaughtUp):
             await self._record(peer_status.record_sync, event.vector, self.node.now_ms())
+            await self._check_for_holes(event)
         elif isinstance(event, Failed):
             where = "peer refused" if event.remote else "refused peer"
             log.warning("! %s %s: %s", where, self.result.peer, event.message)
             await self._record_failure(event.code, event.message, False)
+
+    def _unpaired(self) -> bool:
+        """Refuse a peer unpaired since the handshake (settings reloaded): no more data moves."""
+        peer = self.result.peer
+        if peer is None or self.node.is_paired(peer):
+            return False
+        self.session.fail("not_paired", f"node {peer} is no longer paired with "
+                          f"{self.node.node_id}", CLOSE_POLICY)  # fmt: skip
+        return True
 
     async def _authenticated(self, event: Authenticated) -> None:
         if self.expected is not None and event.peer != self.expected:
@@ -221,10 +238,39 @@ class PeerLink:
         self.node.links[event.peer] = self
         self.session.send_vector(await self.node.version_vector())
 
+    async def _check_for_holes(self, event: PeerCaughtUp) -> None:
+        """Compare log entry counts where both sides hold an origin up to the same stamp.
+
+        Fewer entries here means this copy of that origin's log has a hole (the database was
+        restored from an older copy, or lost its log): ask the peer for the whole origin again
+        and merge every entry. If a repair did not close the hole, stop rather than loop.
+        """
+        vector = await self.node.version_vector()
+        entries = await self.node.store.read(delta_log.log_entry_counts)
+        holes = {
+            origin for origin, hlc in event.vector.items()
+            if vector.get(origin) == hlc and event.entries.get(origin, 0) > entries.get(origin, 0)
+        }  # fmt: skip
+        if not holes:
+            self._repairing.clear()
+        elif holes <= self._repairing:
+            self.session.fail(
+                "log_diverged",
+                f"this node's log of {sorted(holes)} still differs from "
+                f"{self.result.peer}'s after a repair",
+                CLOSE_INTERNAL,
+            )
+        else:
+            log.warning("! log hole for %s: asking %s again", sorted(holes), self.result.peer)
+            self._repairing |= holes
+            self.session.send_vector({**vector, **{origin: 0 for origin in holes}})
+
     async def _apply(self, event: PageReceived) -> None:
         page = event.page
         try:
-            applied = await self.node.apply_page(page, peer=self.result.peer)
+            applied = await self.node.apply_page(
+                page, peer=self.result.peer, repair=page.origin in self._repairing
+            )
         except ClockSkewError as exc:
             self.session.fail("clock_skew", str(exc), CLOSE_POLICY)
             return
@@ -243,7 +289,9 @@ class PeerLink:
             self.progress(len(page.deltas))
 
     async def _acked(self, event: PageAcked) -> None:
-        self.result.sent += 1
+        self.result.sent += event.deltas
+        await self._record(peer_status.record_ack, event.origin, event.hlc)
+        await self._record(peer_status.record_transfer, sent=event.deltas)
 
     async def _record(self, fn: Callable[..., None], *args: object, **kwargs: object) -> None:
         if self.result.peer is not None:
@@ -251,6 +299,16 @@ class PeerLink:
 
     async def _record_failure(self, code: str, message: str, unreachable: bool) -> None:
         self.result.error, self.result.error_code = message, code
+        hello = self.session.offered
+        if (
+            self.result.peer is None
+            and hello is not None
+            and self.node.is_paired(hello.node_id)
+            and node_id_for(hello.public_key) == hello.node_id
+        ):
+            # Refused during the handshake (clock skew, schema): the Hello named a paired peer
+            # with its key, so that peer's status shows the refusal. Unpaired ids record nothing.
+            self.result.peer = hello.node_id
         await self._record(
             peer_status.record_error, message, self.node.now_ms(), unreachable=unreachable
         )

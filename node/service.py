@@ -1,6 +1,6 @@
 """``feral serve`` and ``feral sync now``: the server, the dialers and one-shot sync rounds.
 
-One server on the node's port serves ``/sync`` (and, later, the HTTP API): a Starlette app under
+One server on the node's port serves ``/sync`` and the HTTP API (node/api.py): a Starlette app under
 uvicorn, whose WebSocket implementation is the websockets library. Peers with a URL are dialled
 by websockets clients that reconnect with exponential backoff and jitter. Live sync: every local
 commit, including one made by another process on the same home (seen through SQLite's
@@ -27,6 +27,7 @@ from sync.backoff import reconnect_delays
 from sync.codec import MAX_FRAME_BYTES
 from sync.types import NodeId
 
+from .api import MemoryApi, is_loopback_host, load_or_create_api_token
 from .config import PeerSettings, load_settings
 from .node import Node
 from .peer import LinkResult, PeerLink
@@ -94,13 +95,39 @@ async def dial(
 class SyncService:
     """Everything ``feral serve`` runs for one node until SIGINT or SIGTERM."""
 
-    def __init__(self, node: Node, host: str, port: int) -> None:
+    def __init__(
+        self,
+        node: Node,
+        host: str,
+        port: int,
+        *,
+        require_token: bool | None = None,
+        api_token: str | None = None,
+    ) -> None:
+        """Build the app; the API needs a token when ``require_token`` (by default: when
+        ``host`` is not a loopback address), ``api_token`` or else ``<home>/api_token``.
+
+        Raises:
+            ConfigError: the token file is unusable (the message names it).
+        """
         self.node = node
         self.host = host
         self.port = port
         self.server_links = 0
         self._dialers: dict[NodeId, asyncio.Task[None]] = {}
-        self.app = Starlette(routes=[WebSocketRoute("/sync", self.sync_endpoint)])
+        if require_token is None:
+            require_token = not is_loopback_host(host)
+        self.api_token_created = False
+        if require_token and api_token is None:
+            api_token, self.api_token_created = load_or_create_api_token(node.home)
+        self.api_token = api_token if require_token else None
+        """The token the API asks for, or ``None`` when it asks for none (loopback)."""
+        api = MemoryApi(node, token=self.api_token, loopback_only=not require_token)
+        self.app = Starlette(
+            routes=[WebSocketRoute("/sync", self.sync_endpoint), *api.routes()],
+            middleware=api.middleware(),
+            exception_handlers=api.exception_handlers(),
+        )
         self.server: uvicorn.Server | None = None
 
     def config(self) -> uvicorn.Config:

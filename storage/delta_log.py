@@ -10,7 +10,7 @@ winning or not, so each origin's log is held as a gap-free prefix and can be rel
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from sync.codec import decode_values, encode_values
 from sync.delta import MAX_PAGE_DELTAS, Delta, Page, Version
@@ -28,6 +28,7 @@ __all__ = [
     "changes_since",
     "clock_high_water",
     "current_version",
+    "log_entry_counts",
     "receive_page",
     "version_vector",
 ]
@@ -78,11 +79,26 @@ def apply_deltas(conn: Connection, deltas: Sequence[Delta]) -> None:
         by_table[delta.table].append((*row, delta.hlc, delta.origin, int(delta.is_tombstone)))
     for name, rows in by_table.items():
         conn.executemany(_UPSERT[name], rows)
-    conn.executemany(
+    by_origin: dict[NodeId, list[Delta]] = defaultdict(list)
+    for delta in deltas:
+        by_origin[delta.origin].append(delta)
+    for origin, entries in by_origin.items():
+        _append_log(conn, origin, entries)
+
+
+def _append_log(conn: Connection, origin: NodeId, deltas: list[Delta]) -> None:
+    """Append one origin's entries to the log and advance its vector entry and entry count.
+
+    The count is of entries actually added (a repeat is ignored), so two nodes holding the same
+    prefix of an origin's log hold the same count: a differing count at an equal vector entry
+    means one of them has a hole (a database restored from an older copy), see
+    :func:`log_entry_counts`.
+    """
+    cursor = conn.executemany(
         "INSERT OR IGNORE INTO delta_log(origin, hlc, tbl, row_id, payload) VALUES (?, ?, ?, ?, ?)",
         [
             (
-                d.origin,
+                origin,
                 d.hlc,
                 table_by_name(d.table).code,
                 d.row_id,
@@ -91,23 +107,22 @@ def apply_deltas(conn: Connection, deltas: Sequence[Delta]) -> None:
             for d in deltas
         ],
     )
-    _advance_vector(conn, deltas)
-
-
-def _advance_vector(conn: Connection, deltas: Iterable[Delta]) -> None:
-    newest: dict[NodeId, int] = {}
-    for delta in deltas:
-        newest[delta.origin] = max(newest.get(delta.origin, 0), delta.hlc)
-    conn.executemany(
-        "INSERT INTO version_vector(origin, hlc) VALUES (?, ?) "
-        "ON CONFLICT(origin) DO UPDATE SET hlc = max(hlc, excluded.hlc)",
-        list(newest.items()),
+    conn.execute(
+        "INSERT INTO version_vector(origin, hlc, entries) VALUES (?, ?, ?) "
+        "ON CONFLICT(origin) DO UPDATE SET hlc = max(hlc, excluded.hlc), "
+        "entries = entries + excluded.entries",
+        (origin, max(d.hlc for d in deltas), max(cursor.rowcount, 0)),
     )
 
 
 def version_vector(conn: Connection) -> VersionVector:
     """For each origin, the newest of its log entries held here."""
     return {NodeId(o): h for o, h in conn.execute("SELECT origin, hlc FROM version_vector")}
+
+
+def log_entry_counts(conn: Connection) -> dict[NodeId, int]:
+    """For each origin, how many of its log entries are held here."""
+    return {NodeId(o): n for o, n in conn.execute("SELECT origin, entries FROM version_vector")}
 
 
 def clock_high_water(conn: Connection) -> int:
@@ -169,6 +184,7 @@ def apply_page(
     max_skew_ms: int,
     peer: str | None = None,
     checked: bool = False,
+    repair: bool = False,
 ) -> int:
     """Validate and merge one page from a peer; returns how many of its deltas were new here.
 
@@ -193,7 +209,9 @@ def apply_page(
             f"page for {page.origin} continues from {page.after}, but this node holds only "
             f"up to {held}: applying it would leave a gap"
         )
-    fresh = [d for d in page.deltas if d.hlc > held]
+    # In a repair (a re-sent snapshot of an origin this node holds with a hole) every delta is
+    # merged: the log ignores the entries it has, and the guarded upsert keeps the winners.
+    fresh = list(page.deltas) if repair else [d for d in page.deltas if d.hlc > held]
     if fresh:
         apply_deltas(conn, fresh)
     return len(fresh)
@@ -203,27 +221,26 @@ def receive_page(
     conn: Connection,
     page: Page,
     *,
-    local: NodeId,
     now_ms: int,
     max_skew_ms: int,
     peer: str | None = None,
     checked: bool = False,
+    repair: bool = False,
 ) -> int:
-    """Apply a page that arrived from ``peer``: :func:`apply_page` plus the origin rule.
+    """Apply a page that arrived from ``peer``; the node and the simulations both use this.
 
-    A peer may relay any origin (pairing is the trust), but it may not bring this node writes in
-    this node's own name that this node never made: those are spoofed. Both the node and the
-    simulations receive pages through this one function.
+    Any paired peer may relay any origin, this node's own included: pairing is the trust, and a
+    peer that could forge this node's writes could as well forge any other node's. A page of this
+    node's own writes that this database lacks is how a wiped database, or one restored from an
+    older copy, takes its history back.
 
     Raises:
-        ProtocolError: a spoofed page, or one :func:`apply_page` refuses.
-        ClockSkewError: as :func:`apply_page`.
+        ProtocolError, SchemaError, ClockSkewError: as :func:`apply_page`.
     """
-    if page.origin == local and page.last_hlc > version_vector(conn).get(local, 0):
-        raise ProtocolError(f"{peer or 'a peer'} sent writes in this node's own name")
     return apply_page(
-        conn, page, now_ms=now_ms, max_skew_ms=max_skew_ms, peer=peer, checked=checked
-    )
+        conn, page, now_ms=now_ms, max_skew_ms=max_skew_ms, peer=peer, checked=checked,
+        repair=repair,
+    )  # fmt: skip
 
 
 def answer_request(

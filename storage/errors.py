@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from sync.errors import FeralError
 
-__all__ = ["CorruptDatabase", "ExtensionUnavailable", "MigrationError", "StorageError"]
+__all__ = [
+    "CorruptDatabase",
+    "ExtensionUnavailable",
+    "MigrationError",
+    "ModelUnavailable",
+    "StorageError",
+]
 
 
 class StorageError(FeralError):
@@ -17,6 +23,10 @@ class MigrationError(StorageError):
 
 class ExtensionUnavailable(StorageError):
     """The SQLite build in use cannot load sqlite-vec."""
+
+
+class ModelUnavailable(StorageError):
+    """The embedding model shipped with feral is missing or damaged (storage/static_model.py)."""
 
 
 class CorruptDatabase(StorageError):

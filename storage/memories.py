@@ -30,6 +30,7 @@ __all__ = [
     "find_row",
     "import_facts",
     "list_episodes",
+    "list_live",
     "log_execution",
     "nuke",
     "row_dict",
@@ -226,6 +227,13 @@ def list_episodes(conn: Connection, limit: int, *, include_archived: bool = Fals
         f"{select_sql(EPISODES)} WHERE {where} ORDER BY created_at DESC, id DESC LIMIT ?", (limit,)
     ).fetchall()
     return [row_dict(EPISODES, r) for r in records]
+
+
+def list_live(conn: Connection, table: Table) -> list[Row]:
+    """Every live row of ``table`` (neither archived nor hard-deleted), in id order."""
+    where = "deleted = 0" + (" AND archived = 0" if table.has_archive else "")
+    records = conn.execute(f"{select_sql(table)} WHERE {where} ORDER BY id").fetchall()
+    return [row_dict(table, r) for r in records]
 
 
 def import_facts(

@@ -115,6 +115,14 @@ CREATE TABLE peer_status (
 ) STRICT;
 """,
     ),
+    Migration(
+        "0005_log_entry_counts",
+        """
+ALTER TABLE version_vector ADD COLUMN entries INTEGER NOT NULL DEFAULT 0;
+UPDATE version_vector SET entries = (
+  SELECT count(*) FROM delta_log WHERE delta_log.origin = version_vector.origin);
+""",
+    ),
 )
 
 

@@ -17,6 +17,7 @@ from .delta_log import version_vector
 __all__ = [
     "backlog_for",
     "peer_statuses",
+    "record_ack",
     "record_attempt",
     "record_error",
     "record_session",
@@ -73,6 +74,23 @@ def record_sync(conn: Connection, peer: NodeId, vector: VersionVector, now_ms: i
         "UPDATE peer_status SET vector = ?, last_sync_at = ?, reachable = 1 WHERE node_id = ?",
         (json.dumps(vector, sort_keys=True), now_ms, peer),
     )
+
+
+def record_ack(conn: Connection, peer: NodeId, origin: NodeId, hlc: int) -> None:
+    """``peer`` committed our page of ``origin`` up to ``hlc``: it holds at least that much.
+
+    A peer's ``CaughtUp`` vector can predate the pages it goes on to receive in the same round
+    (it had nothing to send before our pages arrived), so the acks keep the vector current.
+    """
+    _ensure(conn, peer)
+    row = conn.execute("SELECT vector FROM peer_status WHERE node_id = ?", (peer,)).fetchone()
+    vector = json.loads(row[0])
+    if hlc > vector.get(origin, 0):
+        vector[origin] = hlc
+        conn.execute(
+            "UPDATE peer_status SET vector = ? WHERE node_id = ?",
+            (json.dumps(vector, sort_keys=True), peer),
+        )
 
 
 def record_error(

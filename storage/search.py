@@ -15,12 +15,13 @@ relevance is the hit's score and similarity is the cosine of the stored embeddin
 
 from __future__ import annotations
 
-import math
-import operator
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
 
 from sync.schema import Table
 
@@ -45,11 +46,12 @@ __all__ = [
 MMR_POOL_FACTOR = 4
 """MMR picks ``k`` results from about ``MMR_POOL_FACTOR * k`` of the most relevant candidates."""
 MMR_POOL_MAX = 400
-"""The most candidates MMR considers (never fewer than ``k``): the rerank is pure Python and costs
-about ``k * pool`` dot products, so the pool is bounded for large ``k``."""
+"""The most candidates MMR considers (never fewer than ``k``): fetching the pool and the rerank's
+``k * pool`` dot products are bounded for a large ``k``."""
 
 Strategy = Literal["fts", "vector", "hybrid"]
 _WORD = re.compile(r"\w+", re.UNICODE)
+Matrix = npt.NDArray[np.float64]
 
 
 @dataclass
@@ -186,13 +188,19 @@ def hit_vectors(conn: Connection, hits: Sequence[Hit]) -> dict[str, list[float]]
     return found
 
 
-def _unit(vector: Sequence[float]) -> list[float] | None:
-    norm = math.sqrt(sum(x * x for x in vector))
-    return [x / norm for x in vector] if norm > 0 else None
-
-
-def _dot(a: Sequence[float], b: Sequence[float]) -> float:
-    return float(sum(map(operator.mul, a, b)))
+def _unit_rows(hits: Sequence[Hit], vectors_by_id: Mapping[str, Sequence[float]]) -> Matrix:
+    """One row per hit: its vector scaled to length 1, or zeros (no vector, or a zero one)."""
+    dims = {len(v) for v in vectors_by_id.values()}
+    dim = max(dims, default=0)
+    rows = np.zeros((len(hits), dim), dtype=np.float64)
+    for index, hit in enumerate(hits):
+        vector = vectors_by_id.get(hit.id)
+        if vector is not None and len(vector) == dim:
+            rows[index] = vector
+    norms = np.linalg.norm(rows, axis=1)
+    nonzero = norms > 0
+    rows[nonzero] /= norms[nonzero, None]
+    return rows
 
 
 def mmr_rerank(
@@ -207,25 +215,19 @@ def mmr_rerank(
     """
     if not 0.0 <= lambda_ <= 1.0:
         raise ValueError(f"mmr lambda must be from 0 to 1, got {lambda_}")
-    remaining = sorted(hits, key=lambda h: (-h.score, h.id))
-    units = {h.id: _unit(vectors_by_id[h.id]) for h in remaining if h.id in vectors_by_id}
-    closest = [0.0] * len(remaining)
+    ordered = sorted(hits, key=lambda h: (-h.score, h.id))
+    units = _unit_rows(ordered, vectors_by_id)
+    relevance = lambda_ * np.array([h.score for h in ordered], dtype=np.float64)
+    closest = np.zeros(len(ordered), dtype=np.float64)
+    free = np.ones(len(ordered), dtype=bool)
     picked: list[Hit] = []
-    while remaining and len(picked) < k:
-        best, best_value = 0, -math.inf
-        for index, hit in enumerate(remaining):
-            value = lambda_ * hit.score - (1.0 - lambda_) * closest[index]
-            if value > best_value:
-                best, best_value = index, value
-        chosen = remaining.pop(best)
-        del closest[best]
-        chosen.extra["mmr_score"] = round(best_value, 6)
+    for _ in range(min(k, len(ordered))):
+        values = np.where(free, relevance - (1.0 - lambda_) * closest, -np.inf)
+        best = int(np.argmax(values))  # the first of equals: the more relevant hit
+        free[best] = False
+        chosen = ordered[best]
+        chosen.extra["mmr_score"] = round(float(values[best]), 6)
         picked.append(chosen)
-        anchor = units.get(chosen.id)
-        if anchor is None:
-            continue
-        for index, hit in enumerate(remaining):
-            other = units.get(hit.id)
-            if other is not None:
-                closest[index] = max(closest[index], min(1.0, _dot(anchor, other)))
+        similarity = np.clip(units @ units[best], 0.0, 1.0)
+        np.maximum(closest, similarity, out=closest)
     return picked

@@ -29,6 +29,7 @@ __all__ = [
     "embedder_in_use",
     "ensure_vector_tables",
     "pack_vector",
+    "reset_vectors",
     "search_similar",
     "stored_vectors",
     "unpack_vector",
@@ -54,7 +55,9 @@ def pack_vector(vector: Sequence[float], dim: int) -> bytes:
     """Little-endian float32 bytes of exactly ``dim`` finite values (what sqlite-vec stores)."""
     if len(vector) != dim:
         raise FeralError(f"embedding has {len(vector)} dimensions, expected {dim}")
-    if not all(math.isfinite(x) for x in vector):
+    # A finite sum proves every value finite (NaN or infinity would spread into it); only an
+    # infinite or NaN sum, or a sum that overflowed, needs the per-value check.
+    if not math.isfinite(sum(vector)) and not all(math.isfinite(x) for x in vector):
         raise FeralError("embedding contains NaN or infinity")
     return struct.pack(f"<{dim}f", *vector)
 
@@ -138,6 +141,19 @@ def ensure_vector_tables(conn: Connection, embedder: Embedder) -> None:
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         [("embedder", embedder.name), ("embed_dim", embedder.dim)],
     )
+
+
+def reset_vectors(conn: Connection, embedder: Embedder) -> int:
+    """Drop every vector and queue every row to be embedded afresh by ``embedder``.
+
+    For ``feral memory reembed``: run inside a write transaction, then drain the queue with
+    :func:`embed_pending`. Returns how many rows wait in the queue.
+    """
+    for table in VECTOR_TABLES:
+        conn.execute(f"DROP TABLE IF EXISTS {table.name}_vec")
+    conn.execute("DELETE FROM meta WHERE key IN ('embedder', 'embed_dim')")
+    ensure_vector_tables(conn, embedder)
+    return int(conn.execute("SELECT count(*) FROM embed_queue").fetchone()[0])
 
 
 def _text_of(table: Table, row: Sequence[object]) -> str:

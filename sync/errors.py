@@ -13,7 +13,8 @@ The tree::
     ├── NotFoundError         an id that names nothing
     └── StorageError          (storage/errors.py) the database refused or is damaged
         ├── MigrationError
-        └── ExtensionUnavailable
+        ├── ExtensionUnavailable
+        └── ModelUnavailable  the shipped embedding model is missing or damaged
 
 Third-party errors are translated at each layer boundary with ``raise ... from exc``.
 """

@@ -13,6 +13,7 @@ import hashlib
 import unicodedata
 
 from .delta import check_node_id
+from .errors import SchemaError
 from .types import NodeId, RowId
 
 __all__ = [
@@ -52,9 +53,18 @@ def normalise(text: str) -> str:
 
 
 def fact_id(subject: str, predicate: str, obj: str) -> RowId:
-    """The id of a knowledge-graph triple, derived from its normalised content."""
+    """The id of a knowledge-graph triple, derived from its normalised content.
+
+    Raises:
+        SchemaError: the text is not valid Unicode (a lone surrogate, e.g. from undecodable
+            command-line bytes), so it could be neither hashed nor stored.
+    """
     key = "\x1f".join(normalise(part) for part in (subject, predicate, obj))
-    return RowId("f" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:31])
+    try:
+        encoded = key.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise SchemaError("a fact's text is not valid Unicode") from exc
+    return RowId("f" + hashlib.sha256(encoded).hexdigest()[:31])
 
 
 PUBLIC_KEY_LENGTH = 32

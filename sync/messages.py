@@ -8,7 +8,7 @@ message that carries deltas; it is encoded by the codec directly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from .delta import check_node_id
@@ -151,17 +151,24 @@ class Ack:
 
 @dataclass(frozen=True)
 class CaughtUp:
-    """The sender has sent everything the receiver lacked, as of ``vector`` (the sender's)."""
+    """The sender has sent everything the receiver lacked, as of ``vector`` (the sender's).
+
+    ``entries`` counts, per origin, the log entries the sender holds. Equal vector entries with
+    different counts mean one side's copy of that origin's log has a hole (a database restored
+    from an older copy); the side with fewer entries asks for that origin again from the start.
+    """
 
     KIND: ClassVar[int] = 6
     vector: VersionVector
+    entries: dict[NodeId, int] = field(default_factory=dict)
 
     def to_fields(self) -> list[object]:
-        return Vector(self.vector).to_fields()
+        return [*Vector(self.vector).to_fields(), *Vector(self.entries).to_fields()]
 
     @classmethod
     def from_fields(cls, fields: list[object]) -> CaughtUp:
-        return cls(Vector.from_fields(fields).vector)
+        vector, entries = _fields(fields, 2, "caught-up")
+        return cls(Vector.from_fields([vector]).vector, Vector.from_fields([entries]).vector)
 
 
 @dataclass(frozen=True)

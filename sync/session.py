@@ -130,17 +130,19 @@ class PageReceived:
 
 @dataclass(frozen=True)
 class PageAcked:
-    """The peer committed our page: it now holds ``origin`` up to ``hlc``."""
+    """The peer committed our page of ``deltas`` entries: it holds ``origin`` up to ``hlc``."""
 
     origin: NodeId
     hlc: int
+    deltas: int = 0
 
 
 @dataclass(frozen=True)
 class PeerCaughtUp:
-    """The peer has sent everything we lacked; ``vector`` is what it holds."""
+    """The peer has sent everything we lacked; ``vector`` and ``entries`` are what it holds."""
 
     vector: VersionVector
+    entries: dict[NodeId, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -178,11 +180,15 @@ class SyncSession:
         self.page_limit = page_limit
         self.state = State.HANDSHAKE
         self.peer: Hello | None = None
+        """The peer's Hello, once it passed every check."""
+        self.offered: Hello | None = None
+        """The peer's Hello as received, even one that was refused (for status and logs)."""
         self.close_code: int | None = None
         self.peer_vector: VersionVector | None = None
         """What the peer holds, as far as its acks tell us (None until it sends its vector)."""
         self._sent: VersionVector = {}
-        self._unacked: deque[tuple[NodeId, int]] = deque()
+        self._unacked: deque[tuple[NodeId, int, int]] = deque()
+        """Pages sent and not yet acked, oldest first: (origin, last stamp, deltas)."""
         """``(origin, last_hlc)`` of each page sent and not yet acked, oldest first."""
         self._requested = False
         self._stale = False
@@ -276,8 +282,13 @@ class SyncSession:
                 break
         self._maybe_request()
 
-    def send_caught_up(self, vector: VersionVector) -> None:
-        """Answer a :class:`DeltasRequested` that found nothing to send."""
+    def send_caught_up(
+        self, vector: VersionVector, entries: dict[NodeId, int] | None = None
+    ) -> None:
+        """Answer a :class:`DeltasRequested` that found nothing to send.
+
+        ``entries`` (log entries held per origin) lets the peer detect a hole in its copy.
+        """
         self._requested = False
         if self._stale:  # the node may have looked before the commit: look again
             self._stale = False
@@ -285,7 +296,7 @@ class SyncSession:
             return
         if self.state is State.OPEN and not self._unacked and not self._caught_up_sent:
             self._caught_up_sent = True
-            self._send(CaughtUp(dict(vector)))
+            self._send(CaughtUp(dict(vector), dict(entries or {})))
 
     def ack(self, page: Page) -> None:
         """The node committed ``page``: tell the peer."""
@@ -324,7 +335,7 @@ class SyncSession:
             return self._send_page(head) and self._send_page(tail)
         self._frames.append(frame)
         self._sent[page.origin] = max(self._sent.get(page.origin, 0), page.last_hlc)
-        self._unacked.append((page.origin, page.last_hlc))
+        self._unacked.append((page.origin, page.last_hlc, len(page.deltas)))
         self._caught_up_sent = False
         return True
 
@@ -349,6 +360,7 @@ class SyncSession:
 
     def _receive_hello(self, hello: Hello) -> None:
         local = self.local
+        self.offered = hello
         refusal = self._refuse_hello(hello)
         if refusal is not None:
             self.fail(refusal[0], refusal[1], CLOSE_POLICY)
@@ -404,17 +416,17 @@ class SyncSession:
             self._receive_ack(message)
         elif isinstance(message, CaughtUp):
             self._peer_caught_up = True
-            self._events.append(PeerCaughtUp(dict(message.vector)))
+            self._events.append(PeerCaughtUp(dict(message.vector), dict(message.entries)))
         else:
             self.fail("protocol_error", f"unexpected {type(message).__name__} after the "
                       "handshake (a replayed handshake?)", CLOSE_PROTOCOL)  # fmt: skip
 
     def _receive_ack(self, ack: Ack) -> None:
-        expected = self._unacked[0] if self._unacked else None
+        expected = self._unacked[0][:2] if self._unacked else None
         if expected != (ack.origin, ack.hlc) or self.peer_vector is None:
             self.fail("protocol_error", "an ack for a page that was not sent", CLOSE_PROTOCOL)
             return
-        self._unacked.popleft()
+        _, _, deltas = self._unacked.popleft()
         self.peer_vector[ack.origin] = max(self.peer_vector.get(ack.origin, 0), ack.hlc)
-        self._events.append(PageAcked(ack.origin, ack.hlc))
+        self._events.append(PageAcked(ack.origin, ack.hlc, deltas))
         self._maybe_request()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -12,6 +13,14 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from cli.main import cli
+from node.config import load_settings, save_settings
+
+
+def turn_off_embeddings(home: Path) -> None:
+    """Set ``memory.embedder`` to ``"none"`` in ``home``'s settings.json: no vector search."""
+    settings = load_settings(home)
+    memory = dataclasses.replace(settings.memory, embedder="none")
+    save_settings(home, dataclasses.replace(settings, memory=memory))
 
 
 def feral(home: Path, *args: str, input: str | None = None) -> Result:

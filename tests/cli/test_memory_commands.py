@@ -6,7 +6,7 @@ import json
 import os
 import stat
 
-from .helpers import feral, feral_json
+from .helpers import feral, feral_json, turn_off_embeddings
 
 
 def remember(home, *args):
@@ -27,7 +27,7 @@ def test_init_creates_a_private_home_and_prints_the_node_id(tmp_path):
 
 def test_remember_then_search_then_export(tmp_path):
     row = remember(tmp_path, "my doctor's name is Dr. Chen")
-    assert row["object"] == "my doctor's name is Dr. Chen"
+    assert (row["subject"], row["predicate"], row["object"]) == ("user", "doctor_name", "Dr. Chen")
     found = feral_json(tmp_path, "memory", "search", "doctor")
     assert [r["id"] for r in found["results"]] == [row["id"]]
     assert found["results"][0]["tier"] == "semantic"
@@ -126,6 +126,7 @@ def test_episodes_lists_newest_first_as_json(tmp_path):
 
 
 def test_vector_search_without_a_model_is_a_clear_error(tmp_path):
+    turn_off_embeddings(tmp_path)
     result = feral(tmp_path, "memory", "search", "anything", "--strategy", "vector")
     assert result.exit_code == 1
     assert "no embedding model" in result.stderr

@@ -11,6 +11,7 @@ from node.config import (
     DEFAULT_NAME,
     MAX_CLOCK_SKEW_MS,
     SETTINGS_FILENAME,
+    LLMSettings,
     MemorySettings,
     PeerSettings,
     SearchSettings,
@@ -470,3 +471,48 @@ def test_settings_are_frozen():
 def test_a_value_json_cannot_show_is_shown_with_repr():
     with pytest.raises(ConfigError, match=r"name must be .*, got b'laptop'"):
         settings_from_dict({"name": b"laptop"})
+
+
+# memory.llm: the optional summary endpoint
+
+LLM = {"base_url": "http://127.0.0.1:11434/v1", "model": "tiny", "api_key_env": "FERAL_KEY"}
+
+
+def test_an_llm_endpoint_round_trips_through_the_file(tmp_path):
+    settings = settings_from_dict({"memory": {"compaction_strategy": "llm", "llm": LLM}})
+    assert settings.memory.llm == LLMSettings(LLM["base_url"], "tiny", "FERAL_KEY")
+    save_settings(tmp_path / "home", settings)
+    assert load_settings(tmp_path / "home") == settings
+    assert settings_to_dict(settings)["memory"]["llm"] == LLM
+
+
+def test_the_llm_key_variable_is_optional_and_the_endpoint_is_off_by_default():
+    settings = settings_from_dict({"memory": {"llm": {"base_url": "https://x.test", "model": "m"}}})
+    assert settings.memory.llm is not None and settings.memory.llm.api_key_env is None
+    assert Settings().memory.llm is None
+
+
+@pytest.mark.parametrize(
+    ("llm", "expected"),
+    [
+        ({"model": "m"}, "memory.llm.base_url is required"),
+        ({"base_url": "http://x"}, "memory.llm.model is required"),
+        ({**LLM, "base_url": "ftp://x"}, "memory.llm.base_url must be an http:// or https://"),
+        ({**LLM, "base_url": "http://x:99999"}, "memory.llm.base_url must be an http://"),
+        ({**LLM, "model": ""}, "memory.llm.model must be a non-empty string"),
+        ({**LLM, "api_key_env": "sk-123 secret"}, "memory.llm.api_key_env must be null or"),
+        ({**LLM, "api_key": "sk-123"}, "memory.llm.api_key is not a known key"),
+        ("http://x", "memory.llm must be a JSON object"),
+    ],
+)
+def test_a_bad_llm_endpoint_is_refused_naming_the_key(llm, expected):
+    with pytest.raises(ConfigError) as info:
+        settings_from_dict({"memory": {"llm": llm}})
+    assert expected in str(info.value)
+
+
+def test_the_llm_strategy_needs_an_endpoint():
+    with pytest.raises(
+        ConfigError, match='memory.llm must be set when compaction_strategy is "llm"'
+    ):
+        settings_from_dict({"memory": {"compaction_strategy": "llm"}})

@@ -5,7 +5,17 @@ from __future__ import annotations
 import pytest
 
 from storage.connection import Connection
-from storage.search import Hit, content_of, fts_query, merge_hybrid, search_fts, search_vector
+from storage.search import (
+    Hit,
+    content_of,
+    fts_query,
+    hit_vectors,
+    merge_hybrid,
+    mmr_pool_size,
+    mmr_rerank,
+    search_fts,
+    search_vector,
+)
 from storage.store import run_write
 from storage.vectors import HashingEmbedder, embed_pending, pack_vector
 
@@ -168,3 +178,62 @@ def test_a_hit_renders_the_documented_shape(a: Replica):
     assert shape["content"] == content_of(first.row)
     assert "table" not in shape["row"]
     assert shape["tier"] in {"semantic", "episodic"}
+
+
+# MMR
+
+
+def scored(row_id: str, score: float) -> Hit:
+    found = hit(row_id)
+    found.score = score
+    return found
+
+
+# "dup" points almost the same way as "top"; "other" is less relevant but points elsewhere.
+MMR_VECTORS = {"top": [1.0, 0.0, 0.0], "dup": [0.99, 0.14, 0.0], "other": [0.0, 0.0, 1.0]}
+
+
+def mmr_hits() -> list[Hit]:
+    return [scored("top", 0.9), scored("dup", 0.85), scored("other", 0.5)]
+
+
+def test_mmr_picks_a_diverse_second_result_over_a_near_duplicate():
+    picked = mmr_rerank(mmr_hits(), MMR_VECTORS, lambda_=0.5, k=3)
+    assert ids(picked) == ["top", "other", "dup"]
+    assert picked[0].extra["mmr_score"] == pytest.approx(0.45)
+    assert picked[1].extra["mmr_score"] == pytest.approx(0.25)
+    assert [h.score for h in picked] == [0.9, 0.5, 0.85]  # score stays the relevance
+
+
+def test_mmr_with_lambda_one_keeps_the_relevance_order_and_respects_k():
+    picked = mmr_rerank(mmr_hits()[::-1], MMR_VECTORS, lambda_=1.0, k=2)
+    assert ids(picked) == ["top", "dup"]
+
+
+def test_mmr_treats_a_hit_without_a_vector_as_similar_to_nothing():
+    vectors = {"top": MMR_VECTORS["top"], "dup": [0.0, 0.0, 0.0]}
+    picked = mmr_rerank(mmr_hits(), vectors, lambda_=0.5, k=3)
+    assert ids(picked) == ["top", "dup", "other"]
+
+
+def test_mmr_refuses_a_lambda_outside_the_unit_interval():
+    with pytest.raises(ValueError, match="lambda"):
+        mmr_rerank(mmr_hits(), MMR_VECTORS, lambda_=1.5, k=3)
+
+
+def test_the_mmr_pool_is_larger_than_k_and_bounded():
+    assert mmr_pool_size(10) == 40
+    assert mmr_pool_size(1000) == 1000
+    assert 10 < mmr_pool_size(200) <= 400
+
+
+def test_hit_vectors_reads_the_stored_embeddings_by_rowid(a: Replica):
+    assert hit_vectors(a.conn, search_fts(a.conn, "doctor", 10)) == {}  # no embedder: no vectors
+    embedded(a.conn)
+    hits = search_fts(a.conn, "doctor", 10)
+    vectors = hit_vectors(a.conn, hits)
+    assert set(vectors) == set(ids(hits))
+    for found in hits:  # each hit's own vector finds that hit first, at similarity 1
+        (nearest, *_) = search_vector(a.conn, pack_vector(vectors[found.id], 64), 5)
+        assert nearest.id == found.id
+        assert nearest.vector_score == pytest.approx(1.0, abs=1e-5)

@@ -17,6 +17,7 @@ from storage.vectors import (
     embedder_in_use,
     ensure_vector_tables,
     pack_vector,
+    reset_vectors,
     search_similar,
 )
 from sync.errors import FeralError
@@ -216,6 +217,27 @@ def test_the_same_embedder_again_keeps_the_vectors(a: Replica):
     embed_all(a.conn, embedder)
     assert embed_all(a.conn, HashingEmbedder(16)) == 0
     assert len(vector_rowids(a.conn, FACTS)) == 1
+
+
+def test_reset_vectors_drops_every_vector_and_queues_every_row(a: Replica):
+    for i in range(3):
+        a.remember(f"thing {i}", "is", "embedded")
+    a.episode("an episode")
+    embedder = HashingEmbedder(16)
+    embed_all(a.conn, embedder)
+    assert run_write(a.conn, reset_vectors, embedder) == 4
+    assert vector_rowids(a.conn, FACTS) == vector_rowids(a.conn, EPISODES) == set()
+    assert embedder_in_use(a.conn) == ("hashing-16", 16)
+    assert embed_all(a.conn, embedder) == 4
+    assert len(vector_rowids(a.conn, FACTS)) == 3
+
+
+def test_reset_vectors_can_change_the_dimension(a: Replica):
+    a.remember("sky", "is", "blue")
+    embed_all(a.conn, HashingEmbedder(16))
+    assert run_write(a.conn, reset_vectors, HashingEmbedder(8)) == 1
+    assert embed_all(a.conn, HashingEmbedder(8)) == 1
+    assert embedder_in_use(a.conn) == ("hashing-8", 8)
 
 
 # -- similarity search ---------------------------------------------------------------------------

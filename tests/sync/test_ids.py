@@ -158,3 +158,10 @@ def test_a_fact_id_keeps_its_three_parts_apart():
 def test_a_separator_inside_a_part_is_whitespace_and_cannot_forge_a_boundary():
     assert fact_id("a\x1fb", "c", "d") == fact_id("a b", "c", "d")
     assert fact_id("a\x1fb", "c", "d") != fact_id("a", "b", "c\x1fd")
+
+
+def test_a_fact_with_a_lone_surrogate_is_a_clear_schema_error():
+    from sync.errors import SchemaError
+
+    with pytest.raises(SchemaError, match="not valid Unicode"):
+        fact_id("bad \udcff byte", "is", "text")

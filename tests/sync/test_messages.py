@@ -121,8 +121,14 @@ def test_a_vector_is_sent_with_its_origins_in_sorted_order():
     assert list(obj[2]) == [NODE, OTHER]
 
 
-def test_a_caught_up_has_the_layout_of_a_vector():
-    assert msgpack.unpackb(encode_message(CaughtUp({NODE: 5}))) == [PROTOCOL_VERSION, 6, {NODE: 5}]
+def test_a_caught_up_is_a_vector_then_log_entry_counts():
+    encoded = encode_message(CaughtUp({NODE: 5}, {NODE: 3}))
+    assert msgpack.unpackb(encoded) == [PROTOCOL_VERSION, 6, {NODE: 5}, {NODE: 3}]
+
+
+def test_a_caught_up_round_trips_its_entry_counts():
+    message = CaughtUp({NODE: 5, OTHER: 9}, {NODE: 3, OTHER: 1})
+    assert decode_message(encode_message(message)) == message
 
 
 @pytest.mark.parametrize("message", [Vector({}), CaughtUp({})])
@@ -189,7 +195,7 @@ def test_a_frame_that_is_not_an_array_of_version_and_kind_is_refused(obj):
         (Auth(b"s" * 64), 1),
         (Vector({}), 1),
         (Ack(NODE, 1), 2),
-        (CaughtUp({}), 1),
+        (CaughtUp({}), 2),
         (ErrorMessage("c", "m"), 2),
     ],
 )
@@ -246,24 +252,29 @@ def test_an_auth_signature_must_be_64_bytes(signature):
         decode_message(raw(Auth.KIND, signature))
 
 
+def tail(cls: type) -> list[object]:
+    """The fields after the vector: a CaughtUp also carries its (empty) entry counts."""
+    return [{}] if cls is CaughtUp else []
+
+
 @pytest.mark.parametrize("cls", [Vector, CaughtUp])
 @pytest.mark.parametrize("value", [[], [[NODE, 1]], None, "vector", 3])
 def test_a_vector_must_be_a_map(cls, value):
     with pytest.raises(DecodeError, match="map of at most"):
-        decode_message(raw(cls.KIND, value))
+        decode_message(raw(cls.KIND, value, *tail(cls)))
 
 
 @pytest.mark.parametrize("cls", [Vector, CaughtUp])
 @pytest.mark.parametrize("entry", [-1, MAX_PACKED + 1, True, 1.0, "1", None])
 def test_a_vector_entry_must_be_a_packed_stamp(cls, entry):
     with pytest.raises(DecodeError, match="vector entry"):
-        decode_message(raw(cls.KIND, {NODE: entry}))
+        decode_message(raw(cls.KIND, {NODE: entry}, *tail(cls)))
 
 
 @pytest.mark.parametrize("cls", [Vector, CaughtUp])
 def test_a_vector_keyed_by_a_malformed_node_id_is_a_protocol_error(cls):
     with pytest.raises(ProtocolError, match="malformed node id"):
-        decode_message(raw(cls.KIND, {"not-a-node": 1}))
+        decode_message(raw(cls.KIND, {"not-a-node": 1}, *tail(cls)))
 
 
 def test_a_vector_keyed_by_bytes_is_a_protocol_error():

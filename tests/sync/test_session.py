@@ -480,7 +480,7 @@ def test_an_ack_for_the_page_in_flight_is_accepted(laptop, phone):
     link.a.answer()
     link.a.drain()
     link.a.session.receive_frame(encode_message(Ack(laptop.node_id, delta.hlc)))
-    assert PageAcked(laptop.node_id, delta.hlc) in link.a.session.events_received()
+    assert PageAcked(laptop.node_id, delta.hlc, 1) in link.a.session.events_received()
 
 
 # -- refusals and bad input --------------------------------------------------------------------

@@ -1,0 +1,131 @@
+"""Turning what people say into knowledge-graph triples (``feral memory remember TEXT``).
+
+Pure and deterministic. The rules, tried in this order on the stripped text (the first that
+matches wins; case does not matter for ``my`` and ``I``):
+
+===================================  ==============================================
+text                                 triple
+===================================  ==============================================
+``my doctor's name is Dr. Chen``     ``("user", "doctor_name", "Dr. Chen")``
+``my favourite colour is green``     ``("user", "favourite_colour", "green")``
+``Alice's birthday is on May 4``     ``("Alice", "birthday", "May 4")``
+``I live in Porto``                  ``("user", "lives_in", "Porto")``
+``I work at Acme`` / ``for Acme``    ``("user", "works_at", "Acme")`` / ``works_for``
+``I like X`` / ``I love X``          ``("user", "likes", "X")``
+``I dislike X`` / ``I hate X``       ``("user", "dislikes", "X")``
+``Alice is a nurse``                 ``("Alice", "is", "a nurse")``
+anything else                        ``("user", "note", text)``
+===================================  ==============================================
+
+Details:
+
+* Possessives: ``my ATTRIBUTE is|are|was VALUE`` and ``OWNER's ATTRIBUTE is|are|was VALUE``,
+  where ATTRIBUTE is one to five words and OWNER one to four capitalised words, optionally
+  after a title (``Dr. Chen's``). An ``on``, ``in`` or ``at`` right after the verb is dropped
+  ("is on May 4" gives "May 4"). The verbs match in any case.
+* The predicate is the attribute in snake_case: possessive ``'s`` removed, lower-cased, every
+  run of other characters than letters and digits turned into one ``_``, trimmed
+  ("doctor's name" gives ``doctor_name``).
+* ``X is Y`` needs X to be one to four capitalised words (a title allowed) that do not open
+  with a pronoun or article (``It is late`` and ``The bus is late`` stay notes).
+* Trailing ``.``, ``!``, ``?``, ``,``, ``;`` and ``:`` are stripped from the object (not from
+  a note, which keeps the text as written, apart from surrounding white space). An empty
+  object makes the text a note.
+
+Because a fact's id is derived from its normalised content (sync/ids.py), saying the same thing
+twice, on any device, in any capitalisation or spacing, is one row.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["NOTE", "USER", "Triple", "parse_fact", "snake_case"]
+
+Triple = tuple[str, str, str]
+
+USER = "user"
+NOTE = "note"
+
+_VERB = r"(?i:is|are|was)"
+_PREP = r"(?:(?i:on|in|at)\s+)?"
+_TITLE = r"(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof|St)\.\s+)"
+_CAP_WORD = r"[^\W\d_][\w'’.-]*"
+_PROPER = rf"{_TITLE}?{_CAP_WORD}(?:\s+{_CAP_WORD}){{0,3}}"
+
+_ATTRIBUTE = r"(?P<attr>\S+(?:\s+\S+){0,4}?)"
+"""One to five words: a longer "attribute" is a sentence, not a predicate."""
+_MY = re.compile(rf"(?i:my)\s+{_ATTRIBUTE}\s+{_VERB}\s+{_PREP}(?P<value>.+)", re.S)
+_OWNER = re.compile(
+    rf"(?P<owner>{_PROPER})['’]s\s+{_ATTRIBUTE}\s+{_VERB}\s+{_PREP}(?P<value>.+)", re.S
+)
+_FIRST_PERSON: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(rf"(?i:i)\s+(?:(?i:really)\s+)?{verb}\s+(?P<value>.+)", re.S), predicate)
+    for verb, predicate in (
+        (r"(?i:live\s+in)", "lives_in"),
+        (r"(?i:work\s+at)", "works_at"),
+        (r"(?i:work\s+for)", "works_for"),
+        (r"(?i:like|love)", "likes"),
+        (r"(?i:dislike|hate)", "dislikes"),
+    )
+)
+_IS = re.compile(rf"(?P<subject>{_PROPER})\s+(?i:is)\s+(?P<value>.+)", re.S)
+_NOT_NAMES = frozenset(
+    """a an the this that these those it its he she they we you i there here what who which
+    where when why how my our your his her their everything nothing something everyone
+    someone nobody today tomorrow yesterday""".split()
+)
+_TRAILING = ".!?,;: \t\r\n"
+
+
+def snake_case(text: str) -> str:
+    """``"doctor's name"`` to ``"doctor_name"``: the predicate form of an attribute."""
+    text = re.sub(r"['’]s\b", "", text.casefold())
+    return re.sub(r"[\W_]+", "_", text).strip("_")
+
+
+def parse_fact(text: str) -> Triple:
+    """The triple for ``text`` (see the module docstring for the rules)."""
+    text = text.strip()
+    return _possessive(text) or _first_person(text) or _is(text) or (USER, NOTE, text)
+
+
+def _value(raw: str) -> str | None:
+    value = " ".join(raw.split()).rstrip(_TRAILING)
+    return value or None
+
+
+def _possessive(text: str) -> Triple | None:
+    match = _MY.fullmatch(text)
+    subject = USER
+    if match is None:
+        match = _OWNER.fullmatch(text)
+        if match is None or not _is_name(match["owner"]):
+            return None
+        subject = " ".join(match["owner"].split())
+    predicate, value = snake_case(match["attr"]), _value(match["value"])
+    if not predicate or value is None:
+        return None
+    return (subject, predicate, value)
+
+
+def _first_person(text: str) -> Triple | None:
+    for pattern, predicate in _FIRST_PERSON:
+        match = pattern.fullmatch(text)
+        if match is not None and (value := _value(match["value"])) is not None:
+            return (USER, predicate, value)
+    return None
+
+
+def _is(text: str) -> Triple | None:
+    match = _IS.fullmatch(text)
+    if match is None or not _is_name(match["subject"]):
+        return None
+    value = _value(match["value"])
+    return (" ".join(match["subject"].split()), "is", value) if value else None
+
+
+def _is_name(words: str) -> bool:
+    """Capitalised words that do not open with a pronoun or an article."""
+    parts = words.split()
+    return all(p[0].isupper() for p in parts) and parts[0].casefold() not in _NOT_NAMES

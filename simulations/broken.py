@@ -1,0 +1,145 @@
+"""Deliberately broken variants of the real functions, to prove the simulations bite.
+
+Each :class:`Variant` names real attributes of ``sync``/``storage`` modules and the broken
+function to put in their place for the length of one run (see :func:`patched`). The
+simulations look storage functions up on their modules at call time, so a patched attribute is
+what the nodes run. test_bites.py requires every variant to be caught within a bounded number
+of examples; ``python -m simulations --bites`` reports how fast.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from storage import delta_log, memories
+from sync import merge
+from sync.delta import Page, Version
+from sync.errors import ProtocolError
+from sync.hlc import COUNTER_BITS, check_skew
+from sync.types import VersionVector
+
+__all__ = ["VARIANTS", "Variant", "patched"]
+
+Conn = Any
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A bug, written as replacements for real module attributes."""
+
+    name: str
+    machine: str
+    """Which machine must catch it: ``convergence`` or ``agreement``."""
+    patches: tuple[tuple[object, str, object], ...]
+
+
+@contextmanager
+def patched(variant: Variant) -> Iterator[None]:
+    """Swap the variant's attributes in, and always back out."""
+    saved = [(target, name, getattr(target, name)) for target, name, _ in variant.patches]
+    try:
+        for target, name, value in variant.patches:
+            setattr(target, name, value)
+        yield
+    finally:
+        for target, name, value in reversed(saved):
+            setattr(target, name, value)
+
+
+def _wins_by_hlc_only(incoming: Version, current: Version | None) -> bool:
+    return current is None or incoming.hlc > current.hlc
+
+
+def _upsert_by_hlc_only() -> dict[str, str]:
+    guard = re.compile(r"WHERE \(excluded\.hlc, excluded\.origin\) > \((\S+)\.hlc, \S+\.origin\)")
+    return {name: guard.sub(r"WHERE excluded.hlc > \1.hlc", sql)
+            for name, sql in delta_log._UPSERT.items()}  # fmt: skip
+
+
+def _gap(page: Page, held: int) -> ProtocolError:
+    return ProtocolError(f"page continues from {page.after}, only {held} held")
+
+
+def _vector_before_commit(conn: Conn, page: Page, *, now_ms: int, max_skew_ms: int,
+                          peer: str | None = None, checked: bool = False,
+                          repair: bool = False) -> int:  # fmt: skip
+    """The vector moves over the page in its own transaction, before the rows are written."""
+    if not checked:
+        page.check()
+    held = delta_log.version_vector(conn).get(page.origin, 0)
+    conn.execute(
+        "INSERT INTO version_vector(origin, hlc) VALUES (?, ?) "
+        "ON CONFLICT(origin) DO UPDATE SET hlc = max(hlc, excluded.hlc)",
+        (page.origin, page.last_hlc),
+    )
+    conn.execute("COMMIT")
+    conn.execute("BEGIN IMMEDIATE")
+    for delta in page.deltas:
+        check_skew(delta.hlc, now_ms, max_skew_ms, peer)
+    if page.after > held:
+        raise _gap(page, held)
+    fresh = [d for d in page.deltas if repair or d.hlc > held]
+    delta_log.apply_deltas(conn, fresh)
+    return len(fresh)
+
+
+def _clock_before_skew_check(conn: Conn, page: Page, *, now_ms: int, max_skew_ms: int,
+                             peer: str | None = None, checked: bool = False,
+                             repair: bool = False) -> int:  # fmt: skip
+    """The stamps are taken into the clock (the high-water mark) first, then checked against
+    the clock they just moved: the check can no longer fail."""
+    if not checked:
+        page.check()
+    held = delta_log.version_vector(conn).get(page.origin, 0)
+    if page.after > held:
+        raise _gap(page, held)
+    fresh = [d for d in page.deltas if repair or d.hlc > held]
+    delta_log.apply_deltas(conn, fresh)
+    clock = max(now_ms, delta_log.clock_high_water(conn) >> COUNTER_BITS)
+    for delta in page.deltas:
+        check_skew(delta.hlc, clock, max_skew_ms, peer)
+    return len(fresh)
+
+
+def _single_cursor(conn: Conn, since: VersionVector, limit: int) -> tuple[list[Page], Any]:
+    """FERAL's relay bug: one "since this HLC" cursor for every origin."""
+    cursor = max(since.values(), default=0)
+    mine = delta_log.version_vector(conn)
+    return delta_log.changes_since(conn, {o: cursor for o in mine}, limit), mine
+
+
+def _nuke_without_tombstone(conn: Conn, origin: str, stamp: Callable[[int], int],
+                            row_id: str) -> dict[str, Any]:  # fmt: skip
+    """The tombstone is dropped at once: the row is deleted here and nothing replicates."""
+    table, row = memories.find_row(conn, row_id)
+    conn.execute(f'DELETE FROM "{table.name}" WHERE id = ?', (row_id,))
+    return row
+
+
+VARIANTS = (
+    Variant(
+        "tie_break_ignores_node_id",
+        "convergence",
+        ((merge, "wins", _wins_by_hlc_only), (delta_log, "_UPSERT", _upsert_by_hlc_only())),
+    ),
+    Variant("tie_break_sql_only", "agreement", ((delta_log, "_UPSERT", _upsert_by_hlc_only()),)),
+    Variant(
+        "vector_before_commit", "convergence", ((delta_log, "apply_page", _vector_before_commit),)
+    ),  # fmt: skip
+    Variant(
+        "relay_single_cursor", "convergence", ((delta_log, "answer_request", _single_cursor),)
+    ),  # fmt: skip
+    Variant("tombstone_dropped", "convergence", ((memories, "nuke", _nuke_without_tombstone),)),
+    Variant(
+        "clock_before_skew_check",
+        "convergence",
+        ((delta_log, "apply_page", _clock_before_skew_check),),
+    ),  # fmt: skip
+    Variant(
+        "high_water_not_kept", "convergence", ((memories, "clock_high_water", lambda conn: 0),)
+    ),  # fmt: skip
+)

@@ -1,0 +1,55 @@
+"""Hypothesis settings for the simulations, and the counters a run reports.
+
+Profiles (each is a total across the machines, split by :data:`SHARES`):
+
+* ``pytest``: what ``python3 -m pytest`` runs, sized to keep the whole suite's CI short.
+* ``ci``: ``python -m simulations --profile ci``, about 1,000 examples of up to 50 steps.
+* ``long``: ``python -m simulations --profile long --seconds S``, batches until time is up.
+
+The profile for pytest is chosen with ``FERAL_SIM_PROFILE`` (default ``pytest``). It is applied
+to the machines only, never loaded globally, so the rest of the suite keeps its own settings.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+
+from hypothesis import HealthCheck, Phase, settings
+
+__all__ = ["EXAMPLES", "SHARES", "STEPS", "TOTALS", "machine_settings", "pytest_settings"]
+
+STEPS = 50
+"""Most rule steps per example (hypothesis' ``stateful_step_count``)."""
+
+EXAMPLES = {"pytest": 150, "ci": 1_000, "long": 2_000}
+"""Examples per run (for ``long``, per batch: batches repeat until ``--seconds`` is up)."""
+
+SHARES = {"convergence": 0.8, "agreement": 0.2}
+"""How a profile's examples are split between the machines."""
+
+TOTALS: Counter[str] = Counter()
+"""Examples, steps and nodes run in this process (``python -m simulations`` reports them)."""
+
+
+def machine_settings(profile: str, machine: str, **overrides: object) -> settings:
+    """The settings one machine runs with under ``profile``."""
+    options: dict[str, object] = {
+        "max_examples": max(1, round(EXAMPLES[profile] * SHARES[machine])),
+        "stateful_step_count": STEPS,
+        "deadline": None,  # an example opens real SQLite files: its time varies with the disk
+        "print_blob": True,
+        "report_multiple_bugs": False,
+        "database": None,  # replay is by --seed (or the printed blob), never by a local file
+        # Each example builds a cluster of SQLite files, so examples are slow on purpose.
+        "suppress_health_check": [HealthCheck.too_slow],
+        "phases": [Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+    }
+    if profile == "pytest":
+        options["derandomize"] = True  # the suite runs the same examples every time
+    options.update(overrides)
+    return settings(**options)  # type: ignore[arg-type]
+
+
+def pytest_settings(machine: str) -> settings:
+    return machine_settings(os.environ.get("FERAL_SIM_PROFILE", "pytest"), machine)

@@ -1,0 +1,82 @@
+"""The reference replica: rows, per-origin log and version vector in plain dictionaries.
+
+It does what storage/delta_log.py does with SQL, using only :func:`sync.merge.decide` for the
+merge, so the differential machine can hold the SQLite store to it (DESIGN §4: "the pure
+``decide()`` in sync/ is the reference the simulations hold it to"). It is deliberately naive:
+every rule is written the obvious way, not the fast way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sync import merge
+from sync.delta import MAX_PAGE_DELTAS, Delta, Page, Version
+from sync.errors import ProtocolError
+from sync.hlc import check_skew
+from sync.schema import Value
+from sync.types import NodeId, RowId, VersionVector
+
+__all__ = ["MemoryReplica", "RowKey", "row_record"]
+
+RowKey = tuple[str, RowId]
+"""A replicated row: ``(table name, row id)``."""
+
+
+def row_record(delta: Delta) -> tuple[tuple[Value, ...], int, NodeId, bool]:
+    """What a row holds once ``delta`` has won it: values, hlc, origin, deleted."""
+    return delta.row_values(), delta.hlc, delta.origin, delta.is_tombstone
+
+
+class MemoryReplica:
+    """One node's replicated state, kept in memory."""
+
+    def __init__(self) -> None:
+        self.rows: dict[RowKey, Delta] = {}
+        """Each row's winning delta."""
+        self.log: dict[NodeId, dict[int, Delta]] = {}
+        """Every delta received, winning or not, by origin and stamp."""
+
+    def version(self, key: RowKey) -> Version | None:
+        winner = self.rows.get(key)
+        return None if winner is None else winner.version
+
+    def apply_deltas(self, deltas: Iterable[Delta]) -> None:
+        """Merge each delta into its row in order, and log it (a delta already logged is ignored
+        by the log, exactly as ``INSERT OR IGNORE`` does)."""
+        for delta in deltas:
+            key = (delta.table, delta.row_id)
+            if merge.decide(self.version(key), delta) is merge.Decision.APPLY:
+                self.rows[key] = delta
+            self.log.setdefault(delta.origin, {}).setdefault(delta.hlc, delta)
+
+    def vector(self) -> VersionVector:
+        return {origin: max(entries) for origin, entries in self.log.items() if entries}
+
+    def changes_since(self, theirs: VersionVector, limit: int = MAX_PAGE_DELTAS) -> list[Page]:
+        """Per origin (in order), a page of the entries above ``theirs``; ``limit`` in all."""
+        pages = []
+        budget = limit
+        for origin, entries in sorted(self.log.items()):
+            after = theirs.get(origin, 0)
+            if max(entries) <= after or budget <= 0:
+                continue
+            fresh = tuple(entries[h] for h in sorted(entries) if h > after)[:budget]
+            pages.append(Page(origin, after, fresh))
+            budget -= len(fresh)
+        return pages
+
+    def apply_page(self, page: Page, *, now_ms: int, max_skew_ms: int) -> int:
+        """Check every stamp's skew and that the page continues what is held, then merge."""
+        page.check()
+        for delta in page.deltas:
+            check_skew(delta.hlc, now_ms, max_skew_ms)
+        held = self.vector().get(page.origin, 0)
+        if page.after > held:
+            raise ProtocolError(f"page continues from {page.after}; only {held} is held")
+        fresh = [d for d in page.deltas if d.hlc > held]
+        self.apply_deltas(fresh)
+        return len(fresh)
+
+    def records(self) -> dict[RowKey, tuple[tuple[Value, ...], int, NodeId, bool]]:
+        return {key: row_record(delta) for key, delta in self.rows.items()}

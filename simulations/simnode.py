@@ -1,0 +1,286 @@
+"""One simulated device: a real SQLite store, its own clock, and a real session per link.
+
+:class:`SimNode` answers session events exactly as node/peer.py's ``PeerLink`` does, through the
+same storage functions (``answer_request``, ``receive_page``, the ``peers`` records), and writes
+exactly as node/node.py's ``Node`` does (``memories.*`` under ``run_write`` with the clock's
+``tick`` as the stamp, then ``local_changed`` on every open link). Storage functions are looked
+up on their modules at call time, so a test can swap one for a broken variant.
+
+Where the node is asynchronous (``notify_changed`` schedules the pushes as tasks), the
+simulation pushes at once: one of the schedules the real node may take.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from storage import delta_log, peers as peer_status, stats as store_stats
+from storage.store import open_sync, run_write
+from sync.delta import Page
+from sync.errors import ClockSkewError, FeralError, NotFoundError, ProtocolError
+from sync.hlc import COUNTER_BITS, DEFAULT_MAX_DRIFT_MS, HybridClock
+from sync.session import (
+    CLOSE_INTERNAL,
+    CLOSE_POLICY,
+    CLOSE_PROTOCOL,
+    Authenticated,
+    DeltasRequested,
+    Event,
+    Failed,
+    LocalPeer,
+    PageAcked,
+    PageReceived,
+    PeerCaughtUp,
+    State,
+    SyncSession,
+)
+from sync.types import NodeId, VersionVector
+
+from .keys import KeyPair
+from .network import EOF, Frame, ManualClock
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
+
+__all__ = ["MAX_SKEW_MS", "SimNode"]
+
+MAX_SKEW_MS = 300_000
+"""The skew window every simulated node uses (FERAL's five minutes)."""
+
+DRIFT_MS = max(DEFAULT_MAX_DRIFT_MS, MAX_SKEW_MS)
+"""The clock's drift limit, chosen as node/node.py chooses it."""
+
+
+class SimNode:
+    """A device of the cluster. Its database lives in a file, so a restart keeps it."""
+
+    def __init__(
+        self, cluster: Cluster, name: str, keys: KeyPair, path: Path, wall: ManualClock
+    ) -> None:
+        self.cluster = cluster
+        self.name = name
+        self.keys = keys
+        self.path = path
+        self.wall = wall
+        self.sessions: dict[NodeId, SyncSession] = {}
+        self.eof_sent: set[NodeId] = set()
+        self.repairing: dict[NodeId, set[NodeId]] = {}
+        """Per link: origins being taken again from the start (node/peer.py ``_repairing``)."""
+        self.last_error: dict[NodeId, str] = {}
+        self.problems: list[str] = []
+        """What the oracle saw go wrong while this node worked (checked after every step)."""
+        self.high_water = 0
+        self.sessions_made = 0
+        self.conn: Any = None
+        self.clock = HybridClock(self.node_id, wall, max_drift_ms=DRIFT_MS)
+        self.open()
+
+    @property
+    def node_id(self) -> NodeId:
+        return self.keys.node_id
+
+    @property
+    def stats(self) -> Counter[str]:
+        return self.cluster.stats
+
+    # -- life cycle ----------------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Open the database; the clock starts empty and resumes from the stored high-water
+        mark inside each write transaction, as ``Node.open`` does."""
+        self.conn = open_sync(self.path, synchronous="NORMAL")
+        self.clock = HybridClock(self.node_id, self.wall, max_drift_ms=DRIFT_MS)
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def vector(self) -> VersionVector:
+        return delta_log.version_vector(self.conn)
+
+    def new_session(self, page_limit: int) -> SyncSession:
+        self.sessions_made += 1
+        seed = f"{self.node_id}:{self.sessions_made}".encode()
+        local = LocalPeer(
+            node_id=self.node_id,
+            public_key=self.keys.public,
+            name=self.name,
+            epoch=store_stats.log_epoch(self.conn),
+            sign=self.keys.sign,
+            verify=self.cluster.keys.verify,
+            fingerprint=self.cluster.fingerprint,
+            is_paired=self.cluster.is_paired,
+            now_ms=self.wall,
+            max_skew_ms=MAX_SKEW_MS,
+            nonce=hashlib.sha256(seed).digest(),
+        )
+        return SyncSession(local, page_limit=page_limit)
+
+    # -- local writes (node/node.py) -----------------------------------------------------------
+
+    def commit(self, fn: Callable[..., object], *args: Any, **kwargs: Any) -> int:
+        """Run one local write as ``Node`` does and record what it stamped; returns how many.
+
+        A write the product refuses (``NotFoundError`` for an unknown id) writes nothing.
+        """
+        before = self.vector()
+        issued: list[int] = []
+
+        def stamp(floor: int) -> int:
+            hlc = self.clock.tick(floor)
+            issued.append(hlc)
+            return hlc
+
+        try:
+            run_write(self.conn, fn, self.node_id, stamp, *args, **kwargs)
+        except NotFoundError:
+            self.stats["refused_local"] += 1
+            return 0
+        self._record_local(issued, max(before.values(), default=0))
+        self.notify()
+        return len(issued)
+
+    def _record_local(self, issued: list[int], high_water: int) -> None:
+        if not issued:
+            return
+        if issued[0] <= high_water or issued != sorted(set(issued)):
+            self.problems.append(
+                f"{self.name} stamped {issued} at or below its high-water mark {high_water}"
+            )
+        theirs = self.vector()
+        theirs[self.node_id] = min(issued) - 1
+        held = {d.hlc: d for p in delta_log.changes_since(self.conn, theirs, 10_000)
+                for d in p.deltas}  # fmt: skip
+        self.cluster.ledger.record(held[h] for h in issued if h in held)
+        self.stats["local_writes"] += len(issued)
+
+    def notify(self, exclude: NodeId | None = None) -> None:
+        """``Node.notify_changed``: every authenticated link but ``exclude`` hears of it."""
+        for peer, session in list(self.sessions.items()):
+            if peer != exclude and session.state is State.OPEN:
+                session.local_changed()
+                self.pump(peer)
+
+    # -- one link (node/peer.py) ---------------------------------------------------------------
+
+    def anti_entropy(self, peer: NodeId) -> None:
+        """``PeerLink.anti_entropy`` (node/service.py runs it every few minutes)."""
+        session = self.sessions.get(peer)
+        if session is not None:
+            session.send_vector(self.vector())
+            self.pump(peer)
+
+    def pump(self, peer: NodeId) -> None:
+        """Answer every event of the link with ``peer``, then queue its frames for sending."""
+        session = self.sessions.get(peer)
+        if session is None:
+            return
+        while events := session.events_received():
+            for event in events:
+                self._handle(peer, session, event)
+        frames: list[Frame] = list(session.frames_to_send())
+        if session.state >= State.CLOSING and peer not in self.eof_sent:
+            self.eof_sent.add(peer)
+            frames.append(EOF)
+        self.cluster.network.send((self.node_id, peer), frames)
+
+    def _handle(self, peer: NodeId, session: SyncSession, event: Event) -> None:
+        if isinstance(event, DeltasRequested | PageReceived) and self._unpaired(peer, session):
+            return
+        if isinstance(event, Authenticated):
+            self._authenticated(peer, session, event)
+        elif isinstance(event, DeltasRequested):
+            pages, vector = delta_log.answer_request(self.conn, event.since, event.limit)
+            if pages:
+                session.send_pages(pages)
+            else:
+                session.send_caught_up(vector, delta_log.log_entry_counts(self.conn))
+        elif isinstance(event, PageReceived):
+            self._apply(peer, session, event.page)
+        elif isinstance(event, PageAcked):
+            run_write(self.conn, peer_status.record_ack, peer, event.origin, event.hlc)
+        elif isinstance(event, PeerCaughtUp):
+            run_write(self.conn, peer_status.record_sync, peer, event.vector, self.wall())
+            self._check_for_holes(peer, session, event)
+        elif isinstance(event, Failed):
+            self.last_error[peer] = f"{event.code}: {event.message}"
+            self.stats[f"failed_{event.code}"] += not event.remote
+            run_write(self.conn, peer_status.record_error, peer, event.message, self.wall(),
+                      unreachable=False)  # fmt: skip
+
+    def _unpaired(self, peer: NodeId, session: SyncSession) -> bool:
+        if self.cluster.is_paired(peer):
+            return False
+        session.fail("not_paired", f"node {peer} is no longer paired", CLOSE_POLICY)
+        return True
+
+    def _authenticated(self, peer: NodeId, session: SyncSession, event: Authenticated) -> None:
+        if event.peer != peer:
+            session.fail("wrong_peer", f"answered as {event.peer}, not {peer}", CLOSE_POLICY)
+            return
+        run_write(self.conn, peer_status.record_session, peer, name=event.name,
+                  clock_offset_ms=event.clock_offset_ms, encrypted=False,
+                  now_ms=self.wall())  # fmt: skip
+        session.send_vector(self.vector())
+
+    def _check_for_holes(self, peer: NodeId, session: SyncSession, event: PeerCaughtUp) -> None:
+        """``PeerLink._check_for_holes``: where both hold an origin up to one stamp and the peer
+        holds more entries of it, this copy has a hole: take that origin again from the start
+        (merging every entry); if a repair did not close it, fail the link."""
+        vector = self.vector()
+        entries = delta_log.log_entry_counts(self.conn)
+        holes = {
+            origin for origin, hlc in event.vector.items()
+            if vector.get(origin) == hlc and event.entries.get(origin, 0) > entries.get(origin, 0)
+        }  # fmt: skip
+        repairing = self.repairing.setdefault(peer, set())
+        if not holes:
+            repairing.clear()
+        elif holes <= repairing:
+            session.fail("log_diverged", f"log of {sorted(holes)} still differs after a repair",
+                         CLOSE_INTERNAL)  # fmt: skip
+        else:
+            self.stats["repairs"] += 1
+            repairing |= holes
+            session.send_vector({**vector, **{origin: 0 for origin in holes}})
+
+    def _apply(self, peer: NodeId, session: SyncSession, page: Page) -> None:
+        now = self.wall()
+        try:
+            applied = run_write(
+                self.conn, delta_log.receive_page, page, now_ms=now,
+                max_skew_ms=MAX_SKEW_MS, peer=peer, checked=True,
+                repair=page.origin in self.repairing.get(peer, ()),
+            )  # fmt: skip
+        except ClockSkewError as exc:
+            self.stats["page_refused_clock_skew"] += 1
+            session.fail("clock_skew", str(exc), CLOSE_POLICY)
+            return
+        except ProtocolError as exc:
+            self.stats["page_refused_protocol_error"] += 1
+            session.fail("protocol_error", str(exc), CLOSE_PROTOCOL)
+            return
+        except FeralError as exc:
+            session.fail("storage_error", str(exc), CLOSE_INTERNAL)
+            return
+        self._check_window(page, now)
+        session.ack(page)
+        if applied:
+            self.stats["deltas_applied"] += applied
+            run_write(self.conn, peer_status.record_transfer, peer, received=applied)
+            self.notify(exclude=peer)
+
+    def _check_window(self, page: Page, now: int) -> None:
+        """Oracle: a page that was accepted holds no stamp beyond the window at receipt."""
+        for delta in page.deltas:
+            ahead = (delta.hlc >> COUNTER_BITS) - now
+            if ahead > MAX_SKEW_MS:
+                self.problems.append(
+                    f"{self.name} applied a stamp {ahead} ms ahead of its clock "
+                    f"(window {MAX_SKEW_MS} ms) from {delta.origin[:6]}"
+                )

@@ -1,0 +1,279 @@
+"""Convergence of real nodes (SQLite store, HLC, SyncSession) over a faulty simulated network.
+
+Every step is checked for safety (``Cluster.check_step``): no node's high-water mark goes back
+(except right after a restore from backup, which lowers it by design), every version-vector
+entry is an entry the log holds, each origin's log is held as a gap-free prefix of what that
+origin wrote, and no accepted page carries a stamp beyond the skew window at the receiver's
+clock at receipt. At the end (``teardown``) the clocks are corrected and virtual time passes the
+newest stamp (the defined recovery from a clock beyond the window: peers accept those writes once
+their own clocks come within the window of them), every partition heals, ``sync_until_quiet``
+must finish, and then every export is byte-identical and every row holds its LWW winner among
+all accepted writes.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    MultipleResults,
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    multiple,
+    precondition,
+    rule,
+)
+
+from storage import memories
+from sync.hlc import COUNTER_BITS
+from sync.ids import fact_id
+
+from .cluster import TOPOLOGIES, Cluster
+from .network import Link
+from .profiles import TOTALS, pytest_settings
+from .simnode import MAX_SKEW_MS, SimNode
+
+__all__ = ["MAX_ROUNDS", "ConvergenceMachine", "RestoreSameIdMachine"]
+
+MAX_ROUNDS = 5_000
+"""Rounds ``sync_until_quiet`` may take at the end (automerge's ``MAX_ITER``)."""
+
+W = MAX_SKEW_MS
+SETTLE_ROUNDS = 20
+"""Rounds run at the end with corrected clocks, before virtual time passes the newest stamp."""
+
+Triple = tuple[str, str, str]
+
+# Subjects differ in case and objects in spacing, so different texts share one fact id and
+# writes collide on rows with different values (fact ids use the caseless, stripped form).
+triple_strategy = st.tuples(
+    st.sampled_from(["alice", "Alice", "bob"]),
+    st.sampled_from(["likes", "knows"]),
+    st.sampled_from(["tea", "coffee", " Tea"]),
+)
+node_index = st.integers(0, 4)
+pick = st.integers(0, 63)
+SKEWS = [0, -(W - 1), -60_000, -1, 1, 60_000, W - 1, W + 1, W + 60_000, 3_600_000, -(W + 60_000)]
+"""Clock offsets: none, within the window, and beyond it (+1 h is TEST-CATALOG 13)."""
+AHEAD = [W + 1, W + 60_000, 3_600_000]
+START_SKEWS = [0, 0, 0, -1, 1, 60_000, -60_000, W - 1, -(W - 1)]
+
+
+class ConvergenceMachine(RuleBasedStateMachine):
+    """2–5 devices in a chain, star or mesh, writing colliding facts through every fault."""
+
+    triples = Bundle("triples")
+    RESTORE_SAME_ID = False
+    """Restore a backup under the same node id (a known product bug: see RestoreSameIdMachine)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cluster: Cluster | None = None
+
+    @property
+    def c(self) -> Cluster:
+        assert self.cluster is not None
+        return self.cluster
+
+    def node(self, i: int) -> SimNode:
+        return self.c.nodes[i % len(self.c.nodes)]
+
+    @initialize(
+        n=st.integers(2, 5),
+        topology=st.sampled_from(TOPOLOGIES),
+        page_limit=st.sampled_from([1, 2, 1000]),
+        skews=st.lists(st.sampled_from(START_SKEWS), min_size=5, max_size=5),
+    )
+    def start(self, n: int, topology: str, page_limit: int, skews: list[int]) -> None:
+        """Devices' clocks start a little apart (within the window), as real ones do."""
+        self.cluster = Cluster(n, topology, page_limit)
+        for node, skew in zip(self.c.nodes, skews, strict=False):
+            node.wall.skew_ms = skew
+        for edge in range(len(self.c.edges)):
+            self.c.connect(*self.c.ends(edge))
+        TOTALS["examples"] += 1
+        TOTALS["nodes"] += n
+
+    @initialize(target=triples, facts=st.lists(triple_strategy, min_size=1, max_size=4))
+    def first_facts(self, facts: list[Triple]) -> MultipleResults[Triple]:
+        """Facts to write from the start (the write rules need some)."""
+        return multiple(*facts)
+
+    @rule(target=triples, triple=triple_strategy)
+    def new_fact(self, triple: Triple) -> Triple:
+        return triple
+
+    # -- local writes --------------------------------------------------------------------------
+
+    @staticmethod
+    def _edit(n: SimNode, triple: Triple, confidence: float = 1.0) -> None:
+        """Remember the fact (an archived or deleted one is written again); if it is live there
+        already, remembering writes nothing, so archive it instead. Either way one write."""
+        if not n.commit(memories.remember_fact, triple, now_ms=n.wall(), confidence=confidence):
+            n.commit(memories.set_archived, fact_id(*triple), True)
+
+    @rule(node=node_index, triple=triples, confidence=st.sampled_from([1.0, 0.5]))
+    def write(self, node: int, triple: Triple, confidence: float) -> None:
+        self._edit(self.node(node), triple, confidence)
+
+    @rule(node=node_index, triple=triples, ahead=st.sampled_from(AHEAD))
+    def write_from_the_future(self, node: int, triple: Triple, ahead: int) -> None:
+        """TEST-CATALOG 13: write while the clock is far ahead, then put the clock back."""
+        n = self.node(node)
+        skew, n.wall.skew_ms = n.wall.skew_ms, ahead
+        self._edit(n, triple)
+        n.wall.skew_ms = skew
+
+    @rule(node=node_index, triples=st.lists(triples, min_size=1, max_size=4))
+    def bulk_write(self, node: int, triples: list[Triple]) -> None:
+        n = self.node(node)
+        n.commit(memories.import_facts, triples, now_ms=n.wall())
+
+    @rule(node=node_index, triple=triples, archived=st.booleans())
+    def archive_or_restore(self, node: int, triple: Triple, archived: bool) -> None:
+        self.node(node).commit(memories.set_archived, fact_id(*triple), archived)
+
+    @rule(node=node_index, triple=triples)
+    def hard_delete(self, node: int, triple: Triple) -> None:
+        self.node(node).commit(memories.nuke, fact_id(*triple))
+
+    # -- the network ---------------------------------------------------------------------------
+
+    def _busy(self, i: int) -> Link:
+        links = self.c.network.busy_links()
+        return links[i % len(links)]
+
+    def has_frames(self) -> bool:
+        return self.cluster is not None and bool(self.c.network.busy_links())
+
+    @precondition(has_frames)
+    @rule(picks=st.lists(pick, min_size=1, max_size=24))
+    def deliver(self, picks: list[int]) -> None:
+        """Deliver frames one by one, each from a link the pick chooses (links interleave)."""
+        for i in picks:
+            if not self.c.network.busy_links():
+                return
+            self.c.deliver(self._busy(i))
+
+    @precondition(has_frames)
+    @rule(i=pick, fault=st.sampled_from(["drop", "duplicate", "reorder"]))
+    def hostile(self, i: int, fault: str) -> None:
+        """Lose, repeat or swap a frame inside a connection (see network.py: not a WebSocket
+        fault; the session must refuse, never diverge)."""
+        getattr(self.c.network, fault)(self._busy(i))
+
+    def _edge(self, i: int) -> tuple[int, bool, bool]:
+        """Link ``i`` (modulo the topology): its index, whether connected, whether cut."""
+        c = self.c
+        edge = i % len(c.edges)
+        a, b = c.ends(edge)
+        cut = tuple(sorted((a.node_id, b.node_id))) in c.network.partitioned
+        return edge, c.connected(a, b), cut
+
+    @rule(i=pick)
+    def reset_or_reconnect(self, i: int) -> None:
+        """A live connection breaks (the faithful loss: all in flight on it is lost); a closed
+        link that is not partitioned reconnects (new sessions)."""
+        edge, connected, cut = self._edge(i)
+        if connected:
+            self.c.reset(edge)
+        elif not cut:
+            self.c.connect(*self.c.ends(edge))
+
+    @rule(i=pick, forward=st.booleans())
+    def anti_entropy(self, i: int, forward: bool) -> None:
+        """One end of a live link re-sends its vector, as ``feral serve`` does periodically."""
+        a, b = self.c.ends(self._edge(i)[0])
+        sender, peer = (a, b) if forward else (b, a)
+        sender.anti_entropy(peer.node_id)
+
+    @rule(i=pick)
+    def partition_or_heal(self, i: int) -> None:
+        """Cut a link (its connection breaks, no reconnecting), or heal a cut one."""
+        edge, _, cut = self._edge(i)
+        if cut:
+            self.c.heal(edge)
+        else:
+            self.c.partition(edge)
+
+    # -- clocks --------------------------------------------------------------------------------
+
+    @rule(ms=st.sampled_from([1, 1_000, 60_000, 2 * W]), rounds=st.sampled_from([0, 1, 4]))
+    def advance_time(self, ms: int, rounds: int) -> None:
+        """Time passes, and meanwhile each busy link carries up to ``rounds`` frames."""
+        self.c.time.advance(ms)
+        self.c.deliver_rounds(rounds)
+
+    @rule(node=node_index, skew=st.sampled_from(SKEWS))
+    def set_clock(self, node: int, skew: int) -> None:
+        """Set a device's clock off (within or beyond the window) or right again. Beyond the
+        window its handshakes are refused, and stamps it makes then are refused by peers
+        until their clocks come within the window of them."""
+        self.node(node).wall.skew_ms = skew
+
+    # -- node life -----------------------------------------------------------------------------
+
+    @rule(node=node_index, action=st.sampled_from(["restart", "backup", "restore"]))
+    def node_life(self, node: int, action: str) -> None:
+        """Restart a device, copy its database aside, or restore it from that older copy.
+
+        A restored device takes a new node id (the recovery TEST-CATALOG 17 allows), unless
+        ``RESTORE_SAME_ID``. Without a copy yet, ``restore`` takes one.
+        """
+        i = node % len(self.c.nodes)
+        if action == "restart":
+            self.c.restart(i)
+        elif action == "backup" or i not in self.c.backups:
+            self.c.backup(i)
+        else:
+            self.c.restore(i, new_identity=not self.RESTORE_SAME_ID)
+
+    # -- checks --------------------------------------------------------------------------------
+
+    @invariant()
+    def safe(self) -> None:
+        if self.cluster is not None:
+            TOTALS["steps"] += 1
+            self.c.check_step()
+
+    def teardown(self) -> None:
+        if self.cluster is None:
+            return
+        try:
+            if sys.exc_info()[0] is None:  # a step failed already: report that, not this
+                self.converge()
+        finally:
+            TOTALS["max_rounds"] = max(TOTALS["max_rounds"], self.c.stats.pop("max_rounds", 0))
+            TOTALS.update(self.c.stats)
+            self.c.close()
+
+    def converge(self) -> None:
+        """Correct every clock and heal; sync a while (stamps from a clock that was ahead are
+        still refused); let time pass the newest stamp; sync until quiet, with anti-entropy
+        passes as ``feral serve`` runs them; compare."""
+        c = self.c
+        for node in c.nodes:
+            node.wall.skew_ms = 0
+        c.run_rounds(SETTLE_ROUNDS)
+        c.check_step()
+        newest = max((max(n.vector().values(), default=0) for n in c.nodes), default=0)
+        c.time.now = max(c.time.now, newest >> COUNTER_BITS)
+        TOTALS["rounds"] += c.settle(MAX_ROUNDS)
+        c.check_step()
+        c.check_converged()
+
+
+class RestoreSameIdMachine(ConvergenceMachine):
+    """The same machine, restoring backups under the device's own node id (TEST-CATALOG 17).
+
+    Not part of the suite's runs: it fails (see test_restore.py), which is a product bug.
+    """
+
+    RESTORE_SAME_ID = True
+
+
+ConvergenceMachine.TestCase.settings = pytest_settings("convergence")
+TestConvergence = ConvergenceMachine.TestCase

@@ -1,0 +1,167 @@
+"""Fixed scenarios on the simulated cluster: the catalogue cases the machines find only rarely.
+
+Each is a few lines of the same rules the machines use, so a failing machine seed can be
+turned into one of these once it is understood.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from storage import delta_log, export, memories
+from sync.hlc import COUNTER_BITS
+
+from .cluster import Cluster, SimulationError
+from .simnode import MAX_SKEW_MS, SimNode
+
+HOUR_MS = 3_600_000
+
+
+@pytest.fixture
+def chain() -> Iterator[Cluster]:
+    """phone—server—laptop: the phone and the laptop never meet."""
+    cluster = Cluster(3, "chain", page_limit=2)
+    yield cluster
+    cluster.close()
+
+
+@pytest.fixture
+def pair() -> Iterator[Cluster]:
+    cluster = Cluster(2, "chain")
+    yield cluster
+    cluster.close()
+
+
+def remember(node: SimNode, text: str) -> int:
+    return node.commit(memories.remember_fact, (node.name, "wrote", text), now_ms=node.wall())
+
+
+def assert_converged(cluster: Cluster) -> None:
+    cluster.settle(1_000)
+    cluster.check_step()
+    cluster.check_converged()
+
+
+def rows(node: SimNode) -> int:
+    return len(list(export.export_lines(node.conn)))
+
+
+def test_writes_relay_through_the_server_to_a_device_that_never_meets_the_writer(chain):
+    server, phone, laptop = chain.nodes
+    for i in range(5):
+        remember(phone, f"offline edit {i}")
+        remember(laptop, f"offline edit {i}")
+    assert_converged(chain)
+    assert rows(laptop) == rows(phone) == 10
+
+
+def test_a_clock_an_hour_ahead_is_refused_until_wall_time_reaches_its_stamps(chain):
+    """TEST-CATALOG 13, and the recovery it asks to be defined: the writer's stamps (and, by
+    the HLC, every stamp it makes after them) are refused with clock_skew until the peers'
+    clocks come within the window of them; the other devices keep syncing meanwhile."""
+    server, phone, laptop = chain.nodes
+    phone.wall.skew_ms = HOUR_MS
+    remember(phone, "from the future")
+    phone.wall.skew_ms = 0
+    remember(phone, "after the clock was corrected")
+    remember(laptop, "laptop, meanwhile")
+    chain.run_rounds(200)
+    assert chain.stats["page_refused_clock_skew"] > 0
+    assert "clock_skew" in server.last_error[phone.node_id]
+    assert rows(server) == rows(laptop) == 1 and rows(phone) == 3
+    chain.check_step()  # refused pages moved nothing: no vector entry without its log entry
+    chain.time.advance(HOUR_MS - MAX_SKEW_MS)
+    assert_converged(chain)
+
+
+def test_a_restart_with_the_clock_set_back_still_stamps_above_the_stored_mark(pair):
+    """TEST-CATALOG 16: the stored high-water mark, not the wall clock, is the floor."""
+    server, phone = pair.nodes
+    remember(phone, "before the restart")
+    mark = max(phone.vector().values())
+    pair.restart(1)
+    phone.wall.skew_ms = -10 * 60_000
+    remember(phone, "after the restart")
+    assert max(phone.vector().values()) > mark
+    phone.wall.skew_ms = 0  # ten minutes is beyond the window: the handshake would refuse
+    assert_converged(pair)
+
+
+def test_a_database_restored_under_a_new_node_id_converges(pair):
+    """TEST-CATALOG 17's other way out: the restored device takes a new id; its old id's
+    writes come back from its peers like any relayed origin."""
+    server, phone = pair.nodes
+    remember(phone, "before the backup")
+    assert_converged(pair)
+    pair.backup(1)
+    remember(phone, "after the backup")
+    assert_converged(pair)
+    pair.restore(1, new_identity=True)
+    remember(phone, "after the restore")
+    assert_converged(pair)
+    assert rows(server) == 3
+
+
+def _restore_same_id(pair: Cluster) -> tuple[SimNode, SimNode]:
+    server, phone = pair.nodes
+    remember(phone, "before the backup")
+    assert_converged(pair)
+    pair.backup(1)
+    return server, phone
+
+
+REUSED_STAMP = "product bug: a restored database re-stamps lost stamps"
+MASKED_HOLE = "product bug: entry counts miss a hole that new writes balance"
+
+
+@pytest.mark.xfail(strict=True, raises=SimulationError, reason=REUSED_STAMP)
+def test_a_restored_database_never_reuses_a_stamp_of_a_write_it_lost(pair):
+    """TEST-CATALOG 17 under the same node id. The lost write and the new one carry the same
+    (hlc, origin), so each side keeps its own and both think they are in step."""
+    server, phone = _restore_same_id(pair)
+    remember(phone, "after the backup")  # stamped in the same millisecond: counter + 1
+    assert_converged(pair)
+    pair.restore(1, new_identity=False)
+    remember(phone, "after the restore")  # the clock resumes from the backup's mark
+    assert_converged(pair)
+
+
+@pytest.mark.xfail(strict=True, raises=SimulationError, reason=MASKED_HOLE)
+def test_a_restored_database_whose_new_writes_balance_its_losses_still_converges(pair):
+    """Lost: A1 and A2 (A2 stamped while the phone's clock ran a minute fast, within the
+    window). New after the restore: N, stamped between them. The phone takes A2 back (above
+    its vector), the server never asks for N (below its vector), the phone never gets A1:
+    equal vectors, equal entry counts, different rows, and sync reports quiet."""
+    server, phone = _restore_same_id(pair)
+    pair.time.advance(1_000)
+    remember(phone, "A1")
+    phone.wall.skew_ms = 60_000
+    remember(phone, "A2")
+    phone.wall.skew_ms = 0
+    assert_converged(pair)
+    pair.restore(1, new_identity=False)
+    pair.time.advance(1_000)
+    remember(phone, "N")
+    assert_converged(pair)
+
+
+def test_the_same_scenario_twice_gives_the_same_replicas():
+    """TEST-CATALOG 35: nothing hidden (random ids, wall time, set order) changes a run."""
+
+    def run() -> tuple[list[str], int, int]:
+        cluster = Cluster(3, "mesh", page_limit=1)
+        try:
+            for node in cluster.nodes:
+                node.wall.skew_ms = len(node.name)
+                remember(node, "shared fact")
+                cluster.time.advance(1)
+            cluster.sync_until_quiet(1_000)
+            newest = max(delta_log.clock_high_water(n.conn) for n in cluster.nodes)
+            lines = list(export.export_lines(cluster.nodes[0].conn))
+            return lines, newest >> COUNTER_BITS, cluster.network.frames_sent
+        finally:
+            cluster.close()
+
+    assert run() == run()

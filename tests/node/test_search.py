@@ -1,0 +1,114 @@
+"""``Node.search`` with MMR: diversity over near-duplicates, defaults from settings, no model."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from node.config import load_settings, save_settings
+from node.node import Node
+from storage.static_model import DEFAULT_EMBEDDER, load_embedder
+from storage.vectors import HashingEmbedder
+from sync.errors import ConfigError
+
+from .support import Mesh, turn_off_embeddings
+
+ORIGINAL = ("coffee", "comes from", "ethiopian beans roasted dark")
+NEAR_DUPLICATE = ("coffee", "comes from", "ethiopian beans roasted very dark")
+DIFFERENT = ("coffee", "is served at", "the corner cafe")
+QUERY = "coffee from ethiopian beans"
+
+
+@pytest.fixture
+async def mesh(tmp_path: Path) -> AsyncIterator[Mesh]:
+    mesh = Mesh(tmp_path)
+    mesh.add("a")
+    yield mesh
+    await mesh.aclose()
+
+
+async def coffee_node(mesh: Mesh) -> tuple[Node, list[str]]:
+    node = await mesh.open("a", embedder=HashingEmbedder(256))
+    rows = [await node.remember(t) for t in (ORIGINAL, NEAR_DUPLICATE, DIFFERENT)]
+    await node.remember(("tea", "grows in", "assam"))
+    return node, [row["id"] for row in rows]
+
+
+def turn_on_mmr_in_settings(home: Path) -> None:
+    settings = load_settings(home)
+    save_settings(home, dataclasses.replace(settings, search=dataclasses.replace(
+        settings.search, mmr=True, mmr_lambda=0.5
+    )))  # fmt: skip
+
+
+@pytest.mark.parametrize("strategy", ["vector", "hybrid", "fts"])
+async def test_mmr_picks_a_diverse_second_result_over_a_near_duplicate(mesh: Mesh, strategy):
+    node, (original, duplicate, different) = await coffee_node(mesh)
+    plain = await node.search(QUERY, strategy=strategy, top_k=2, mmr=False)
+    assert [h["id"] for h in plain.results] == [original, duplicate]
+    assert not plain.mmr
+    diverse = await node.search(QUERY, strategy=strategy, top_k=2, mmr=True, mmr_lambda=0.5)
+    assert [h["id"] for h in diverse.results] == [original, different]
+    assert diverse.mmr and diverse.strategy == strategy and diverse.notes == ()
+    assert diverse.total == 2
+    first, second = diverse.results
+    assert first["mmr_score"] == pytest.approx(0.5 * first["score"], abs=1e-6)
+    assert second["mmr_score"] < 0.5 * second["score"]  # penalised for its likeness to the first
+
+
+@pytest.mark.parametrize("strategy", ["vector", "hybrid", "fts"])
+async def test_mmr_with_lambda_one_keeps_the_relevance_order(mesh: Mesh, strategy):
+    node, _ = await coffee_node(mesh)
+    plain = await node.search(QUERY, strategy=strategy, top_k=3, mmr=False)
+    reranked = await node.search(QUERY, strategy=strategy, top_k=3, mmr=True, mmr_lambda=1.0)
+    assert [h["id"] for h in reranked.results] == [h["id"] for h in plain.results]
+    assert [h["mmr_score"] for h in reranked.results] == [h["score"] for h in plain.results]
+
+
+async def test_mmr_and_its_lambda_default_to_the_settings(mesh: Mesh):
+    turn_on_mmr_in_settings(mesh.home("a"))
+    node, (original, _, different) = await coffee_node(mesh)
+    result = await node.search(QUERY, strategy="vector", top_k=2)
+    assert result.mmr
+    assert [h["id"] for h in result.results] == [original, different]
+    assert not (await node.search(QUERY, strategy="vector", top_k=2, mmr=False)).mmr
+
+
+async def test_mmr_asked_for_without_an_embedder_is_a_config_error(mesh: Mesh):
+    turn_off_embeddings(mesh.home("a"))
+    node = await mesh.open("a")
+    assert node.embedder is None
+    await node.remember(ORIGINAL)
+    with pytest.raises(ConfigError, match="MMR needs embeddings"):
+        await node.search(QUERY, mmr=True)
+
+
+async def test_mmr_on_in_settings_without_an_embedder_is_skipped_and_says_so(mesh: Mesh):
+    turn_on_mmr_in_settings(mesh.home("a"))
+    turn_off_embeddings(mesh.home("a"))
+    node = await mesh.open("a")
+    assert node.embedder is None
+    row = await node.remember(ORIGINAL)
+    result = await node.search(QUERY, strategy="fts")
+    assert not result.mmr
+    assert result.notes == ("mmr skipped: no embedding model is configured",)
+    assert [h["id"] for h in result.results] == [row["id"]]
+    assert result.as_dict()["notes"] == list(result.notes)
+
+
+async def test_mmr_works_with_the_shipped_model(mesh: Mesh):
+    node = await mesh.open("a", embedder=load_embedder(DEFAULT_EMBEDDER))
+    for triple in (ORIGINAL, NEAR_DUPLICATE, DIFFERENT):
+        await node.remember(triple)
+    result = await node.search(QUERY, top_k=3, mmr=True)
+    assert result.mmr and result.total == 3
+    assert all("mmr_score" in hit for hit in result.results)
+
+
+async def test_an_mmr_lambda_outside_the_unit_interval_is_a_config_error(mesh: Mesh):
+    node, _ = await coffee_node(mesh)
+    with pytest.raises(ConfigError, match="mmr_lambda"):
+        await node.search(QUERY, mmr=True, mmr_lambda=1.5)

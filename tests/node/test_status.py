@@ -1,0 +1,135 @@
+"""``feral sync status`` as the node computes it (node/status.py)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from node.node import Node
+from node.service import dial
+from node.status import peer_rows, sync_status
+from storage import delta_log, export
+
+from .support import SECOND, ManualClock, Mesh, now_ms
+
+
+@pytest.fixture
+async def mesh(tmp_path: Path) -> AsyncIterator[Mesh]:
+    mesh = Mesh(tmp_path)
+    yield mesh
+    await mesh.aclose()
+
+
+async def paired(mesh: Mesh, clock: ManualClock) -> tuple[Node, Node]:
+    """``a`` dials ``b``, ``b`` accepts ``a``; both read the same manual wall clock."""
+    mesh.add("a", "b")
+    mesh.pair("a", mesh.peer("b"))
+    mesh.pair("b", mesh.peer("a", dial=False))
+    return await mesh.open("a", now_ms=clock), await mesh.open("b", now_ms=clock)
+
+
+async def test_status_names_the_node_its_clock_and_its_state_digest(mesh: Mesh) -> None:
+    clock = ManualClock(now_ms())
+    node_a, _ = await paired(mesh, clock)
+    row = await node_a.remember(("a", "wrote", "this"))
+    status = await sync_status(node_a)
+    assert status["node_id"] == node_a.node_id
+    assert status["name"] == node_a.settings.name
+    assert status["hlc"] == row["hlc"] == await node_a.store.read(delta_log.clock_high_water)
+    assert status["state_digest"] == await node_a.store.read(export.state_digest)
+    assert status["vector"] == {node_a.node_id: row["hlc"]}
+    assert status["max_clock_skew_ms"] == node_a.settings.sync.max_clock_skew_ms
+
+
+async def test_before_any_sync_a_peer_lacks_our_whole_log(mesh: Mesh) -> None:
+    clock = ManualClock(now_ms())
+    node_a, node_b = await paired(mesh, clock)
+    for n in range(3):
+        await node_a.remember(("a", "wrote", str(n)))
+
+    [row] = (await sync_status(node_a))["peers"]
+    assert row["node_id"] == node_b.node_id
+    assert row["url"] == mesh.url("b")
+    assert row["reachable"] is False
+    assert row["last_sync_at"] is None
+    assert row["hlc_lag_ms"] is None
+    assert row["backlog"] == 3
+    assert row["in_sync"] is False
+    assert row["last_error"] is None
+    assert row["errors"] == 0
+    [accept_only] = await peer_rows(node_b)
+    assert accept_only["url"] is None
+    assert accept_only["backlog"] == 0
+    assert accept_only["in_sync"] is False
+
+
+async def test_after_a_round_both_sides_show_the_peer_in_sync(mesh: Mesh) -> None:
+    clock = ManualClock(now_ms())
+    node_a, node_b = await paired(mesh, clock)
+    for n in range(3):
+        await node_a.remember(("a", "wrote", str(n)))
+    await node_b.remember(("b", "wrote", "one"))
+    clock.advance(5 * SECOND)
+
+    async with mesh.serve(node_b, "b"):
+        result = await dial(node_a, mesh.peer("b"), until_quiet=True)
+    assert result.error is None, result.error
+
+    status_a, status_b = await sync_status(node_a), await sync_status(node_b)
+    assert status_a["state_digest"] == status_b["state_digest"]
+    assert status_a["hlc"] == status_b["hlc"]
+    for row, name in ((status_a["peers"][0], "b"), (status_b["peers"][0], "a")):
+        assert row["node_id"] == mesh.ids[name]
+        assert row["reachable"] is True
+        assert row["last_sync_at"] == clock.now
+        assert row["hlc_lag_ms"] == 0
+        assert row["backlog"] == 0
+        assert row["in_sync"] is True
+        assert row["last_error"] is None
+        assert row["encrypted"] is False
+        assert row["clock_offset_ms"] == 0
+    assert status_a["peers"][0]["rows_received"] == 1
+    assert status_b["peers"][0]["rows_received"] == 3
+
+
+async def test_a_peer_with_nothing_to_send_is_in_sync_once_it_took_our_rows(mesh: Mesh) -> None:
+    # Its CaughtUp left before our pages arrived: only its acks say it now holds them.
+    clock = ManualClock(now_ms())
+    node_a, node_b = await paired(mesh, clock)
+    for n in range(3):
+        await node_a.remember(("a", "wrote", str(n)))
+    async with mesh.serve(node_b, "b"):
+        result = await dial(node_a, mesh.peer("b"), until_quiet=True)
+    assert result.error is None, result.error
+
+    [row] = (await sync_status(node_a))["peers"]
+    assert (row["backlog"], row["in_sync"], row["hlc_lag_ms"]) == (0, True, 0)
+    [row] = (await sync_status(node_b))["peers"]
+    assert (row["backlog"], row["in_sync"]) == (0, True)
+
+
+async def test_a_write_after_the_round_shows_as_backlog_and_lag(mesh: Mesh) -> None:
+    clock = ManualClock(now_ms())
+    node_a, node_b = await paired(mesh, clock)
+    await node_a.remember(("a", "wrote", "first"))
+    async with mesh.serve(node_b, "b"):
+        await dial(node_a, mesh.peer("b"), until_quiet=True)
+    clock.advance(7 * SECOND)
+    await node_a.remember(("a", "wrote", "second"))
+
+    [row] = (await sync_status(node_a))["peers"]
+    assert row["backlog"] == 1
+    assert row["in_sync"] is False
+    assert row["hlc_lag_ms"] == 7 * SECOND
+
+
+async def test_a_failed_dial_is_recorded_as_the_last_error(mesh: Mesh) -> None:
+    clock = ManualClock(now_ms())
+    node_a, _ = await paired(mesh, clock)
+    result = await dial(node_a, mesh.peer("b"), until_quiet=True)  # b is not serving
+    [row] = (await sync_status(node_a))["peers"]
+    assert row["reachable"] is False
+    assert row["last_error"] == result.error
+    assert row["errors"] == 1
