@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from storage.connection import Connection
-from storage.delta_log import answer_request, receive_page, version_vector
+from storage.delta_log import answer_request, apply_page, version_vector
 from storage.memories import import_facts
 from storage.store import open_sync, run_write
 from sync.codec import decode_page, encode_page
@@ -55,7 +55,7 @@ def _catch_up(sender: Connection, receiver: Connection) -> int:
             break
         for page in pages:
             moved += run_write(
-                receiver, receive_page, decode_page(encode_page(page)),
+                receiver, apply_page, decode_page(encode_page(page)),
                 now_ms=_now(), max_skew_ms=300_000, checked=True,
             )  # fmt: skip
     return moved

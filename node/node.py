@@ -448,7 +448,7 @@ class Node:
         A refused page changes nothing: not the rows, the log, the vector or the clock.
         """
         applied = await self.store.write(
-            delta_log.receive_page,
+            delta_log.apply_page,
             page,
             repair=repair,
             now_ms=self.now_ms(),

@@ -1,7 +1,7 @@
 """One simulated device: a real SQLite store, its own clock, and a real session per link.
 
 :class:`SimNode` answers session events exactly as node/peer.py's ``PeerLink`` does, through the
-same storage functions (``answer_request``, ``receive_page``, the ``peers`` records), and writes
+same storage functions (``answer_request``, ``apply_page``, the ``peers`` records), and writes
 exactly as node/node.py's ``Node`` does (``memories.*`` under ``run_write`` with the clock's
 ``tick`` as the stamp, then ``local_changed`` on every open link). Storage functions are looked
 up on their modules at call time, so a test can swap one for a broken variant.
@@ -253,7 +253,7 @@ class SimNode:
         now = self.wall()
         try:
             applied = run_write(
-                self.conn, delta_log.receive_page, page, now_ms=now,
+                self.conn, delta_log.apply_page, page, now_ms=now,
                 max_skew_ms=MAX_SKEW_MS, peer=peer, checked=True,
                 repair=page.origin in self.repairing.get(peer, ()),
             )  # fmt: skip

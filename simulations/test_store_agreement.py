@@ -118,7 +118,7 @@ class StoreAgreementMachine(RuleBasedStateMachine):
         assert outcomes[0] == outcomes[1], f"store {outcomes[0]!r}, replica {outcomes[1]!r}"
 
     def _store_page(self, page: Page, now: int) -> int:
-        return int(run_write(self.conn, delta_log.receive_page, page, now_ms=now,
+        return int(run_write(self.conn, delta_log.apply_page, page, now_ms=now,
                              max_skew_ms=MAX_SKEW_MS))  # fmt: skip
 
     def _replica_page(self, page: Page, now: int) -> int:

@@ -29,7 +29,6 @@ __all__ = [
     "clock_high_water",
     "current_version",
     "log_entry_counts",
-    "receive_page",
     "version_vector",
 ]
 
@@ -193,7 +192,13 @@ def apply_page(
     inside a write transaction, so a refused page leaves the database as it was.
 
     ``checked=True`` skips re-validating a page that :func:`sync.codec.decode_page` has just
-    validated (the skew and gap checks always run).
+    validated (the skew and gap checks always run). The node and the simulations both receive
+    pages through this one function.
+
+    Any paired peer may relay any origin, this node's own included: pairing is the trust, and a
+    peer that could forge this node's writes could as well forge any other node's. A page of this
+    node's own writes that this database lacks is how a wiped database, or one restored from an
+    older copy, takes its history back.
 
     Raises:
         SchemaError, ProtocolError: a malformed page, or one that would leave a gap.
@@ -215,32 +220,6 @@ def apply_page(
     if fresh:
         apply_deltas(conn, fresh)
     return len(fresh)
-
-
-def receive_page(
-    conn: Connection,
-    page: Page,
-    *,
-    now_ms: int,
-    max_skew_ms: int,
-    peer: str | None = None,
-    checked: bool = False,
-    repair: bool = False,
-) -> int:
-    """Apply a page that arrived from ``peer``; the node and the simulations both use this.
-
-    Any paired peer may relay any origin, this node's own included: pairing is the trust, and a
-    peer that could forge this node's writes could as well forge any other node's. A page of this
-    node's own writes that this database lacks is how a wiped database, or one restored from an
-    older copy, takes its history back.
-
-    Raises:
-        ProtocolError, SchemaError, ClockSkewError: as :func:`apply_page`.
-    """
-    return apply_page(
-        conn, page, now_ms=now_ms, max_skew_ms=max_skew_ms, peer=peer, checked=checked,
-        repair=repair,
-    )  # fmt: skip
 
 
 def answer_request(
