@@ -320,6 +320,8 @@ def ingest(home: Path, file: Path, as_json: bool) -> None:
     anything is written, so a bad line ingests nothing. At the end, what is left of each
     session becomes one final episode (working memory lives only as long as this command).
     """
+    # Two passes: check every line (and count them for the bar), then stream. Memory stays flat
+    # whatever the file's size; a file edited between the passes can still fail half-way.
     try:
         total = sum(1 for _ in _read_transcript(file))
     except FeralError as exc:

@@ -1,14 +1,23 @@
 """Convergence of real nodes (SQLite store, HLC, SyncSession) over a faulty simulated network.
 
+Rules: writes that collide (remember, edit, archive/restore, hard delete, bulk import, writes made
+while a clock is far ahead), frame delivery across links, hostile in-connection faults,
+connection resets and reconnects, partitions and heals, anti-entropy, time passing, clocks set
+off within and beyond the skew window, restarts, backups and restores.
+
 Every step is checked for safety (``Cluster.check_step``): no node's high-water mark goes back
 (except right after a restore from backup, which lowers it by design), every version-vector
 entry is an entry the log holds, each origin's log is held as a gap-free prefix of what that
-origin wrote, and no accepted page carries a stamp beyond the skew window at the receiver's
-clock at receipt. At the end (``teardown``) the clocks are corrected and virtual time passes the
-newest stamp (the defined recovery from a clock beyond the window: peers accept those writes once
-their own clocks come within the window of them), every partition heals, ``sync_until_quiet``
-must finish, and then every export is byte-identical and every row holds its LWW winner among
-all accepted writes.
+origin wrote, entry counts are true, no node stamps a write at or below its mark, and no
+accepted page carries a stamp beyond the skew window at the receiver's clock at receipt.
+
+At the end (``teardown``) the clocks are corrected and everything heals; a few rounds run while
+stamps from a clock that was ahead are still refused; then virtual time passes the newest stamp
+(the defined recovery from a clock beyond the window: peers accept those writes once their own
+clocks come within the window of them); ``Cluster.settle`` must reach quiet (with anti-entropy
+passes, as ``feral serve`` makes them), and then every vector is equal, every export
+byte-identical, every row holds its LWW winner among all accepted writes, and every log holds
+every write.
 """
 
 from __future__ import annotations
@@ -88,7 +97,8 @@ class ConvergenceMachine(RuleBasedStateMachine):
         skews=st.lists(st.sampled_from(START_SKEWS), min_size=5, max_size=5),
     )
     def start(self, n: int, topology: str, page_limit: int, skews: list[int]) -> None:
-        """Devices' clocks start a little apart (within the window), as real ones do."""
+        """Devices' clocks start a little off true time (each within the window), as real
+        ones do; two of them may still be too far apart for a handshake."""
         self.cluster = Cluster(n, topology, page_limit)
         for node, skew in zip(self.c.nodes, skews, strict=False):
             node.wall.skew_ms = skew

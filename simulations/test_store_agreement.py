@@ -135,7 +135,7 @@ class StoreAgreementMachine(RuleBasedStateMachine):
             stamps = [0, *sorted(h for o, h in self.made if o == origin)]
             since[origin] = stamps[min(cursor, len(stamps) - 1)]
         store = delta_log.changes_since(self.conn, since, limit)
-        assert store == self.replica.changes_since(since, limit)
+        assert store == self.replica.changes_since(since, limit), f"answers differ for {since}"
 
     @rule()
     def reopen(self) -> None:
@@ -146,9 +146,13 @@ class StoreAgreementMachine(RuleBasedStateMachine):
     @invariant()
     def agree(self) -> None:
         TOTALS["steps"] += 1
-        assert store_records(self.conn) == self.replica.records()
-        assert delta_log.version_vector(self.conn) == self.replica.vector()
-        assert log_stamps(self.conn) == {o: sorted(e) for o, e in self.replica.log.items()}
+        store, reference = store_records(self.conn), self.replica.records()
+        wrong = {k: (store.get(k), reference.get(k)) for k in store.keys() | reference.keys()
+                 if store.get(k) != reference.get(k)}  # fmt: skip
+        assert not wrong, f"rows differ (store, reference): {wrong}"
+        assert delta_log.version_vector(self.conn) == self.replica.vector(), "vectors differ"
+        logs = {o: sorted(e) for o, e in self.replica.log.items()}
+        assert log_stamps(self.conn) == logs, "logs differ"
 
     def teardown(self) -> None:
         self.conn.close()
