@@ -154,6 +154,14 @@ async def _report(nodes: dict[str, Node], shared: str) -> None:
     click.secho("\nlaptop: feral memory search 'Alice birthday'", bold=True)
     echo_table([(f"{h['score']:.2f}", h["tier"], shorten(h["content"], 50))
                 for h in birthday.results], ("score", "tier", "content"))  # fmt: skip
+    meaning = await laptop.search("vacation travel plans", top_k=2)
+    click.secho(
+        f"\nlaptop: feral memory search 'vacation travel plans' ({meaning.strategy}: "
+        "no word in common, found by meaning)",
+        bold=True,
+    )
+    echo_table([(f"{h['score']:.2f}", h["tier"], shorten(h["content"], 50))
+                for h in meaning.results], ("score", "tier", "content"))  # fmt: skip
     row = await laptop.get(shared)
     state = "archived" if row["archived"] else "live"
     click.echo(f"\nDr. Chen on the laptop is {state}: the phone's later restore won (LWW).")

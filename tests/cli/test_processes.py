@@ -13,6 +13,8 @@ def test_demo_runs_to_the_end():
     assert result.returncode == 0, result.stderr
     assert "identical: yes" in result.stdout
     assert "the phone's later restore won" in result.stdout
+    by_meaning = result.stdout.split("'vacation travel plans'")[1]
+    assert by_meaning.splitlines()[3].split()[1:3] == ["episodic", "Planned"]
 
 
 def test_two_processes_writing_to_one_home_both_succeed_with_ordered_stamps(tmp_path):
