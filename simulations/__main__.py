@@ -120,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
             seed = random.SystemRandom().randrange(2**32)
             failures += run_batch(names, args.profile, seed, args.examples)
     seconds = time.perf_counter() - started
+    details = sorted((k, v) for k, v in TOTALS.items() if k not in ("examples", "steps", "nodes"))
+    print("counts: " + " ".join(f"{k}={v}" for k, v in details), flush=True)
     print(f"examples={TOTALS['examples']} steps={TOTALS['steps']} nodes={TOTALS['nodes']} "
           f"seconds={seconds:.1f} failures={failures}", flush=True)  # fmt: skip
     return 1 if failures else 0

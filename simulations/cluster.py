@@ -21,7 +21,7 @@ from storage.store import open_sync
 from sync.types import NodeId
 
 from .keys import FakeKeys, fingerprint
-from .model import Ledger, log_stamps, log_summary, store_records
+from .model import Ledger, SimulationError, log_stamps, log_summary, store_records
 from .network import Link, ManualClock, SimNetwork, SimTime
 from .simnode import SimNode
 
@@ -41,10 +41,6 @@ TOPOLOGIES = ("chain", "star", "mesh")
 
 MAX_IDLE_CONNECTIONS = 50
 """Reconnections ``sync_until_quiet`` allows with no delta applied before calling it a livelock."""
-
-
-class SimulationError(AssertionError):
-    """An oracle found the system wrong, or sync did not go quiet within its rounds."""
 
 
 def edges_for(topology: str, n: int) -> list[tuple[int, int]]:

@@ -21,12 +21,16 @@ from sync.types import NodeId, RowId
 
 from .replica import RowKey, row_record
 
-__all__ = ["Ledger", "Record", "log_stamps", "log_summary", "store_records"]
+__all__ = ["Ledger", "Record", "SimulationError", "log_stamps", "log_summary", "store_records"]
 
 Record = tuple[tuple[Value, ...], int, NodeId, bool]
 """A row as the oracle compares it: values in column order, hlc, origin, deleted."""
 
 Conn = Any
+
+
+class SimulationError(AssertionError):
+    """An oracle found the system wrong, or sync did not go quiet (or spun) within its bound."""
 
 
 class Ledger:

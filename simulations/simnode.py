@@ -41,15 +41,20 @@ from sync.session import (
 from sync.types import NodeId, VersionVector
 
 from .keys import KeyPair
+from .model import SimulationError
 from .network import EOF, Frame, ManualClock
 
 if TYPE_CHECKING:
     from .cluster import Cluster
 
-__all__ = ["MAX_SKEW_MS", "SimNode"]
+__all__ = ["MAX_EVENTS_PER_PUMP", "MAX_SKEW_MS", "SimNode"]
 
 MAX_SKEW_MS = 300_000
 """The skew window every simulated node uses (FERAL's five minutes)."""
+
+MAX_EVENTS_PER_PUMP = 1_000
+"""Events one frame (or one local commit) may cause before the loop answering them is called a
+spin; a real one is a handful (a request, its pages, the next request)."""
 
 DRIFT_MS = max(DEFAULT_MAX_DRIFT_MS, MAX_SKEW_MS)
 """The clock's drift limit, chosen as node/node.py chooses it."""
@@ -180,9 +185,16 @@ class SimNode:
         session = self.sessions.get(peer)
         if session is None:
             return
+        handled = 0
         while events := session.events_received():
             for event in events:
                 self._handle(peer, session, event)
+            handled += len(events)
+            if handled > MAX_EVENTS_PER_PUMP:
+                raise SimulationError(
+                    f"{self.name}'s link with {peer[:6]} keeps raising events without reading "
+                    f"a frame (last: {events[-1]!r:.200}): the node would spin here"
+                )
         frames: list[Frame] = list(session.frames_to_send())
         if session.state >= State.CLOSING and peer not in self.eof_sent:
             self.eof_sent.add(peer)

@@ -66,29 +66,7 @@ def hunt(variant: Variant, bound: int = BOUND) -> Catch:
     return Catch(variant.name, caught, examples, time.perf_counter() - started, message)
 
 
-NOT_YET_CAUGHT = {
-    "tie_break_sql_only": (
-        "breaking the tie-break in the SQL guard alone needs two origins writing one row at an "
-        "equal HLC; within 300 examples the agreement machine drew that in a developer run "
-        "but not in a clean CI run (CI=true), so this variant is reported, not claimed"
-    ),
-}
-
-
-def _cases() -> list[object]:
-    return [
-        pytest.param(
-            v,
-            id=v.name,
-            marks=[pytest.mark.xfail(reason=NOT_YET_CAUGHT[v.name], strict=False)]
-            if v.name in NOT_YET_CAUGHT
-            else [],
-        )
-        for v in VARIANTS
-    ]
-
-
-@pytest.mark.parametrize("variant", _cases())
+@pytest.mark.parametrize("variant", VARIANTS, ids=[v.name for v in VARIANTS])
 def test_the_simulation_catches_a_broken_variant(variant: Variant) -> None:
     catch = hunt(variant)
     assert catch.caught, f"{variant.name} survived {catch.examples} examples"

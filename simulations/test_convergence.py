@@ -129,6 +129,16 @@ class ConvergenceMachine(RuleBasedStateMachine):
     def write(self, node: int, triple: Triple, confidence: float) -> None:
         self._edit(self.node(node), triple, confidence)
 
+    @rule(node=node_index, other=st.integers(1, 4), triple=triples)
+    def write_on_two(self, node: int, other: int, triple: Triple) -> None:
+        """Two devices write one fact at the same moment (TEST-CATALOG 1 and 2): with equal
+        clocks and marks their stamps are equal, and only the node id breaks the tie."""
+        first = self.node(node)
+        second = self.node((node + other) % len(self.c.nodes))
+        if second is not first:
+            self._edit(first, triple, 0.5)
+            self._edit(second, triple, 1.0)
+
     @rule(node=node_index, triple=triples, ahead=st.sampled_from(AHEAD))
     def write_from_the_future(self, node: int, triple: Triple, ahead: int) -> None:
         """TEST-CATALOG 13: write while the clock is far ahead, then put the clock back."""

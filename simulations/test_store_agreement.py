@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
+from hypothesis.stateful import (
+    Bundle,
+    MultipleResults,
+    RuleBasedStateMachine,
+    invariant,
+    multiple,
+    rule,
+)
 
 from storage import delta_log
 from storage.store import open_sync, run_write
@@ -46,6 +53,14 @@ WALL_STEP_MS = 200_000
 """Stamps sit 0, 200, 400 or 600 s after the epoch, so a receiver at the epoch refuses some."""
 
 
+tables = st.sampled_from([FACTS.name, EPISODES.name])
+texts = st.sampled_from(["tea", "coffee"])
+
+
+def stamp(wall: int, counter: int) -> int:
+    return pack(EPOCH_MS + wall * WALL_STEP_MS, counter)
+
+
 def _values(table: str, row_id: RowId, text: str, flag: bool) -> tuple[Any, ...]:
     if table == FACTS.name:
         return (row_id, "alice", "likes", text, 0.5 if flag else 1.0, None, EPOCH_MS, flag)
@@ -68,28 +83,53 @@ class StoreAgreementMachine(RuleBasedStateMachine):
         TOTALS["examples"] += 1
         TOTALS["nodes"] += 1
 
+    def _delta(self, origin: NodeId, hlc: int, table: str, row: int, tombstone: bool,
+               text: str) -> Delta:  # fmt: skip
+        known = self.made.get((origin, hlc))
+        if known is not None:
+            return known  # one stamp, one write
+        row_id = RowId(f"row{row}")
+        values = None if tombstone else _values(table, row_id, text, text == "tea")
+        delta = Delta(table, row_id, hlc, origin, values)
+        self.made[(origin, hlc)] = delta
+        return delta
+
     @rule(
         target=deltas,
         origin=st.sampled_from(ORIGINS),
         wall=st.integers(0, 3),
         counter=st.integers(0, 1),
-        table=st.sampled_from([FACTS.name, EPISODES.name]),
+        table=tables,
         row=st.integers(0, 2),
         tombstone=st.booleans(),
-        text=st.sampled_from(["tea", "coffee"]),
-        flag=st.booleans(),
+        text=texts,
     )
     def new_delta(self, origin: NodeId, wall: int, counter: int, table: str, row: int,
-                  tombstone: bool, text: str, flag: bool) -> Delta:  # fmt: skip
-        hlc = pack(EPOCH_MS + wall * WALL_STEP_MS, counter)
-        known = self.made.get((origin, hlc))
-        if known is not None:
-            return known  # one stamp, one write
-        row_id = RowId(f"row{row}")
-        values = None if tombstone else _values(table, row_id, text, flag)
-        delta = Delta(table, row_id, hlc, origin, values)
-        self.made[(origin, hlc)] = delta
-        return delta
+                  tombstone: bool, text: str) -> Delta:  # fmt: skip
+        return self._delta(origin, stamp(wall, counter), table, row, tombstone, text)
+
+    @rule(
+        target=deltas,
+        origins=st.permutations(ORIGINS),
+        wall=st.integers(0, 3),
+        table=tables,
+        row=st.integers(0, 2),
+        tombstones=st.tuples(st.booleans(), st.booleans()),
+        text=texts,
+    )
+    def tie(self, origins: list[NodeId], wall: int, table: str, row: int,
+            tombstones: tuple[bool, bool], text: str) -> MultipleResults[Delta]:  # fmt: skip
+        """TEST-CATALOG 2 and 3: two origins write one row at one HLC (either may be a delete)
+        and the writes arrive one after the other, in the drawn order."""
+        hlc = stamp(wall, 0)
+        pair = [
+            self._delta(origin, hlc, table, row, tombstone, text)
+            for origin, tombstone in zip(origins[:2], tombstones, strict=True)
+        ]
+        for delta in pair:
+            run_write(self.conn, delta_log.apply_deltas, [delta])
+            self.replica.apply_deltas([delta])
+        return multiple(*pair)
 
     @rule(batch=st.lists(deltas, min_size=1, max_size=6))
     def apply_batch(self, batch: list[Delta]) -> None:
