@@ -3,7 +3,8 @@
 This is the only place that stamps HLCs (DESIGN §3): every local write hands the node's
 :meth:`HybridClock.tick` to storage, which calls it inside the write transaction with the
 persisted high-water mark, so stamps stay strictly increasing across restarts and across
-processes sharing one home.
+processes sharing one home, and above the mark kept beside the database (node/clock_mark.py),
+so a database restored from an older copy never reuses a stamp.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from storage import delta_log, export, memories, search, stats
 from storage.static_model import load_embedder
@@ -29,6 +30,7 @@ from sync.ids import new_ulid
 from sync.schema import EPISODES, FACTS
 from sync.types import NodeId, RowId, VersionVector
 
+from .clock_mark import read_mark, write_mark
 from .config import Settings, load_settings
 from .identity import Identity, load_or_create_identity
 from .phrases import parse_fact
@@ -42,6 +44,7 @@ __all__ = ["DATABASE_FILE", "IMPORT_BATCH", "Node", "SearchResult", "default_hom
 DATABASE_FILE = "feral.db"
 IMPORT_BATCH = 5_000
 CLOCK_OFFSET_ENV = "FERAL_CLOCK_OFFSET_MS"
+T = TypeVar("T")
 
 
 def default_home() -> Path:
@@ -121,7 +124,8 @@ class Node:
         # (the skew window), but never less than the default: a small window must not stop
         # local writes after an ordinary step back of the system clock.
         drift = max(DEFAULT_MAX_DRIFT_MS, settings.sync.max_clock_skew_ms)
-        self.clock = HybridClock(identity.node_id, now_ms, max_drift_ms=drift)
+        # Resume above every stamp ever issued here, even if the database is an older copy.
+        self.clock = HybridClock(identity.node_id, now_ms, read_mark(home), max_drift_ms=drift)
 
     @property
     def node_id(self) -> NodeId:
@@ -150,9 +154,9 @@ class Node:
         if embedder is None:
             embedder = load_embedder(settings.memory.embedder)
         store = await Store.open(home / DATABASE_FILE, check=check)
-        epoch = await store.read(stats.log_epoch)
-        node = cls(home, identity, settings, store, now_ms or wall_clock_ms(), embedder, epoch)
         try:
+            epoch = await store.read(stats.log_epoch)
+            node = cls(home, identity, settings, store, now_ms or wall_clock_ms(), embedder, epoch)
             await node._embed()
         except BaseException:
             await store.close()
@@ -182,10 +186,8 @@ class Node:
         self, triple: tuple[str, str, str], *, confidence: float = 1.0
     ) -> dict[str, Any]:
         """Store a fact; the same fact remembered twice (anywhere) is one row."""
-        row = await self.store.write(
+        row = await self._write(
             memories.remember_fact,
-            self.node_id,
-            self.clock.tick,
             triple,
             now_ms=self.now_ms(),
             confidence=confidence,
@@ -197,10 +199,8 @@ class Node:
         self, session_id: str, summary: str, entities: Iterable[str] = ()
     ) -> dict[str, Any]:
         """Store an episode under a new ULID."""
-        row = await self.store.write(
+        row = await self._write(
             memories.add_episode,
-            self.node_id,
-            self.clock.tick,
             self._new_id(),
             session_id=session_id,
             summary=summary,
@@ -212,10 +212,8 @@ class Node:
 
     async def log_execution(self, session_id: str, tool: str, **fields: Any) -> dict[str, Any]:
         """Append a tool call to the execution log."""
-        row = await self.store.write(
+        row = await self._write(
             memories.log_execution,
-            self.node_id,
-            self.clock.tick,
             self._new_id(),
             session_id=session_id,
             tool=tool,
@@ -227,15 +225,13 @@ class Node:
 
     async def set_archived(self, row_id: str, archived: bool) -> dict[str, Any]:
         """``forget`` (archive) or ``restore`` a memory; raises NotFoundError for unknown ids."""
-        row = await self.store.write(
-            memories.set_archived, self.node_id, self.clock.tick, row_id, archived
-        )
+        row = await self._write(memories.set_archived, row_id, archived)
         self.notify_changed()
         return row
 
     async def nuke(self, row_id: str) -> dict[str, Any]:
         """Hard-delete a memory, leaving a replicated tombstone."""
-        row = await self.store.write(memories.nuke, self.node_id, self.clock.tick, row_id)
+        row = await self._write(memories.nuke, row_id)
         await self._committed()
         return row
 
@@ -263,13 +259,23 @@ class Node:
         """Remember many facts, ``batch`` per transaction; ``progress`` gets each batch's size."""
         written = 0
         for chunk in _chunks(triples, batch):
-            written += await self.store.write(
-                memories.import_facts, self.node_id, self.clock.tick, chunk, now_ms=self.now_ms()
-            )
+            written += await self._write(memories.import_facts, chunk, now_ms=self.now_ms())
             await self._committed()
             if progress:
                 progress(len(chunk))
         return written
+
+    async def _write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run the local write ``fn(conn, node_id, stamp, ...)`` in one transaction."""
+        return await self.store.write(self._stamped, fn, *args, **kwargs)
+
+    def _stamped(self, conn: Any, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Inside the transaction: the write, then the clock mark if it issued a stamp."""
+        before = self.clock.last
+        result = fn(conn, self.node_id, self.clock.tick, *args, **kwargs)
+        if self.clock.last != before:
+            write_mark(self.home, self.clock.last)
+        return result
 
     def _new_id(self) -> RowId:
         return new_ulid(self.now_ms(), secrets.token_bytes(10))

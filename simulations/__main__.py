@@ -9,8 +9,6 @@ last line is always one summary::
 
 ``--profile long --seconds S`` runs batches (each with its own seed) until ``S`` seconds have
 passed. ``--bites`` instead reports how fast each broken variant (broken.py) is caught.
-``--machine restore-same-id`` runs the convergence machine restoring backups under the same
-node id (not in the default set while that is a known bug).
 """
 
 from __future__ import annotations
@@ -24,14 +22,13 @@ import traceback
 from hypothesis import seed as hypothesis_seed
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
-from .profiles import TOTALS, machine_settings
-from .test_convergence import ConvergenceMachine, RestoreSameIdMachine
+from .profiles import EXAMPLES, TOTALS, machine_settings
+from .test_convergence import ConvergenceMachine
 from .test_store_agreement import StoreAgreementMachine
 
 MACHINES: dict[str, tuple[type[RuleBasedStateMachine], str]] = {
     "convergence": (ConvergenceMachine, "convergence"),
     "agreement": (StoreAgreementMachine, "agreement"),
-    "restore-same-id": (RestoreSameIdMachine, "convergence"),
 }
 """Name → (machine, the share of the profile's examples it runs)."""
 
@@ -81,7 +78,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--profile", choices=["ci", "long", "pytest"], default="ci")
+    parser.add_argument("--profile", choices=sorted(EXAMPLES), default="ci")
     parser.add_argument("--seed", type=int, help="replay this seed (one batch)")
     parser.add_argument(
         "--seconds",

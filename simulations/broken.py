@@ -1,6 +1,7 @@
 """Deliberately broken variants of the real functions, to prove the simulations bite.
 
-Each :class:`Variant` names real attributes of ``sync``/``storage`` modules and the broken
+Each :class:`Variant` names real attributes of ``sync``/``storage`` modules (and, for the clock
+mark kept in the device's home, the simulator's stand-in for node/clock_mark.py) and the broken
 function to put in their place for the length of one run (see :func:`patched`). The
 simulations look storage functions up on their modules at call time, so a patched attribute is
 what the nodes run. test_bites.py requires every variant to be caught within a bounded number
@@ -21,6 +22,8 @@ from sync.delta import Page, Version
 from sync.errors import ProtocolError
 from sync.hlc import COUNTER_BITS, check_skew
 from sync.types import VersionVector
+
+from . import simnode
 
 __all__ = ["VARIANTS", "Variant", "patched"]
 
@@ -140,6 +143,8 @@ VARIANTS = (
         ((delta_log, "apply_page", _clock_before_skew_check),),
     ),  # fmt: skip
     Variant(
-        "high_water_not_kept", "convergence", ((memories, "clock_high_water", lambda conn: 0),)
+        "high_water_not_kept",
+        "convergence",
+        ((memories, "clock_high_water", lambda conn: 0), (simnode, "read_mark", lambda node: 0)),
     ),  # fmt: skip
 )

@@ -60,6 +60,12 @@ DRIFT_MS = max(DEFAULT_MAX_DRIFT_MS, MAX_SKEW_MS)
 """The clock's drift limit, chosen as node/node.py chooses it."""
 
 
+def read_mark(node: SimNode) -> int:
+    """node/clock_mark.py's ``read_mark``: the device's home file, which outlives restarts and
+    restores of its database (looked up at call time, so broken.py can replace it)."""
+    return node.mark
+
+
 class SimNode:
     """A device of the cluster. Its database lives in a file, so a restart keeps it."""
 
@@ -79,6 +85,8 @@ class SimNode:
         self.problems: list[str] = []
         """What the oracle saw go wrong while this node worked (checked after every step)."""
         self.high_water = 0
+        self.mark = 0
+        """The clock mark kept beside the database (node/clock_mark.py): a restore keeps it."""
         self.sessions_made = 0
         self.conn: Any = None
         self.clock = HybridClock(self.node_id, wall, max_drift_ms=DRIFT_MS)
@@ -95,10 +103,10 @@ class SimNode:
     # -- life cycle ----------------------------------------------------------------------------
 
     def open(self) -> None:
-        """Open the database; the clock starts empty and resumes from the stored high-water
-        mark inside each write transaction, as ``Node.open`` does."""
+        """Open the database; the clock resumes from the mark kept beside it, then from the
+        stored high-water mark inside each write transaction, as ``Node.open`` does."""
         self.conn = open_sync(self.path, synchronous="NORMAL")
-        self.clock = HybridClock(self.node_id, self.wall, max_drift_ms=DRIFT_MS)
+        self.clock = HybridClock(self.node_id, self.wall, read_mark(self), max_drift_ms=DRIFT_MS)
 
     def close(self) -> None:
         if self.conn is not None:
@@ -146,6 +154,8 @@ class SimNode:
         except NotFoundError:
             self.stats["refused_local"] += 1
             return 0
+        if issued:
+            self.mark = max(self.mark, issued[-1])  # Node writes it inside the transaction
         self._record_local(issued, max(before.values(), default=0))
         self.notify()
         return len(issued)

@@ -45,7 +45,7 @@ from .network import Link
 from .profiles import TOTALS, pytest_settings
 from .simnode import MAX_SKEW_MS, SimNode
 
-__all__ = ["MAX_ROUNDS", "ConvergenceMachine", "RestoreSameIdMachine"]
+__all__ = ["MAX_ROUNDS", "ConvergenceMachine"]
 
 MAX_ROUNDS = 5_000
 """Rounds ``sync_until_quiet`` may take at the end (automerge's ``MAX_ITER``)."""
@@ -75,8 +75,6 @@ class ConvergenceMachine(RuleBasedStateMachine):
     """2–5 devices in a chain, star or mesh, writing colliding facts through every fault."""
 
     triples = Bundle("triples")
-    RESTORE_SAME_ID = False
-    """Restore a backup under the same node id (a known product bug: see RestoreSameIdMachine)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -236,20 +234,21 @@ class ConvergenceMachine(RuleBasedStateMachine):
 
     # -- node life -----------------------------------------------------------------------------
 
-    @rule(node=node_index, action=st.sampled_from(["restart", "backup", "restore"]))
+    @rule(
+        node=node_index, action=st.sampled_from(["restart", "backup", "restore", "restore-as-new"])
+    )
     def node_life(self, node: int, action: str) -> None:
-        """Restart a device, copy its database aside, or restore it from that older copy.
-
-        A restored device takes a new node id (the recovery TEST-CATALOG 17 allows), unless
-        ``RESTORE_SAME_ID``. Without a copy yet, ``restore`` takes one.
-        """
+        """Restart a device, copy its database aside, or restore it from that older copy:
+        under its own node id (TEST-CATALOG 17: it must resume above every stamp it issued,
+        and take back what it lost), or taking a new id. Without a copy yet, a restore takes
+        one."""
         i = node % len(self.c.nodes)
         if action == "restart":
             self.c.restart(i)
         elif action == "backup" or i not in self.c.backups:
             self.c.backup(i)
         else:
-            self.c.restore(i, new_identity=not self.RESTORE_SAME_ID)
+            self.c.restore(i, new_identity=action == "restore-as-new")
 
     # -- checks --------------------------------------------------------------------------------
 
@@ -284,15 +283,6 @@ class ConvergenceMachine(RuleBasedStateMachine):
         TOTALS["rounds"] += c.settle(MAX_ROUNDS)
         c.check_step()
         c.check_converged()
-
-
-class RestoreSameIdMachine(ConvergenceMachine):
-    """The same machine, restoring backups under the device's own node id (TEST-CATALOG 17).
-
-    Not part of the suite's runs: it fails (see test_restore.py), which is a product bug.
-    """
-
-    RESTORE_SAME_ID = True
 
 
 ConvergenceMachine.TestCase.settings = pytest_settings("convergence")

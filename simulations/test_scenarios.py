@@ -13,7 +13,7 @@ import pytest
 from storage import delta_log, export, memories
 from sync.hlc import COUNTER_BITS
 
-from .cluster import Cluster, SimulationError
+from .cluster import Cluster
 from .simnode import MAX_SKEW_MS, SimNode
 
 HOUR_MS = 3_600_000
@@ -112,28 +112,27 @@ def _restore_same_id(pair: Cluster) -> tuple[SimNode, SimNode]:
     return server, phone
 
 
-REUSED_STAMP = "product bug: a restored database re-stamps lost stamps"
-MASKED_HOLE = "product bug: entry counts miss a hole that new writes balance"
-
-
-@pytest.mark.xfail(strict=True, raises=SimulationError, reason=REUSED_STAMP)
 def test_a_restored_database_never_reuses_a_stamp_of_a_write_it_lost(pair):
-    """TEST-CATALOG 17 under the same node id. The lost write and the new one carry the same
-    (hlc, origin), so each side keeps its own and both think they are in step."""
+    """TEST-CATALOG 17 under the same node id, with the clock standing still. Resumed from the
+    copy's mark, the new write would take the lost one's (hlc, origin), each side would keep
+    its own, and both would think they are in step. The mark kept beside the database (which
+    the restore does not touch) lifts the new write above it."""
     server, phone = _restore_same_id(pair)
     remember(phone, "after the backup")  # stamped in the same millisecond: counter + 1
     assert_converged(pair)
+    lost = phone.mark
     pair.restore(1, new_identity=False)
-    remember(phone, "after the restore")  # the clock resumes from the backup's mark
+    remember(phone, "after the restore")
+    assert phone.mark > lost
     assert_converged(pair)
 
 
-@pytest.mark.xfail(strict=True, raises=SimulationError, reason=MASKED_HOLE)
 def test_a_restored_database_whose_new_writes_balance_its_losses_still_converges(pair):
     """Lost: A1 and A2 (A2 stamped while the phone's clock ran a minute fast, within the
-    window). New after the restore: N, stamped between them. The phone takes A2 back (above
-    its vector), the server never asks for N (below its vector), the phone never gets A1:
-    equal vectors, equal entry counts, different rows, and sync reports quiet."""
+    window). Had the new write N been stamped between them, the phone would take A2 back
+    (above its vector), the server would never ask for N (below its vector), the phone would
+    never get A1: equal vectors, equal entry counts, different rows. N lands above A2, so the
+    server ends up with more of the phone's entries than the phone, and the phone repairs."""
     server, phone = _restore_same_id(pair)
     pair.time.advance(1_000)
     remember(phone, "A1")
@@ -145,6 +144,7 @@ def test_a_restored_database_whose_new_writes_balance_its_losses_still_converges
     pair.time.advance(1_000)
     remember(phone, "N")
     assert_converged(pair)
+    assert rows(phone) == rows(server) == 4
 
 
 def test_the_same_scenario_twice_gives_the_same_replicas():

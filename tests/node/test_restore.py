@@ -12,10 +12,12 @@ import shutil
 
 import pytest
 
+from node.clock_mark import MARK_FILE, read_mark
 from node.node import DATABASE_FILE
 from node.service import dial
+from sync.errors import ConfigError
 
-from .support import Mesh, assert_converged
+from .support import ManualClock, Mesh, assert_converged, now_ms
 
 
 @pytest.fixture
@@ -85,3 +87,41 @@ async def test_a_database_restored_from_an_older_copy_finds_its_hole_and_converg
         exported = "".join(await laptop.export_lines())
         assert '"after the backup"' in exported
         assert '"after the restore"' in exported
+
+
+async def test_a_restored_database_writes_above_every_stamp_it_lost_even_with_a_frozen_clock(
+    mesh,
+):
+    """The lost write and the next one would share ``(origin, hlc)`` if the clock resumed from
+    the copy's mark: the mark kept beside the database lifts it above both."""
+    frozen = ManualClock(now_ms())
+    laptop = await mesh.open("laptop", now_ms=frozen)
+    await laptop.remember(("laptop", "wrote", "before the backup"))
+    await laptop.close()
+    backup = mesh.root / "backup.db"
+    shutil.copy(mesh.home("laptop") / DATABASE_FILE, backup)
+    laptop = await mesh.open("laptop", now_ms=frozen)
+    lost = await laptop.remember(("laptop", "wrote", "after the backup"))
+    await laptop.close()
+    drop_database(mesh, "laptop")
+    shutil.copy(backup, mesh.home("laptop") / DATABASE_FILE)
+
+    laptop = await mesh.open("laptop", now_ms=frozen)
+    assert "after the backup" not in "".join(await laptop.export_lines())
+    row = await laptop.remember(("laptop", "wrote", "after the restore"))
+    assert row["hlc"] > lost["hlc"]
+    assert read_mark(mesh.home("laptop")) == row["hlc"]
+
+
+async def test_a_damaged_clock_mark_is_refused_by_name_and_the_database_is_untouched(mesh):
+    laptop = await mesh.open("laptop")
+    await laptop.remember(("laptop", "wrote", "a fact"))
+    before = await laptop.export_lines()
+    await laptop.close()
+    (mesh.home("laptop") / MARK_FILE).write_text("twelve o'clock\n")
+
+    with pytest.raises(ConfigError, match=r"clock.*not a clock mark"):
+        await mesh.open("laptop")
+    (mesh.home("laptop") / MARK_FILE).unlink()
+    laptop = await mesh.open("laptop")
+    assert await laptop.export_lines() == before
