@@ -1,12 +1,14 @@
-"""``python -m benchmarks [--quick] [--json] [--rows N]``: run the storage benchmark, print it."""
+"""``python -m benchmarks [--quick] [--json] [--rows N]``: run every benchmark, print the report."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+import time
+from collections.abc import Callable
 
-from .storage_bench import DEFAULT_ROWS, QUICK_ROWS, render_table, run
+from .report import Sizes, render_table, run
 
 __all__ = ["main"]
 
@@ -14,27 +16,44 @@ __all__ = ["main"]
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks",
-        description="feral storage against plain SQLite doing the same work, in one run.",
+        description="feral against plain SQLite doing the same work, measured in one run.",
     )
-    parser.add_argument(
-        "--quick", action="store_true", help=f"use {QUICK_ROWS:,} rows instead of {DEFAULT_ROWS:,}"
-    )
+    parser.add_argument("--quick", action="store_true", help="smaller sizes: about two minutes")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--rows", type=int, default=None, help="number of rows (overrides --quick)")
+    parser.add_argument(
+        "--rows",
+        type=int,
+        default=None,
+        help="N facts and N episodes; incremental sync at min(N, 10k) and 10N (overrides --quick)",
+    )
     args = parser.parse_args(argv)
     if args.rows is not None and args.rows < 1:
         parser.error("--rows must be at least 1")
     return args
 
 
+def _sizes(args: argparse.Namespace) -> Sizes:
+    if args.rows is not None:
+        return Sizes.scaled(args.rows)
+    return Sizes.quick() if args.quick else Sizes.full()
+
+
+def _progress(started: float) -> Callable[[str], None]:
+    """Progress on stderr, so ``--json`` stays one object on stdout; the seconds since the start
+    show where a long run spends its time."""
+
+    def note(what: str) -> None:
+        print(f"= {time.monotonic() - started:6.1f} s  {what}", file=sys.stderr, flush=True)
+
+    return note
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
-    rows = args.rows if args.rows is not None else QUICK_ROWS if args.quick else DEFAULT_ROWS
-    report = run(rows)
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print(render_table(report))
+    note = _progress(time.monotonic())
+    report = run(_sizes(args), progress=note)
+    note("done")
+    print(json.dumps(report, indent=2) if args.json else render_table(report))
     return 0
 
 

@@ -27,7 +27,7 @@ from sync.codec import decode_page, encode_page, encode_values
 from sync.delta import MAX_PAGE_DELTAS, Page
 from sync.types import VersionVector
 
-from .storage_bench import make_triples
+from .corpus import make_triples
 
 __all__ = ["run_catchup"]
 
@@ -60,11 +60,22 @@ class ByteRelay:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+        self._loop.close()
 
     async def _start(self) -> None:
-        await asyncio.start_server(self._handle, "127.0.0.1", self.port)
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port)
+
+    async def _stop(self) -> None:
+        """Close the listening socket and end any connection still open, so nothing leaks."""
+        self._server.close()
+        await self._server.wait_closed()
+        pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)

@@ -22,7 +22,7 @@ from sync.codec import decode_page, encode_page
 from sync.hlc import HybridClock
 from sync.types import NodeId
 
-from .storage_bench import make_triples
+from .corpus import make_triples
 
 __all__ = ["incremental_seconds"]
 

@@ -13,9 +13,8 @@ both sides, so disk and CPU noise largely cancel in the ratios:
   then :func:`storage.delta_log.apply_page`, one transaction per page) into an empty store,
   against plain inserts of the same rows in the same batches.
 - ``stale_vs_fresh``: the same pages applied again to the merged store, against the fresh merge.
-- ``page_bytes_ratio``: the encoded pages' bytes against the plain msgpack of each row's values.
-- ``catchup_vs_merge`` and ``wire_bytes_ratio``: from :mod:`benchmarks.catchup_bench`, a catch-up
-  between real processes, its bytes counted on the socket.
+- ``page_bytes_ratio``: the encoded pages' bytes against the plain msgpack of each row's values
+  (the catch-up benchmark measures the same on a real socket, framing included).
 
 Paired measurements run step by step in turn (a feral batch, then the plain batch, swapping which
 goes first at each step), so a burst of disk or CPU contention falls on both sides alike.
@@ -23,8 +22,6 @@ goes first at each step), so a burst of disk or CPU contention falls on both sid
 
 from __future__ import annotations
 
-import os
-import platform
 import random
 import tempfile
 import time
@@ -33,11 +30,11 @@ from contextlib import closing
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import msgpack
 
-from storage.connection import Connection, connect, sqlite_version
+from storage.connection import Connection, connect
 from storage.delta_log import apply_page, changes_since
 from storage.memories import Stamp, import_facts
 from storage.store import open_sync, run_write
@@ -48,142 +45,17 @@ from sync.ids import fact_id
 from sync.schema import Value
 from sync.types import NodeId, VersionVector
 
-__all__ = [
-    "DEFAULT_ROWS",
-    "GOALS",
-    "QUICK_ROWS",
-    "Goal",
-    "Report",
-    "make_triples",
-    "render_table",
-    "run",
-]
+from .corpus import SEED, Triple, make_triples
 
-DEFAULT_ROWS = 100_000
-QUICK_ROWS = 20_000
+__all__ = ["BATCH", "run_storage"]
+
 BATCH = MAX_PAGE_DELTAS
 """Rows per transaction for batched writes: the size of a sync page, so both runs match."""
 SINGLE_ROW_SHARE = 20
 """The single-row run writes ``rows // SINGLE_ROW_SHARE`` facts, one per transaction."""
 MAX_SKEW_MS = 300_000
-SEED = 7_2014
-MIN_LEN, MAX_LEN = 5, 40
 
-Triple = tuple[str, str, str]
 PlainRow = tuple[Value, ...]
-
-
-@dataclass(frozen=True)
-class Goal:
-    """A target for one ratio: ``at_most`` says whether lower is better."""
-
-    ratio: str
-    target: float
-    at_most: bool
-
-    def met(self, value: float) -> bool:
-        return value <= self.target if self.at_most else value >= self.target
-
-    def describe(self) -> str:
-        return f"{'<=' if self.at_most else '>='} {self.target:g}"
-
-
-GOALS: tuple[Goal, ...] = (
-    Goal("write_overhead", 1.5, at_most=True),
-    Goal("write_overhead_single_row", 1.5, at_most=True),
-    Goal("merge_vs_plain", 0.6, at_most=False),
-    Goal("stale_vs_fresh", 2.0, at_most=False),
-    Goal("page_bytes_ratio", 1.3, at_most=True),
-    Goal("wire_bytes_ratio", 1.3, at_most=True),
-    Goal("catchup_vs_merge", 0.5, at_most=False),
-    Goal("incremental_large_vs_small", 1.5, at_most=True),
-)
-
-
-class Report(TypedDict):
-    machine: dict[str, Any]
-    rows: int
-    ratios: dict[str, float]
-    absolute: dict[str, float]
-
-
-# -- realistic facts -------------------------------------------------------------------------
-
-
-def _pool(text: str) -> tuple[str, ...]:
-    return tuple(part.strip() for part in text.split("|"))
-
-
-# Each role: heads (what a phrase starts with) and tails (what may follow, to the target length).
-_SUBJECTS = (
-    _pool(
-        "Maria Okafor|Priya|Dr. Chen|Grandma Ingrid|the Berlin office|project Halcyon|"
-        "Kestrel release 3.2|my laptop|the team wiki|the kitchen router|our landlord|"
-        "Jonas Rahman|Aisha|the billing service|Miso the cat|the old Volvo|Acme GmbH|"
-        "the book club|Tomás Nakamura|the Lindqvists|my dentist|Sam's school|the NAS|"
-        "the backend on-call|Uncle Femi|the allotment|Leipzig flat|the VPN"
-    ),
-    _pool(
-        "at work|(sister)|from accounting|in Oslo|since 2021|'s phone|on staging|"
-        "next door|the younger one|in the spring|for the move|at home|on weekends"
-    ),
-)
-_PREDICATES = (
-    _pool(
-        "prefers|works at|lives in|is allergic to|owns|uses|depends on|was born in|moved to|"
-        "usually orders|has a deadline on|reports to|meets with|speaks|likes|dislikes|"
-        "was recommended|is scheduled for|runs on|costs|expires on|wants|is married to|"
-        "plays|drives|reads|subscribes to|visited|is learning|manages"
-    ),
-    _pool(
-        "every Friday|since 2019|at weekends|when travelling|in the morning|most days|"
-        "for work|reluctantly|again|twice a week|according to Maria|by default"
-    ),
-)
-_OBJECTS = (
-    _pool(
-        "oat milk flat white|Lisbon|penicillin|peanuts|PostgreSQL 16|Rust|the k8s cluster|"
-        "a blue ceramic mug|Portuguese|Japanese jazz on vinyl|cilantro|a standing desk|"
-        "€1,200 per month|the quarterly review|sourdough bread|hiking boots size 43|"
-        "a window seat|green tea|Thursday at 14:00|Slack huddles|dark mode|Vim keybindings|"
-        "Oslo|March 2024|the 7:40 train|Dr. Chen|Tuesday standups|an e-bike|SQLite"
-    ),
-    _pool(
-        "and oat milk|with no sugar|in winter|on Fridays|v2|(confirmed)|before 9am|"
-        "for the kids|over email|when it rains|at the latest|if possible|this quarter"
-    ),
-)
-
-
-def _phrase(rng: random.Random, role: tuple[tuple[str, ...], tuple[str, ...]]) -> str:
-    """A head and then tails, 5–40 characters in all, aiming at a length drawn uniformly."""
-    heads, tails = role
-    target = rng.randint(MIN_LEN, MAX_LEN)
-    text = rng.choice(heads)
-    while len(text) < target:
-        tail = rng.choice(tails) if rng.random() < 0.8 else str(rng.randint(1, 9999))
-        if len(text) + 1 + len(tail) > MAX_LEN:
-            break
-        text = f"{text} {tail}"
-    return text
-
-
-def make_triples(count: int, seed: int = SEED) -> list[Triple]:
-    """``count`` distinct (by :func:`sync.ids.fact_id`) triples, the same for every seed."""
-    rng = random.Random(seed)
-    seen: set[str] = set()
-    triples: list[Triple] = []
-    while len(triples) < count:
-        triple = (
-            _phrase(rng, _SUBJECTS),
-            _phrase(rng, _PREDICATES),
-            _phrase(rng, _OBJECTS),
-        )
-        row_id = fact_id(*triple)
-        if row_id not in seen:
-            seen.add(row_id)
-            triples.append(triple)
-    return triples
 
 
 def _node_id(rng: random.Random) -> NodeId:
@@ -322,7 +194,7 @@ class _Timings:
     merge: float = 0.0
     plain_merge: float = 0.0
     stale: float = 0.0
-    wire_bytes: int = 0
+    page_bytes: int = 0
     raw_bytes: int = 0
 
 
@@ -369,22 +241,17 @@ def _measure_merge(tmp: Path, t: _Timings) -> None:
         t.stale = time.perf_counter() - start
         if stale_applied:
             raise RuntimeError(f"re-applied pages wrote {stale_applied} deltas, expected none")
-    t.wire_bytes = sum(len(encode_page(p)) for p in pages)
+    t.page_bytes = sum(len(encode_page(p)) for p in pages)
     t.raw_bytes = _raw_value_bytes(pages)
 
 
-def _ratios(t: _Timings) -> dict[str, float]:
+def _figures(t: _Timings) -> dict[str, float]:
     return {
         "write_overhead": t.feral_write / t.plain_write,
         "write_overhead_single_row": t.feral_single / t.plain_single,
         "merge_vs_plain": t.plain_merge / t.merge,
         "stale_vs_fresh": t.merge / t.stale,
-        "page_bytes_ratio": t.wire_bytes / t.raw_bytes,
-    }
-
-
-def _absolute(t: _Timings) -> dict[str, float]:
-    return {
+        "page_bytes_ratio": t.page_bytes / t.raw_bytes,
         "feral_write_rows_per_s": t.rows / t.feral_write,
         "plain_write_rows_per_s": t.rows / t.plain_write,
         "single_row_count": t.single_rows,
@@ -393,72 +260,19 @@ def _absolute(t: _Timings) -> dict[str, float]:
         "merge_rows_per_s": t.rows / t.merge,
         "plain_merge_rows_per_s": t.rows / t.plain_merge,
         "stale_merge_rows_per_s": t.rows / t.stale,
-        "wire_bytes": t.wire_bytes,
-        "raw_value_bytes": t.raw_bytes,
-        "wire_bytes_per_row": t.wire_bytes / t.rows,
+        "page_bytes": t.page_bytes,
+        "page_raw_value_bytes": t.raw_bytes,
+        "page_bytes_per_row": t.page_bytes / t.rows,
     }
 
 
-def _machine() -> dict[str, Any]:
-    return {
-        "python": platform.python_version(),
-        "sqlite": sqlite_version(),
-        "cpu_count": os.cpu_count(),
-        "platform": platform.platform(),
-    }
-
-
-def run(rows: int, seed: int = SEED) -> Report:
-    """Run every measurement on ``rows`` facts in a fresh temporary directory."""
+def run_storage(rows: int, seed: int = SEED) -> dict[str, float]:
+    """Write, merge and re-merge ``rows`` facts on both sides in a fresh temporary directory;
+    returns every ratio and absolute figure by name (the report sorts them into sections)."""
     rng = random.Random(seed)
     triples = make_triples(rows, seed)
     timings = _Timings(rows, max(1, rows // SINGLE_ROW_SHARE))
     with tempfile.TemporaryDirectory(prefix="feral-bench-") as name:
         _measure_writes(Path(name), triples, _node_id(rng), timings)
         _measure_merge(Path(name), timings)
-    ratios, absolute = _ratios(timings), _absolute(timings)
-    from .catchup_bench import run_catchup  # it builds on this module's fact generator
-
-    catchup = run_catchup(rows)
-    from .incremental_bench import incremental_seconds
-
-    large_rows = 1_000_000 if rows >= DEFAULT_ROWS else 100_000
-    small, large = incremental_seconds(10_000), incremental_seconds(large_rows)
-    ratios["incremental_large_vs_small"] = large / small
-    absolute.update(
-        {"incremental_100_at_10k_s": small, f"incremental_100_at_{large_rows // 1000}k_s": large}
-    )
-    ratios["wire_bytes_ratio"] = catchup.pop("wire_bytes_ratio")
-    ratios["catchup_vs_merge"] = catchup.pop("catchup_vs_merge")
-    absolute.update({k: v for k, v in catchup.items() if k != "rows"})
-    return Report(machine=_machine(), rows=rows, ratios=ratios, absolute=absolute)
-
-
-# -- output ----------------------------------------------------------------------------------
-
-
-def _format(value: float) -> str:
-    return f"{value:,.0f}" if isinstance(value, int) or value >= 100 else f"{value:,.2f}"
-
-
-def render_table(report: Report) -> str:
-    """The report as a readable table: each ratio with its goal and whether it is met."""
-    m = report["machine"]
-    lines = [
-        f"feral storage benchmark: {report['rows']:,} rows, batches of {BATCH:,}, "
-        "synchronous=FULL on both sides",
-        f"Python {m['python']}, SQLite {m['sqlite']}, {m['cpu_count']} CPUs, {m['platform']}",
-        "",
-        f"{'ratio':<28}{'value':>8}  {'goal':<8}  result",
-    ]
-    for goal in GOALS:
-        value = report["ratios"][goal.ratio]
-        verdict = "met" if goal.met(value) else "NOT MET"
-        lines.append(f"{goal.ratio:<28}{value:>8.2f}  {goal.describe():<8}  {verdict}")
-    lines += [
-        "(single_row: one fact per transaction; the fsync of every commit dominates both sides)",
-        "",
-        f"{'absolute':<28}{'value':>12}",
-    ]
-    lines += [f"{key:<28}{_format(v):>12}" for key, v in report["absolute"].items()]
-    return "\n".join(lines)
+    return _figures(timings)
