@@ -65,10 +65,15 @@ def ids(hits: list[Hit]) -> list[str]:
 
 def test_fts_query_quotes_every_word_and_joins_them_with_or():
     assert fts_query('doctor\'s "appointment" OR NEAR(') == (
-        '"doctor" OR "s" OR "appointment" OR "OR" OR "NEAR"'
+        '"doctor" OR "s" OR "appointment" OR "NEAR"'
     )
     assert fts_query("") is None
     assert fts_query(" ?! -- ") is None
+
+
+def test_fts_query_leaves_out_stop_words_unless_nothing_else_remains():
+    assert fts_query("What did Priya say about the budget?") == '"Priya" OR "say" OR "budget"'
+    assert fts_query("to be or not to be") == '"to" OR "be" OR "or" OR "not" OR "to" OR "be"'
 
 
 @pytest.mark.parametrize("text", HOSTILE)
