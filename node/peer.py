@@ -38,13 +38,18 @@ from sync.types import NodeId
 from .identity import sign, verify
 from .node import Node
 
-__all__ = ["NO_PROGRESS_TIMEOUT_S", "LinkResult", "PeerLink", "Transport"]
+__all__ = ["NO_PROGRESS_TIMEOUT_S", "SEND_TIMEOUT_S", "LinkResult", "PeerLink", "Transport"]
 
 log = logging.getLogger("feral.peer")
 
 NO_PROGRESS_TIMEOUT_S = 30.0
 """A link that is mid-exchange and hears nothing for this long is closed (idle links live on
 WebSocket pings)."""
+
+SEND_TIMEOUT_S = NO_PROGRESS_TIMEOUT_S
+"""A frame the peer has not taken off the socket within this long means it stopped reading: the
+link is dropped rather than left waiting on a full buffer, holding its slot and its lock. What
+waits meanwhile is bounded by the session's window of unacknowledged pages."""
 
 
 class Transport(Protocol):
@@ -104,6 +109,7 @@ class PeerLink:
         self._lock = asyncio.Lock()
         self._repairing: set[NodeId] = set()
         """Origins whose log this node is taking again from the start (a hole was found)."""
+        self._peer_stopped_reading = False
         self.session = SyncSession(self._local_peer(), page_limit=1000)
 
     def _local_peer(self) -> LocalPeer:
@@ -139,8 +145,7 @@ class PeerLink:
                     self.session.receive_frame(data)
                     await self._handle_events()
                     await self._flush()
-            if self.session.close_code is not None:
-                await self.transport.close(self.session.close_code, self.result.error or "")
+            await self._hang_up()
         except (OSError, asyncio.IncompleteReadError) as exc:
             await self._record_failure("connection_lost", f"connection lost: {exc}", True)
         self.result.quiet = self.result.quiet or self.session.quiet
@@ -166,7 +171,7 @@ class PeerLink:
             await self._handle_events()
             await self._flush()
         if self.session.close_code is not None:  # refused meanwhile (e.g. unpaired): hang up
-            await self.transport.close(self.session.close_code, self.result.error or "")
+            await self._hang_up()
 
     async def anti_entropy(self) -> None:
         """Re-send our vector, so the peer re-checks what we lack."""
@@ -174,9 +179,36 @@ class PeerLink:
             self.session.send_vector(await self.node.version_vector())
             await self._flush()
 
+    async def _hang_up(self) -> None:
+        """Close with the session's code, or normally (1000) when the peer ended the link.
+
+        A peer that stopped reading gets no close frame: it would wait on the same full buffer.
+        """
+        if self._peer_stopped_reading:
+            return
+        code = self.session.close_code or 1000
+        try:
+            async with asyncio.timeout(SEND_TIMEOUT_S):
+                await self.transport.close(code, self.result.error or "")
+        except TimeoutError:
+            log.warning("! %s took no close frame in %.0f s", self.result.peer, SEND_TIMEOUT_S)
+
     async def _flush(self) -> None:
         for frame in self.session.frames_to_send():
-            await self.transport.send(frame)
+            try:
+                async with asyncio.timeout(SEND_TIMEOUT_S):
+                    await self.transport.send(frame)
+            except TimeoutError:
+                await self._stopped_reading()
+                return
+
+    async def _stopped_reading(self) -> None:
+        """Give up on a peer that took nothing for :data:`SEND_TIMEOUT_S`; write nothing more."""
+        self._peer_stopped_reading = True
+        self.session.fail("timeout", f"the peer read nothing for {SEND_TIMEOUT_S:.0f} s",
+                          CLOSE_POLICY)  # fmt: skip
+        self.session.frames_to_send()  # the error frame would wait behind the rest
+        await self._handle_events()
 
     async def _handle_events(self) -> None:
         # Answering an event can produce more events (e.g. an ack frees a page slot).

@@ -10,7 +10,20 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
-__all__ = ["ClientTransport", "ServerTransport"]
+__all__ = ["MAX_CLOSE_REASON_BYTES", "ClientTransport", "ServerTransport", "close_reason"]
+
+MAX_CLOSE_REASON_BYTES = 123
+"""A close frame is a control frame: 125 bytes at most, two of them the code (RFC 6455 §5.5)."""
+
+
+def close_reason(text: str) -> str:
+    """``text`` cut to fit a close frame, on a character boundary.
+
+    Reasons often quote what the peer sent (a malformed node id, say): counting characters
+    would let a peer's non-ASCII text overflow the frame, and the close would fail.
+    """
+    encoded = text.encode("utf-8", "replace")[:MAX_CLOSE_REASON_BYTES]
+    return encoded.decode("utf-8", "ignore")
 
 
 class ServerTransport:
@@ -44,7 +57,7 @@ class ServerTransport:
         if not self._closed:
             self._closed = True
             try:
-                await self.websocket.close(code, reason[:120])
+                await self.websocket.close(code, close_reason(reason))
             except (RuntimeError, OSError):
                 pass
 
@@ -70,4 +83,4 @@ class ClientTransport:
             pass  # the next recv() reports the end
 
     async def close(self, code: int, reason: str) -> None:
-        await self.connection.close(code, reason[:120])
+        await self.connection.close(code, close_reason(reason))
