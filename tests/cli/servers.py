@@ -13,7 +13,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -160,6 +160,33 @@ class FeralNode:
         assert len(mine) == 1, f"{self.name} has no peer {peer.name}"
         return mine[0]
 
+    def query(self, sql: str, *params: object) -> list[Any]:
+        """Rows of one read of the database file, which must exist (a short read transaction)."""
+        assert self.database.exists(), f"{self.name}: no database yet"
+        conn = sqlean.connect(str(self.database), timeout=10)
+        try:
+            return list(conn.execute(sql, params).fetchall())
+        finally:
+            conn.close()
+
+    @contextlib.contextmanager
+    def spawn(self, *args: str) -> Iterator[subprocess.Popen[str]]:
+        """``feral --home HOME ARGS`` in the background; killed and reaped on the way out."""
+        proc = subprocess.Popen(
+            self.argv(*args),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=self.environment(),
+        )
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate(timeout=CLI_TIMEOUT_S)
+
     def count(self, table: str = "facts") -> int:
         """Rows in ``table``, read straight from the database file (a short read transaction)."""
         conn = sqlean.connect(str(self.database), timeout=5)
@@ -175,6 +202,11 @@ class FeralNode:
         )
 
     # -- the server process ------------------------------------------------------------------
+
+    @property
+    def serving(self) -> bool:
+        """Whether this node's ``feral serve`` is running."""
+        return self.process is not None and self.process.poll() is None
 
     def start(self) -> None:
         """Start ``feral serve`` on this node's port; :meth:`wait_ready` waits for it."""
