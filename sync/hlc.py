@@ -119,12 +119,16 @@ class HybridClock:
         """
         physical = self.now_ms()
         candidate = max(physical << COUNTER_BITS, self.last + 1, floor + 1)
-        if (candidate >> COUNTER_BITS) - physical > self.max_drift_ms:
+        wall_ms = candidate >> COUNTER_BITS
+        if wall_ms - physical > self.max_drift_ms:
             raise ClockError(
-                f"the logical clock is {(candidate >> COUNTER_BITS) - physical} ms ahead of "
+                f"the logical clock is {wall_ms - physical} ms ahead of "
                 f"wall time (limit {self.max_drift_ms} ms); is the system clock set back?"
             )
-        self.last = pack(*unpack(candidate))
+        # What ``pack(*unpack(candidate))`` checks, without the round trip: every write stamps.
+        if not 0 <= candidate <= MAX_PACKED:
+            raise ClockError(f"HLC wall time {wall_ms} is out of range")
+        self.last = PackedHLC(candidate)
         return self.last
 
     def observe(self, remote: int, window_ms: int, peer: str | None = None) -> PackedHLC:

@@ -26,6 +26,7 @@ __all__ = [
 ]
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_sha256 = hashlib.sha256
 
 
 def new_ulid(now_ms: int, random80: bytes) -> RowId:
@@ -59,12 +60,20 @@ def fact_id(subject: str, predicate: str, obj: str) -> RowId:
         SchemaError: the text is not valid Unicode (a lone surrogate, e.g. from undecodable
             command-line bytes), so it could be neither hashed nor stored.
     """
-    key = "\x1f".join(normalise(part) for part in (subject, predicate, obj))
-    try:
-        encoded = key.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise SchemaError("a fact's text is not valid Unicode") from exc
-    return RowId("f" + hashlib.sha256(encoded).hexdigest()[:31])
+    if subject.isascii() and predicate.isascii() and obj.isascii():
+        # The common case, spelled out: each fact written pays for this, and for ASCII text
+        # :func:`normalise` is lower() and whitespace collapsed, and the encoding cannot fail.
+        encoded = (
+            f"{' '.join(subject.lower().split())}\x1f{' '.join(predicate.lower().split())}"
+            f"\x1f{' '.join(obj.lower().split())}"
+        ).encode("ascii")
+    else:
+        key = f"{normalise(subject)}\x1f{normalise(predicate)}\x1f{normalise(obj)}"
+        try:
+            encoded = key.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise SchemaError("a fact's text is not valid Unicode") from exc
+    return RowId("f" + _sha256(encoded).hexdigest()[:31])
 
 
 PUBLIC_KEY_LENGTH = 32
