@@ -13,11 +13,23 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
 from .hostile_support import Target, serving_target
+from .servers import Mesh
 from .slow_peers import BULK_BYTES, BULK_FACTS, SlowPeers, run_slow_peers
+
+
+@pytest.fixture
+def mesh(tmp_path: Path) -> Iterator[Mesh]:
+    """Devices in one temporary directory; every ``feral serve`` is stopped on the way out, and
+    none may have logged a traceback."""
+    with Mesh(tmp_path) as nodes:
+        yield nodes
+    for node in nodes.nodes:
+        assert "Traceback" not in node.serve_log(), node.serve_log()
 
 
 @pytest.fixture(scope="package")

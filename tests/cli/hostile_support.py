@@ -252,6 +252,18 @@ def assert_no_crash_logged(target: Target) -> None:
     assert log.count("Traceback") == log.count(UVICORN_UTF8_REPORT), log
 
 
+def assert_synced_and_unchanged(target: Target) -> None:
+    """After the hostile cases: a paired ``feral sync now`` works, and the server's rows are
+    exactly what they were before the first case."""
+    target.client.run("sync", "now")
+    server_export = target.server.cli("memory", "export")
+    assert server_export == target.export
+    assert target.client.cli("memory", "export") == server_export
+    assert SERVER_FACT in server_export
+    assert_still_serving(target)
+    assert_no_crash_logged(target)
+
+
 # -- the HTTP API on the same port ------------------------------------------------------------
 
 

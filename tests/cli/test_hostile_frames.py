@@ -25,12 +25,11 @@ from sync.schema import SCHEMA_VERSION
 from sync.session import SyncSession
 
 from .hostile_support import (
-    SERVER_FACT,
     Frames,
     Target,
-    assert_no_crash_logged,
     assert_outcome,
     assert_still_serving,
+    assert_synced_and_unchanged,
     authenticate,
     fresh_identity,
     handshake,
@@ -376,10 +375,4 @@ async def test_a_paired_link_stays_open_while_another_connection_is_refused(targ
 
 
 def test_after_every_hostile_frame_a_paired_sync_works_and_the_rows_are_unchanged(target):
-    target.client.run("sync", "now")
-    server_export = target.server.cli("memory", "export")
-    assert server_export == target.export
-    assert target.client.cli("memory", "export") == server_export
-    assert SERVER_FACT in server_export
-    assert_still_serving(target)
-    assert_no_crash_logged(target)
+    assert_synced_and_unchanged(target)

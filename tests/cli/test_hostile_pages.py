@@ -37,9 +37,9 @@ from sync.session import MAX_PAGES_IN_FLIGHT, SyncSession
 from .hostile_support import (
     SERVER_FACT,
     Target,
-    assert_no_crash_logged,
     assert_outcome,
     assert_still_serving,
+    assert_synced_and_unchanged,
     authenticate,
     handshake,
     hello_frame,
@@ -319,10 +319,4 @@ def test_slow_peers_are_closed_after_the_timeout_while_everyone_else_is_served(t
 
 
 def test_after_every_hostile_page_a_paired_sync_works_and_the_rows_are_unchanged(target):
-    target.client.run("sync", "now")
-    server_export = target.server.cli("memory", "export")
-    assert server_export == target.export
-    assert target.client.cli("memory", "export") == server_export
-    assert SERVER_FACT in server_export
-    assert_still_serving(target)
-    assert_no_crash_logged(target)
+    assert_synced_and_unchanged(target)

@@ -77,14 +77,6 @@ def trial() -> Trial:
     return Trial(seed, random.Random(seed))
 
 
-@pytest.fixture
-def mesh(tmp_path):
-    with Mesh(tmp_path) as nodes:
-        yield nodes
-    for node in nodes.nodes:
-        assert "Traceback" not in node.serve_log(), node.serve_log()
-
-
 def quiet_nodes(mesh: Mesh, *names: str) -> list[FeralNode]:
     """Nodes without an embedding model (vectors play no part here, and the model slows starts),
     their databases made (the checks below read the files, and must not create them)."""

@@ -36,14 +36,6 @@ MINUTE_MS = 60_000
 Status = dict[str, Any]
 
 
-@pytest.fixture
-def mesh(tmp_path):
-    with Mesh(tmp_path) as nodes:
-        yield nodes
-    for node in nodes.nodes:
-        assert "Traceback" not in node.serve_log(), node.serve_log()
-
-
 def write_lines(node: FeralNode, name: str, lines: list[str]) -> Path:
     path = node.home.parent / f"{node.name}-{name}.txt"
     path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
