@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from itertools import chain
 from operator import itemgetter
 
 from sync.codec import decode_values, encode_values
@@ -67,6 +68,10 @@ _LogEntry = tuple[NodeId, int, int, RowId, bytearray | None]
 _LOG_INSERT = (
     "INSERT OR IGNORE INTO delta_log(origin, hlc, tbl, row_id, payload) VALUES (?, ?, ?, ?, ?)"
 )
+_LOG_ROWS = 100
+"""Log entries per ``INSERT`` (500 parameters): each execution of a statement has a fixed cost
+(reset, bind, halt) that one entry per execution pays in full."""
+_LOG_INSERT_ROWS = _LOG_INSERT + ", (?, ?, ?, ?, ?)" * (_LOG_ROWS - 1)
 
 
 def apply_deltas(conn: Connection, deltas: Sequence[Delta]) -> None:
@@ -114,13 +119,27 @@ def _append_log(conn: Connection, origin: NodeId, entries: list[_LogEntry]) -> N
     means one of them has a hole (a database restored from an older copy), see
     :func:`log_entry_counts`.
     """
-    cursor = conn.executemany(_LOG_INSERT, entries)
+    added = _insert_log(conn, entries)
     conn.execute(
         "INSERT INTO version_vector(origin, hlc, entries) VALUES (?, ?, ?) "
         "ON CONFLICT(origin) DO UPDATE SET hlc = max(hlc, excluded.hlc), "
         "entries = entries + excluded.entries",
-        (origin, max(map(_HLC, entries)), max(cursor.rowcount, 0)),
+        (origin, max(map(_HLC, entries)), added),
     )
+
+
+def _insert_log(conn: Connection, entries: list[_LogEntry]) -> int:
+    """Insert ``entries`` into the log, :data:`_LOG_ROWS` to a statement and the rest one by
+    one; returns how many were new. Rows of one ``INSERT OR IGNORE`` are taken in order, as
+    separate executions are, so a repeat within the batch is ignored just the same."""
+    whole = len(entries) - len(entries) % _LOG_ROWS
+    added = 0
+    for start in range(0, whole, _LOG_ROWS):
+        params = list(chain.from_iterable(entries[start : start + _LOG_ROWS]))
+        added += conn.execute(_LOG_INSERT_ROWS, params).rowcount
+    if whole < len(entries):
+        added += max(conn.executemany(_LOG_INSERT, entries[whole:]).rowcount, 0)
+    return added
 
 
 _HLC = itemgetter(1)

@@ -49,8 +49,9 @@ Change = tuple[Table, RowId, tuple[Value, ...] | None]
 
 Row = dict[str, Any]
 
-_BATCH_CHECK_MIN = 2
-"""Fewer changes than this are checked one by one: the batch test pays off only for many."""
+_BATCH_CHECK_MIN = 8
+"""Fewer changes than this are checked one by one: the batch test has a fixed cost that the
+per-row saving repays from about five rows on."""
 _name = attrgetter("name")
 
 TIER_OF = {EPISODES.name: "episodic", FACTS.name: "semantic", EXEC_LOG.name: "execution"}
@@ -93,10 +94,13 @@ def _batch_table(origin: NodeId, changes: Sequence[Change]) -> str | None:
     stamped; one that fails, or is mixed, is checked delta by delta, and so fails exactly as
     it always has.
     """
-    if len(changes) < _BATCH_CHECK_MIN or set(map(len, changes)) != {3}:
+    if len(changes) < _BATCH_CHECK_MIN:
         return None
-    tables, row_ids, rows = zip(*changes, strict=True)
-    names = set(map(_name, tables))
+    try:
+        tables, row_ids, rows = zip(*changes, strict=True)
+        names = set(map(_name, tables))
+    except (AttributeError, TypeError, ValueError):
+        return None  # not all (table, id, values): the row-by-row loop raises as it always has
     if len(names) != 1:
         return None
     (name,) = names
