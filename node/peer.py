@@ -17,6 +17,7 @@ from typing import Protocol
 
 from storage import delta_log, peers as peer_status
 from sync.errors import ClockSkewError, FeralError, ProtocolError
+from sync.holes import HoleRepair
 from sync.ids import node_id_for
 from sync.session import (
     CLOSE_INTERNAL,
@@ -107,7 +108,7 @@ class PeerLink:
         self.progress = progress
         self.result = LinkResult(peer=expected)
         self._lock = asyncio.Lock()
-        self._repairing: set[NodeId] = set()
+        self._holes = HoleRepair()
         """Origins whose log this node is taking again from the start (a hole was found)."""
         self._peer_stopped_reading = False
         self.session = SyncSession(self._local_peer(), page_limit=1000)
@@ -279,29 +280,23 @@ class PeerLink:
         """
         vector = await self.node.version_vector()
         entries = await self.node.store.read(delta_log.log_entry_counts)
-        holes = {
-            origin for origin, hlc in event.vector.items()
-            if vector.get(origin) == hlc and event.entries.get(origin, 0) > entries.get(origin, 0)
-        }  # fmt: skip
-        if not holes:
-            self._repairing.clear()
-        elif holes <= self._repairing:
+        found = self._holes.check(vector, entries, event.vector, event.entries)
+        if found.diverged:
             self.session.fail(
                 "log_diverged",
-                f"this node's log of {sorted(holes)} still differs from "
+                f"this node's log of {sorted(found.holes)} still differs from "
                 f"{self.result.peer}'s after a repair",
                 CLOSE_INTERNAL,
             )
-        else:
-            log.warning("! log hole for %s: asking %s again", sorted(holes), self.result.peer)
-            self._repairing |= holes
-            self.session.send_vector({**vector, **{origin: 0 for origin in holes}})
+        elif found.holes:
+            log.warning("! log hole for %s: asking %s again", sorted(found.holes), self.result.peer)
+            self.session.send_vector(found.request(vector))
 
     async def _apply(self, event: PageReceived) -> None:
         page = event.page
         try:
             applied = await self.node.apply_page(
-                page, peer=self.result.peer, repair=page.origin in self._repairing
+                page, peer=self.result.peer, repair=page.origin in self._holes.repairing
             )
         except ClockSkewError as exc:
             self.session.fail("clock_skew", str(exc), CLOSE_POLICY)

@@ -144,7 +144,7 @@ class Cluster:
         for x, y in ((a, b), (b, a)):
             x.sessions[y.node_id] = x.new_session(self.page_limit)
             x.eof_sent.discard(y.node_id)
-            x.repairing.pop(y.node_id, None)
+            x.repairs.pop(y.node_id, None)
         self.stats["connections"] += 1
         a.pump(b.node_id)
         b.pump(a.node_id)

@@ -23,6 +23,7 @@ from storage.store import open_sync, run_write
 from sync.delta import Page
 from sync.errors import ClockSkewError, FeralError, NotFoundError, ProtocolError
 from sync.hlc import COUNTER_BITS, DEFAULT_MAX_DRIFT_MS, HybridClock
+from sync.holes import HoleRepair
 from sync.session import (
     CLOSE_INTERNAL,
     CLOSE_POLICY,
@@ -79,8 +80,8 @@ class SimNode:
         self.wall = wall
         self.sessions: dict[NodeId, SyncSession] = {}
         self.eof_sent: set[NodeId] = set()
-        self.repairing: dict[NodeId, set[NodeId]] = {}
-        """Per link: origins being taken again from the start (node/peer.py ``_repairing``)."""
+        self.repairs: dict[NodeId, HoleRepair] = {}
+        """Per link: origins being taken again from the start (node/peer.py ``_holes``)."""
         self.last_error: dict[NodeId, str] = {}
         self.problems: list[str] = []
         """What the oracle saw go wrong while this node worked (checked after every step)."""
@@ -251,25 +252,17 @@ class SimNode:
         session.send_vector(self.vector())
 
     def _check_for_holes(self, peer: NodeId, session: SyncSession, event: PeerCaughtUp) -> None:
-        """``PeerLink._check_for_holes``: where both hold an origin up to one stamp and the peer
-        holds more entries of it, this copy has a hole: take that origin again from the start
-        (merging every entry); if a repair did not close it, fail the link."""
+        """``PeerLink._check_for_holes``, on the same rule (sync/holes.py)."""
         vector = self.vector()
         entries = delta_log.log_entry_counts(self.conn)
-        holes = {
-            origin for origin, hlc in event.vector.items()
-            if vector.get(origin) == hlc and event.entries.get(origin, 0) > entries.get(origin, 0)
-        }  # fmt: skip
-        repairing = self.repairing.setdefault(peer, set())
-        if not holes:
-            repairing.clear()
-        elif holes <= repairing:
-            session.fail("log_diverged", f"log of {sorted(holes)} still differs after a repair",
-                         CLOSE_INTERNAL)  # fmt: skip
-        else:
+        repair = self.repairs.setdefault(peer, HoleRepair())
+        found = repair.check(vector, entries, event.vector, event.entries)
+        if found.diverged:
+            session.fail("log_diverged", f"log of {sorted(found.holes)} still differs after a "
+                         "repair", CLOSE_INTERNAL)  # fmt: skip
+        elif found.holes:
             self.stats["repairs"] += 1
-            repairing |= holes
-            session.send_vector({**vector, **{origin: 0 for origin in holes}})
+            session.send_vector(found.request(vector))
 
     def _apply(self, peer: NodeId, session: SyncSession, page: Page) -> None:
         now = self.wall()
@@ -277,7 +270,7 @@ class SimNode:
             applied = run_write(
                 self.conn, delta_log.apply_page, page, now_ms=now,
                 max_skew_ms=MAX_SKEW_MS, peer=peer, checked=True,
-                repair=page.origin in self.repairing.get(peer, ()),
+                repair=peer in self.repairs and page.origin in self.repairs[peer].repairing,
             )  # fmt: skip
         except ClockSkewError as exc:
             self.stats["page_refused_clock_skew"] += 1
