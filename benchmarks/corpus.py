@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from sync.ids import fact_id
+from feral.sync.ids import fact_id
 
 __all__ = ["SEED", "Triple", "make_queries", "make_episodes", "make_triples"]
 
@@ -83,7 +83,7 @@ def _phrase(rng: random.Random, role: tuple[tuple[str, ...], tuple[str, ...]]) -
 
 
 def make_triples(count: int, seed: int = SEED) -> list[Triple]:
-    """``count`` distinct (by :func:`sync.ids.fact_id`) triples, the same for the same seed."""
+    """``count`` distinct (by :func:`feral.sync.ids.fact_id`) triples, the same for the same seed."""
     rng = random.Random(seed)
     seen: set[str] = set()
     triples: list[Triple] = []

@@ -14,13 +14,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from storage.connection import Connection
-from storage.delta_log import answer_request, apply_page, version_vector
-from storage.memories import import_facts
-from storage.store import open_sync, run_write
-from sync.codec import decode_page, encode_page
-from sync.hlc import HybridClock
-from sync.types import NodeId
+from feral.storage.connection import Connection
+from feral.storage.delta_log import answer_request, apply_page, version_vector
+from feral.storage.memories import import_facts
+from feral.storage.store import open_sync, run_write
+from feral.sync.codec import decode_page, encode_page
+from feral.sync.hlc import HybridClock
+from feral.sync.types import NodeId
 
 from .corpus import make_triples
 

@@ -1,13 +1,13 @@
 """Hybrid search latency against the sum of its two legs, on a store of many episodes.
 
 The store is built the way a node fills its own: each episode goes through
-:func:`storage.memories.add_episode` (what :meth:`node.node.Node.add_episode` runs), in
-transactions of :data:`node.node.IMPORT_BATCH`, and then :meth:`node.node.Node.reembed` embeds
+:func:`feral.storage.memories.add_episode` (what :meth:`feral.node.node.Node.add_episode` runs), in
+transactions of :data:`feral.node.node.IMPORT_BATCH`, and then :meth:`feral.node.node.Node.reembed` embeds
 every row with the shipped model (the same ``embed_pending`` that runs after every local write).
 One episode per transaction, as ``add_episode`` commits them, would only make the untimed build
 slower: the search reads the same rows, index and vectors either way.
 
-Every query then runs through :meth:`node.node.Node.search` with the strategy ``fts``,
+Every query then runs through :meth:`feral.node.node.Node.search` with the strategy ``fts``,
 ``vector`` and ``hybrid`` in turn, with the node's default settings: the code path of
 ``feral memory search --strategy ...`` without the process start. The three strategies take
 turns in a rotating order, so a burst of load on the shared machine falls on all three alike.
@@ -27,11 +27,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from node.node import IMPORT_BATCH, Node
-from storage.connection import Connection
-from storage.memories import Stamp, add_episode
-from sync.ids import new_ulid
-from sync.types import NodeId, RowId
+from feral.node.node import IMPORT_BATCH, Node
+from feral.storage.connection import Connection
+from feral.storage.memories import Stamp, add_episode
+from feral.sync.ids import new_ulid
+from feral.sync.types import NodeId, RowId
 
 from .corpus import SEED, make_episodes, make_queries
 

@@ -1,1 +1,1 @@
-"""The ``feral`` command line: a thin face over :class:`node.node.Node`."""
+"""The ``feral`` command line: a thin face over :class:`feral.node.node.Node`."""

@@ -1,5 +1,5 @@
-"""``python -m cli``: the same as the ``feral`` command."""
+"""``python -m feral.cli``: the same as the ``feral`` command."""
 
-from cli.main import cli
+from feral.cli.main import cli
 
 cli(prog_name="feral")

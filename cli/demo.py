@@ -17,10 +17,10 @@ from pathlib import Path
 
 import click
 
-from node.config import PeerSettings, load_settings, save_settings, with_peer
-from node.node import Node
-from node.service import SyncService, dial
-from node.status import sync_status
+from feral.node.config import PeerSettings, load_settings, save_settings, with_peer
+from feral.node.node import Node
+from feral.node.service import SyncService, dial
+from feral.node.status import sync_status
 
 from .main import run
 from .output import echo_table, shorten

@@ -11,10 +11,10 @@ from typing import Any, TypeVar
 
 import click
 
-from node.config import load_settings, save_settings
-from node.identity import load_or_create_identity
-from node.node import Node, default_home
-from sync.errors import FeralError
+from feral.node.config import load_settings, save_settings
+from feral.node.identity import load_or_create_identity
+from feral.node.node import Node, default_home
+from feral.sync.errors import FeralError
 
 __all__ = ["cli", "pass_home", "run", "with_node"]
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import click
 
-from node.node import Node
-from node.phrases import parse_fact
-from node.working_memory import Message, parse_transcript_line
-from sync.errors import FeralError
+from feral.node.node import Node
+from feral.node.phrases import parse_fact
+from feral.node.working_memory import Message, parse_transcript_line
+from feral.sync.errors import FeralError
 
 from .main import pass_home, with_node
 from .output import echo_json, echo_table, shorten

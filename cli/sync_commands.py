@@ -11,15 +11,15 @@ from typing import Any
 
 import click
 
-from node.api import API_TOKEN_FILE
-from node.config import PeerSettings, load_settings, save_settings, with_peer, without_peer
-from node.identity import load_or_create_identity
-from node.node import Node
-from node.peer import LinkResult
-from node.service import SyncService, dial
-from node.status import peer_rows, sync_status
-from sync.errors import FeralError, NotFoundError
-from sync.types import NodeId
+from feral.node.api import API_TOKEN_FILE
+from feral.node.config import PeerSettings, load_settings, save_settings, with_peer, without_peer
+from feral.node.identity import load_or_create_identity
+from feral.node.node import Node
+from feral.node.peer import LinkResult
+from feral.node.service import SyncService, dial
+from feral.node.status import peer_rows, sync_status
+from feral.sync.errors import FeralError, NotFoundError
+from feral.sync.types import NodeId
 
 from .main import pass_home, with_node
 from .output import echo_json, echo_table, shorten

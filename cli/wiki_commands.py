@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from node.node import Node
+from feral.node.node import Node
 
 from .main import pass_home, with_node
 from .output import echo_json, echo_table

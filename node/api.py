@@ -48,7 +48,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from sync.errors import ConfigError, FeralError, NotFoundError, ProtocolError
+from feral.sync.errors import ConfigError, FeralError, NotFoundError, ProtocolError
 
 from .config import SEARCH_STRATEGIES
 from .identity import write_private_file

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sync.errors import ConfigError
+from feral.sync.errors import ConfigError
 
 __all__ = ["MARK_FILE", "read_mark", "write_mark"]
 

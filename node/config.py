@@ -5,7 +5,7 @@ a list of ``{"node_id", "url"}``) and ``search``, with the keys of the dataclass
 key is optional and takes its default when missing; a missing file means all defaults.
 
 Validation is strict, and deliberately so: an unknown section or key is refused with a
-:class:`~sync.errors.ConfigError` naming it, never ignored. A misspelt ``max_clock_skew`` would
+:class:`~feral.sync.errors.ConfigError` naming it, never ignored. A misspelt ``max_clock_skew`` would
 otherwise leave the default in force without a word, which is the failure a settings file must
 not have. The cost: other tools cannot park their own sections here (they keep their own files),
 and an older feral refuses a file written by a newer one that added keys, naming the key, which
@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 from urllib.parse import urlsplit
 
-from storage.static_model import DEFAULT_EMBEDDER, EMBEDDER_CHOICES
-from sync.delta import check_node_id
-from sync.errors import ConfigError, NotFoundError, ProtocolError
-from sync.types import NodeId
+from feral.storage.static_model import DEFAULT_EMBEDDER, EMBEDDER_CHOICES
+from feral.sync.delta import check_node_id
+from feral.sync.errors import ConfigError, NotFoundError, ProtocolError
+from feral.sync.types import NodeId
 
 from .identity import ensure_home, write_private_file
 
@@ -99,7 +99,7 @@ class MemorySettings:
     """The endpoint the ``llm`` strategy uses (``null``: none)."""
     embedder: str = DEFAULT_EMBEDDER
     """The model that embeds episodes and facts (the one shipped inside feral by default), or
-    ``"none"`` to turn vector search off; see :data:`storage.static_model.EMBEDDER_CHOICES`."""
+    ``"none"`` to turn vector search off; see :data:`feral.storage.static_model.EMBEDDER_CHOICES`."""
 
 
 @dataclass(frozen=True)

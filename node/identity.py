@@ -2,7 +2,7 @@
 
 A node id is the fingerprint of the node's public key (the Syncthing model): lower-case RFC 4648
 base32, without padding, of the first 20 bytes of SHA-256 over the raw 32-byte public key. That is
-exactly 32 characters of ``a-z2-7``, the form :func:`sync.delta.check_node_id` accepts. Because the
+exactly 32 characters of ``a-z2-7``, the form :func:`feral.sync.delta.check_node_id` accepts. Because the
 id *is* the key's fingerprint, a peer that proves possession of the key (:func:`sign` /
 :func:`verify`) has proved its id; nothing else has to be trusted.
 
@@ -45,9 +45,9 @@ from cryptography.hazmat.primitives.serialization import (
     load_pem_private_key,
 )
 
-from sync.errors import ConfigError
-from sync.ids import node_id_for
-from sync.types import NodeId
+from feral.sync.errors import ConfigError
+from feral.sync.ids import node_id_for
+from feral.sync.types import NodeId
 
 __all__ = [
     "KEY_FILENAME",

@@ -19,16 +19,16 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from storage import delta_log, export, memories, search, stats
-from storage.static_model import load_embedder
-from storage.store import Store
-from storage.vectors import Embedder, embed_pending, pack_vector, reset_vectors
-from sync.delta import Page
-from sync.errors import ConfigError
-from sync.hlc import DEFAULT_MAX_DRIFT_MS, HybridClock
-from sync.ids import new_ulid
-from sync.schema import EPISODES, FACTS
-from sync.types import NodeId, RowId, VersionVector
+from feral.storage import delta_log, export, memories, search, stats
+from feral.storage.static_model import load_embedder
+from feral.storage.store import Store
+from feral.storage.vectors import Embedder, embed_pending, pack_vector, reset_vectors
+from feral.sync.delta import Page
+from feral.sync.errors import ConfigError
+from feral.sync.hlc import DEFAULT_MAX_DRIFT_MS, HybridClock
+from feral.sync.ids import new_ulid
+from feral.sync.schema import EPISODES, FACTS
+from feral.sync.types import NodeId, RowId, VersionVector
 
 from .clock_mark import read_mark, write_mark
 from .config import Settings, load_settings

@@ -1,4 +1,4 @@
-"""One live link with one peer: a transport pumped through a :class:`sync.session.SyncSession`.
+"""One live link with one peer: a transport pumped through a :class:`feral.sync.session.SyncSession`.
 
 This is the thin asyncio layer over the sans-I/O session (websockets' ``asyncio/connection.py``
 in spirit): read a frame, feed it to the session, act on its events against the node's store,
@@ -15,11 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from storage import delta_log, peers as peer_status
-from sync.errors import ClockSkewError, FeralError, ProtocolError
-from sync.holes import HoleRepair
-from sync.ids import node_id_for
-from sync.session import (
+from feral.storage import delta_log, peers as peer_status
+from feral.sync.errors import ClockSkewError, FeralError, ProtocolError
+from feral.sync.holes import HoleRepair
+from feral.sync.ids import node_id_for
+from feral.sync.session import (
     CLOSE_INTERNAL,
     CLOSE_POLICY,
     CLOSE_PROTOCOL,
@@ -34,7 +34,7 @@ from sync.session import (
     State,
     SyncSession,
 )
-from sync.types import NodeId
+from feral.sync.types import NodeId
 
 from .identity import sign, verify
 from .node import Node

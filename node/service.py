@@ -23,9 +23,9 @@ from starlette.websockets import WebSocket
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake, InvalidURI
 
-from sync.backoff import reconnect_delays
-from sync.codec import MAX_FRAME_BYTES
-from sync.types import NodeId
+from feral.sync.backoff import reconnect_delays
+from feral.sync.codec import MAX_FRAME_BYTES
+from feral.sync.types import NodeId
 
 from .api import MemoryApi, is_loopback_host, load_or_create_api_token
 from .config import PeerSettings, load_settings
@@ -59,7 +59,7 @@ async def dial(
 ) -> LinkResult:
     """Connect to ``peer`` and run a link (one round if ``until_quiet``); never raises."""
     assert peer.url is not None
-    from storage import peers as peer_status
+    from feral.storage import peers as peer_status
 
     await node.store.write(peer_status.record_attempt, peer.node_id, peer.url, node.now_ms())
     try:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from storage import delta_log, export, peers as peer_status
-from sync.hlc import unpack
+from feral.storage import delta_log, export, peers as peer_status
+from feral.sync.hlc import unpack
 
 from .node import Node
 

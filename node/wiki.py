@@ -40,8 +40,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sync.errors import ConfigError, NotFoundError
-from sync.ids import normalise
+from feral.sync.errors import ConfigError, NotFoundError
+from feral.sync.ids import normalise
 
 __all__ = [
     "MULTI_VALUED",

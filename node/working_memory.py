@@ -1,7 +1,7 @@
 """Working memory (DESIGN §2): one session's live messages under a token budget, in RAM only.
 
 This module is pure: no I/O, no clock, no storage. :class:`WorkingMemory` decides *when* to
-compact and *which* messages go; its caller (:mod:`node.sessions`) summarises them into an
+compact and *which* messages go; its caller (:mod:`feral.node.sessions`) summarises them into an
 episode and stores it, so the summary replicates while the buffer itself never leaves the process.
 
 Tokens are counted with a deterministic approximation of a BPE tokenizer (no model needed):
@@ -32,7 +32,7 @@ import re
 from collections import deque
 from dataclasses import dataclass
 
-from sync.errors import FeralError
+from feral.sync.errors import FeralError
 
 __all__ = [
     "CHARS_PER_TOKEN",

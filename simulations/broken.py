@@ -16,12 +16,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from storage import delta_log, memories
-from sync import merge
-from sync.delta import Page, Version
-from sync.errors import ProtocolError
-from sync.hlc import COUNTER_BITS, check_skew
-from sync.types import VersionVector
+from feral.storage import delta_log, memories
+from feral.sync import merge
+from feral.sync.delta import Page, Version
+from feral.sync.errors import ProtocolError
+from feral.sync.hlc import COUNTER_BITS, check_skew
+from feral.sync.types import VersionVector
 
 from . import simnode
 

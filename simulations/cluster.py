@@ -16,9 +16,9 @@ from collections import Counter
 from itertools import combinations
 from pathlib import Path
 
-from storage import delta_log, export
-from storage.store import open_sync
-from sync.types import NodeId
+from feral.storage import delta_log, export
+from feral.storage.store import open_sync
+from feral.sync.types import NodeId
 
 from .keys import FakeKeys, fingerprint
 from .model import Ledger, SimulationError, log_stamps, log_summary, store_records

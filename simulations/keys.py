@@ -14,8 +14,8 @@ import hashlib
 import hmac
 from dataclasses import dataclass, field
 
-from sync.delta import check_node_id
-from sync.types import NodeId
+from feral.sync.delta import check_node_id
+from feral.sync.types import NodeId
 
 __all__ = ["FakeKeys", "KeyPair", "fingerprint"]
 

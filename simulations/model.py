@@ -3,7 +3,7 @@
 :class:`Ledger` records each delta a node commits locally (read back from its log right after
 the commit). The LWW winner of a row is the delta with the greatest ``(hlc, origin)`` among all
 of them (TEST-CATALOG "LWW-correct"), computed here with plain tuple comparison, independently of
-:mod:`sync.merge`, so a broken ``wins()`` cannot hide itself.
+:mod:`feral.sync.merge`, so a broken ``wins()`` cannot hide itself.
 
 The readers below look at a node's database directly (its rows and its log's stamps): they are
 the oracle's eyes, not a code path the product uses.
@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from storage.memories import select_sql
-from sync.delta import Delta
-from sync.schema import TABLES, Value
-from sync.types import NodeId, RowId
+from feral.storage.memories import select_sql
+from feral.sync.delta import Delta
+from feral.sync.schema import TABLES, Value
+from feral.sync.types import NodeId, RowId
 
 from .replica import RowKey, row_record
 

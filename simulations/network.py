@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from sync.types import NodeId
+from feral.sync.types import NodeId
 
 __all__ = ["EOF", "EPOCH_MS", "Connection", "Frame", "Link", "ManualClock", "SimNetwork", "SimTime"]
 

@@ -1,6 +1,6 @@
 """The reference replica: rows, per-origin log and version vector in plain dictionaries.
 
-It does what storage/delta_log.py does with SQL, using only :func:`sync.merge.decide` for the
+It does what storage/delta_log.py does with SQL, using only :func:`feral.sync.merge.decide` for the
 merge, so the differential machine can hold the SQLite store to it (DESIGN §4: "the pure
 ``decide()`` in sync/ is the reference the simulations hold it to"). It is deliberately naive:
 every rule is written the obvious way, not the fast way.
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sync import merge
-from sync.delta import MAX_PAGE_DELTAS, Delta, Page, Version
-from sync.errors import ProtocolError
-from sync.hlc import check_skew
-from sync.schema import Value
-from sync.types import NodeId, RowId, VersionVector
+from feral.sync import merge
+from feral.sync.delta import MAX_PAGE_DELTAS, Delta, Page, Version
+from feral.sync.errors import ProtocolError
+from feral.sync.hlc import check_skew
+from feral.sync.schema import Value
+from feral.sync.types import NodeId, RowId, VersionVector
 
 __all__ = ["MemoryReplica", "RowKey", "row_record"]
 

@@ -18,13 +18,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from storage import delta_log, peers as peer_status, stats as store_stats
-from storage.store import open_sync, run_write
-from sync.delta import Page
-from sync.errors import ClockSkewError, FeralError, NotFoundError, ProtocolError
-from sync.hlc import COUNTER_BITS, DEFAULT_MAX_DRIFT_MS, HybridClock
-from sync.holes import HoleRepair
-from sync.session import (
+from feral.storage import delta_log, peers as peer_status, stats as store_stats
+from feral.storage.store import open_sync, run_write
+from feral.sync.delta import Page
+from feral.sync.errors import ClockSkewError, FeralError, NotFoundError, ProtocolError
+from feral.sync.hlc import COUNTER_BITS, DEFAULT_MAX_DRIFT_MS, HybridClock
+from feral.sync.holes import HoleRepair
+from feral.sync.session import (
     CLOSE_INTERNAL,
     CLOSE_POLICY,
     CLOSE_PROTOCOL,
@@ -39,7 +39,7 @@ from sync.session import (
     State,
     SyncSession,
 )
-from sync.types import NodeId, VersionVector
+from feral.sync.types import NodeId, VersionVector
 
 from .keys import KeyPair
 from .model import SimulationError

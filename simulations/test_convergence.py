@@ -36,9 +36,9 @@ from hypothesis.stateful import (
     rule,
 )
 
-from storage import memories
-from sync.hlc import COUNTER_BITS
-from sync.ids import fact_id
+from feral.storage import memories
+from feral.sync.hlc import COUNTER_BITS
+from feral.sync.ids import fact_id
 
 from .cluster import TOPOLOGIES, Cluster
 from .network import Link

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from storage import delta_log, export, memories
-from sync.hlc import COUNTER_BITS
+from feral.storage import delta_log, export, memories
+from feral.sync.hlc import COUNTER_BITS
 
 from .cluster import Cluster
 from .simnode import MAX_SKEW_MS, SimNode
@@ -48,7 +48,9 @@ def rows(node: SimNode) -> int:
     return len(list(export.export_lines(node.conn)))
 
 
-def test_writes_relay_through_the_server_to_a_device_that_never_meets_the_writer(chain):
+def test_writes_relay_through_the_server_to_a_device_that_never_meets_the_writer(
+    chain: Cluster,
+) -> None:
     server, phone, laptop = chain.nodes
     for i in range(5):
         remember(phone, f"offline edit {i}")
@@ -57,7 +59,9 @@ def test_writes_relay_through_the_server_to_a_device_that_never_meets_the_writer
     assert rows(laptop) == rows(phone) == 10
 
 
-def test_a_clock_an_hour_ahead_is_refused_until_wall_time_reaches_its_stamps(chain):
+def test_a_clock_an_hour_ahead_is_refused_until_wall_time_reaches_its_stamps(
+    chain: Cluster,
+) -> None:
     """TEST-CATALOG 13, and the recovery it asks to be defined: the writer's stamps (and, by
     the HLC, every stamp it makes after them) are refused with clock_skew until the peers'
     clocks come within the window of them; the other devices keep syncing meanwhile."""
@@ -76,7 +80,9 @@ def test_a_clock_an_hour_ahead_is_refused_until_wall_time_reaches_its_stamps(cha
     assert_converged(chain)
 
 
-def test_a_restart_with_the_clock_set_back_still_stamps_above_the_stored_mark(pair):
+def test_a_restart_with_the_clock_set_back_still_stamps_above_the_stored_mark(
+    pair: Cluster,
+) -> None:
     """TEST-CATALOG 16: the stored high-water mark, not the wall clock, is the floor."""
     server, phone = pair.nodes
     remember(phone, "before the restart")
@@ -89,7 +95,7 @@ def test_a_restart_with_the_clock_set_back_still_stamps_above_the_stored_mark(pa
     assert_converged(pair)
 
 
-def test_a_database_restored_under_a_new_node_id_converges(pair):
+def test_a_database_restored_under_a_new_node_id_converges(pair: Cluster) -> None:
     """TEST-CATALOG 17's other way out: the restored device takes a new id; its old id's
     writes come back from its peers like any relayed origin."""
     server, phone = pair.nodes
@@ -112,7 +118,7 @@ def _restore_same_id(pair: Cluster) -> tuple[SimNode, SimNode]:
     return server, phone
 
 
-def test_a_restored_database_never_reuses_a_stamp_of_a_write_it_lost(pair):
+def test_a_restored_database_never_reuses_a_stamp_of_a_write_it_lost(pair: Cluster) -> None:
     """TEST-CATALOG 17 under the same node id, with the clock standing still. Resumed from the
     copy's mark, the new write would take the lost one's (hlc, origin), each side would keep
     its own, and both would think they are in step. The mark kept beside the database (which
@@ -127,7 +133,9 @@ def test_a_restored_database_never_reuses_a_stamp_of_a_write_it_lost(pair):
     assert_converged(pair)
 
 
-def test_a_restored_database_whose_new_writes_balance_its_losses_still_converges(pair):
+def test_a_restored_database_whose_new_writes_balance_its_losses_still_converges(
+    pair: Cluster,
+) -> None:
     """Lost: A1 and A2 (A2 stamped while the phone's clock ran a minute fast, within the
     window). Had the new write N been stamped between them, the phone would take A2 back
     (above its vector), the server would never ask for N (below its vector), the phone would
@@ -147,7 +155,7 @@ def test_a_restored_database_whose_new_writes_balance_its_losses_still_converges
     assert rows(phone) == rows(server) == 4
 
 
-def test_the_same_scenario_twice_gives_the_same_replicas():
+def test_the_same_scenario_twice_gives_the_same_replicas() -> None:
     """TEST-CATALOG 35: nothing hidden (random ids, wall time, set order) changes a run."""
 
     def run() -> tuple[list[str], int, int]:

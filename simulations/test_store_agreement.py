@@ -28,13 +28,13 @@ from hypothesis.stateful import (
     rule,
 )
 
-from storage import delta_log
-from storage.store import open_sync, run_write
-from sync.delta import Delta, Page
-from sync.errors import FeralError
-from sync.hlc import pack
-from sync.schema import EPISODES, FACTS
-from sync.types import NodeId, RowId
+from feral.storage import delta_log
+from feral.storage.store import open_sync, run_write
+from feral.sync.delta import Delta, Page
+from feral.sync.errors import FeralError
+from feral.sync.hlc import pack
+from feral.sync.schema import EPISODES, FACTS
+from feral.sync.types import NodeId, RowId
 
 from .cluster import scratch_directory, template_database
 from .keys import FakeKeys

@@ -2,7 +2,7 @@
 
 Every write, local or remote, goes through :func:`apply_deltas`: one guarded upsert per table for
 the whole batch (``ON CONFLICT DO UPDATE ... WHERE (excluded.hlc, excluded.origin) > (hlc,
-origin)``, the SQL form of :func:`sync.merge.wins`), one insert into the log, one advance of the
+origin)``, the SQL form of :func:`feral.sync.merge.wins`), one insert into the log, one advance of the
 version vector, all inside the caller's transaction. The log keeps every entry it receives,
 winning or not, so each origin's log is held as a gap-free prefix and can be relayed on.
 """
@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from itertools import chain
 from operator import itemgetter
 
-from sync.codec import decode_values, encode_values
-from sync.delta import MAX_PAGE_DELTAS, Delta, Page, Version
-from sync.errors import ProtocolError
-from sync.hlc import check_skew
-from sync.schema import TABLES, Table, Value, table_by_code, table_by_name
-from sync.types import NodeId, RowId, VersionVector
+from feral.sync.codec import decode_values, encode_values
+from feral.sync.delta import MAX_PAGE_DELTAS, Delta, Page, Version
+from feral.sync.errors import ProtocolError
+from feral.sync.hlc import check_skew
+from feral.sync.schema import TABLES, Table, Value, table_by_code, table_by_name
+from feral.sync.types import NodeId, RowId, VersionVector
 
 from .connection import Connection
 
@@ -222,7 +222,7 @@ def apply_page(
     every stamp, and that the page continues from what this node holds for the origin. Must run
     inside a write transaction, so a refused page leaves the database as it was.
 
-    ``checked=True`` skips re-validating a page that :func:`sync.codec.decode_page` has just
+    ``checked=True`` skips re-validating a page that :func:`feral.sync.codec.decode_page` has just
     validated (the skew and gap checks always run). The node and the simulations both receive
     pages through this one function.
 

@@ -1,8 +1,8 @@
-"""Storage errors, beneath :class:`sync.errors.FeralError` (the tree is drawn in sync/errors.py)."""
+"""Storage errors, beneath :class:`feral.sync.errors.FeralError` (the tree is drawn in sync/errors.py)."""
 
 from __future__ import annotations
 
-from sync.errors import FeralError
+from feral.sync.errors import FeralError
 
 __all__ = [
     "CorruptDatabase",

@@ -12,7 +12,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 
-from sync.schema import TABLES
+from feral.sync.schema import TABLES
 
 from .connection import Connection
 from .memories import row_dict, select_sql

@@ -12,12 +12,12 @@ from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import Any
 
-from sync.delta import Delta, accepts_batch
-from sync.errors import NotFoundError
-from sync.hlc import MAX_PACKED
-from sync.ids import fact_id
-from sync.schema import EPISODES, EXEC_LOG, FACTS, TABLES, Table, Value
-from sync.types import NodeId, RowId
+from feral.sync.delta import Delta, accepts_batch
+from feral.sync.errors import NotFoundError
+from feral.sync.hlc import MAX_PACKED
+from feral.sync.ids import fact_id
+from feral.sync.schema import EPISODES, EXEC_LOG, FACTS, TABLES, Table, Value
+from feral.sync.types import NodeId, RowId
 
 from .connection import Connection
 from .delta_log import apply_deltas, clock_high_water

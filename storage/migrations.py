@@ -1,7 +1,7 @@
 """Schema migrations: an ordered list of named steps, each applied with its record atomically.
 
 The DDL of each step is frozen text, never generated from the current registry: a migration must
-mean the same thing forever. A test holds the resulting tables to :mod:`sync.schema`.
+mean the same thing forever. A test holds the resulting tables to :mod:`feral.sync.schema`.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sync.types import NodeId, VersionVector
+from feral.sync.types import NodeId, VersionVector
 
 from .connection import Connection
 from .delta_log import version_vector

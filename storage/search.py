@@ -23,7 +23,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from sync.schema import Table
+from feral.sync.schema import Table
 
 from .connection import Connection
 from .memories import TIER_OF, Row, row_dict, select_sql

@@ -17,7 +17,7 @@ The files live in ``storage/models/<name>/``:
 
 :func:`load_embedder` maps the ``memory.embedder`` setting to an embedder: the shipped model by
 default, or ``"none"`` to turn the vector leg off. A missing or damaged model is a
-:class:`~storage.errors.ModelUnavailable` naming the file, never a silent fallback to no vectors
+:class:`~feral.storage.errors.ModelUnavailable` naming the file, never a silent fallback to no vectors
 or to feature hashing.
 """
 
@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sync.errors import ConfigError
+from feral.sync.errors import ConfigError
 
 from .errors import ModelUnavailable
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sync.schema import TABLES
+from feral.sync.schema import TABLES
 
 from .connection import Connection, sqlite_version
 from .delta_log import clock_high_water

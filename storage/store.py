@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from sync.errors import FeralError
+from feral.sync.errors import FeralError
 
 from .connection import Connection, DatabaseError, connect
 from .errors import StorageError

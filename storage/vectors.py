@@ -16,8 +16,8 @@ import struct
 from collections.abc import Sequence
 from typing import Protocol
 
-from sync.errors import FeralError
-from sync.schema import EPISODES, FACTS, Table
+from feral.sync.errors import FeralError
+from feral.sync.schema import EPISODES, FACTS, Table
 
 from .connection import Connection
 

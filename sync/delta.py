@@ -59,7 +59,7 @@ def accepts_batch(
     any valid ``hlc``; ``False`` means "not sure" (tombstones, say), never "invalid".
 
     A local batch shares its table and origin, and its rows are tested a column at a time
-    (:meth:`sync.schema.Table.accepts_all`): a fraction of the cost of checking each delta.
+    (:meth:`feral.sync.schema.Table.accepts_all`): a fraction of the cost of checking each delta.
     On ``False`` the caller checks delta by delta, which names the first problem exactly.
     """
     try:

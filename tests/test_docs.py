@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from click.testing import CliRunner
 
-from cli.main import cli
+from feral.cli.main import cli
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
 

@@ -12,24 +12,42 @@ ROOT = Path(__file__).resolve().parent.parent
 FORBIDDEN = {
     "sync": {
         "asyncio", "sqlite3", "sqlean", "aiosqlite", "sqlite_vec", "websockets", "click",
-        "uvloop", "socket", "storage", "node", "cli", "simulations", "time", "random",
+        "uvloop", "socket", "feral.storage", "feral.node", "feral.cli", "simulations", "time",
+        "random",
     },
-    "storage": {"node", "cli", "click", "websockets", "uvloop", "simulations"},
-    "node": {"cli", "click", "simulations"},
+    "storage": {"feral.node", "feral.cli", "click", "websockets", "uvloop", "simulations"},
+    "node": {"feral.cli", "click", "simulations"},
     "cli": {"simulations"},
-    "simulations": {"node", "cli", "websockets", "click"},
+    "simulations": {"feral.node", "feral.cli", "websockets", "click"},
 }  # fmt: skip
+"""Per folder, what its modules may not import: our own layers by their second dotted name
+(``feral.node``), everything else by its top-level name."""
+
+LAYERS = {"feral.cli", "feral.node", "feral.storage", "feral.sync"}
+
+
+def layer_of(module: str, imported: tuple[str, ...] = ()) -> set[str]:
+    """What an import of ``module`` reaches: ``feral.<layer>`` for our own code (``from feral
+    import node`` names the layer in ``imported``), else the top-level name."""
+    parts = module.split(".")
+    if parts[0] != "feral":
+        return {parts[0]}
+    if len(parts) > 1:
+        return {".".join(parts[:2])}
+    reached = {f"feral.{name}" for name in imported} & LAYERS
+    return reached or {"feral"}
 
 
 def imported_modules(path: Path) -> set[str]:
-    """Top-level names of every module imported by the file at ``path``."""
+    """What every import in the file at ``path`` reaches (see :func:`layer_of`)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
+            for alias in node.names:
+                names |= layer_of(alias.name)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module.split(".")[0])
+            names |= layer_of(node.module, tuple(alias.name for alias in node.names))
     return names
 
 
@@ -53,5 +71,29 @@ def test_the_layer_check_sees_every_package():
 
 def test_the_layer_check_catches_an_upward_import(tmp_path):
     bad = tmp_path / "bad.py"
-    bad.write_text("import asyncio\nfrom storage.store import Store\n", encoding="utf-8")
-    assert imported_modules(bad) & FORBIDDEN["sync"] == {"asyncio", "storage"}
+    bad.write_text(
+        "import asyncio\nfrom feral.storage.store import Store\nfrom feral import node\n"
+        "import feral.cli.main\n",
+        encoding="utf-8",
+    )
+    assert imported_modules(bad) & FORBIDDEN["sync"] == {
+        "asyncio", "feral.storage", "feral.node", "feral.cli"
+    }  # fmt: skip
+
+
+def test_our_own_layers_are_told_apart_by_their_second_name(tmp_path):
+    allowed = tmp_path / "allowed.py"
+    allowed.write_text("from feral.sync.errors import FeralError\nimport feral\n", "utf-8")
+    assert imported_modules(allowed) == {"feral.sync", "feral"}
+    assert not imported_modules(allowed) & FORBIDDEN["storage"]
+
+
+def test_no_module_imports_a_layer_by_its_old_top_level_name():
+    """Installed, there is no top-level ``node`` or ``storage``: only ``feral.node``."""
+    old = {"node", "sync", "storage", "cli"}
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(imported_modules(path) & old)
+        for folder in [*FORBIDDEN, "tests", "benchmarks"]
+        for path in package_files(folder)
+    }
+    assert {p: bad for p, bad in offenders.items() if bad} == {}

@@ -158,7 +158,7 @@ def _installed_minilm() -> Path:
 def _verify(model: Any, out: Path, matrix: np.ndarray[Any, Any], print_vectors: bool) -> int:
     """Compare feral's inference with model2vec's, on float32 and on the shipped matrix."""
     sys.path.insert(0, str(ROOT))
-    from storage.static_model import StaticEmbedder
+    from feral.storage.static_model import StaticEmbedder
 
     sentences = [*TEST_SENTENCES, *_sample_sentences(500)]
     sentences += ["", "   ", "\u2603\u2604", "word " * 2000]  # empty, no words, unknown, long

@@ -5,15 +5,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from click.testing import CliRunner, Result
 
-from cli.main import cli
-from node.config import load_settings, save_settings
+from feral.cli.main import cli
+from feral.node.config import load_settings, save_settings
 
 
 def turn_off_embeddings(home: Path) -> None:
@@ -36,12 +35,16 @@ def feral_json(home: Path, *args: str) -> object:
 
 
 def feral_command() -> list[str]:
-    """The installed ``feral`` script beside this Python, else ``python -m cli``."""
+    """The ``feral`` script beside this Python, else ``python -m feral.cli``.
+
+    Never a ``feral`` found elsewhere on ``PATH``: that could be another install. This Python
+    imports the same ``feral`` as the in-process tests (tests/checkout.py checks it is this
+    checkout), so the processes run the code under test.
+    """
     script = Path(sys.executable).parent / "feral"
     if script.exists():
         return [str(script)]
-    found = shutil.which("feral")
-    return [found] if found else [sys.executable, "-m", "cli"]
+    return [sys.executable, "-m", "feral.cli"]
 
 
 def feral_process(home: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

@@ -25,14 +25,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from node.identity import Identity, identity_from_key, load_or_create_identity, sign, verify
-from sync.codec import decode_message, encode_message
-from sync.hlc import COUNTER_BITS
-from sync.ids import node_id_for
-from sync.messages import ErrorMessage, Hello, Vector
-from sync.schema import SCHEMA_VERSION
-from sync.session import Authenticated, LocalPeer, State, SyncSession
-from sync.types import NodeId
+from feral.node.identity import Identity, identity_from_key, load_or_create_identity, sign, verify
+from feral.sync.codec import decode_message, encode_message
+from feral.sync.hlc import COUNTER_BITS
+from feral.sync.ids import node_id_for
+from feral.sync.messages import ErrorMessage, Hello, Vector
+from feral.sync.schema import SCHEMA_VERSION
+from feral.sync.session import Authenticated, LocalPeer, State, SyncSession
+from feral.sync.types import NodeId
 
 from .helpers import turn_off_embeddings
 from .servers import FeralNode, Mesh, pair

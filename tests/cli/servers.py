@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import sqlean
 from click.testing import CliRunner
 
-from cli.main import cli
+from feral.cli.main import cli
 
 from .helpers import feral_command
 

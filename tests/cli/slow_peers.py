@@ -16,10 +16,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from node.peer import NO_PROGRESS_TIMEOUT_S
-from sync.codec import decode_message, encode_message
-from sync.messages import Hello, Vector
-from sync.session import DeltasRequested, Failed, PageReceived, PeerCaughtUp, State, SyncSession
+from feral.node.peer import NO_PROGRESS_TIMEOUT_S
+from feral.sync.codec import decode_message, encode_message
+from feral.sync.messages import Hello, Vector
+from feral.sync.session import (
+    DeltasRequested,
+    Failed,
+    PageReceived,
+    PeerCaughtUp,
+    State,
+    SyncSession,
+)
 
 from .hostile_support import (
     Outcome,

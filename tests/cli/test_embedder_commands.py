@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-import storage.static_model as static_model
+import feral.storage.static_model as static_model
 
 from .helpers import feral, feral_json, turn_off_embeddings
 

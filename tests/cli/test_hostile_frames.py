@@ -18,11 +18,17 @@ from concurrent.futures import Future
 import msgpack
 import pytest
 
-from sync.codec import KIND_PAGE, MAX_FRAME_BYTES, PROTOCOL_VERSION, decode_message, encode_message
-from sync.delta import Page
-from sync.messages import Auth, ErrorMessage, Hello, Vector
-from sync.schema import SCHEMA_VERSION
-from sync.session import SyncSession
+from feral.sync.codec import (
+    KIND_PAGE,
+    MAX_FRAME_BYTES,
+    PROTOCOL_VERSION,
+    decode_message,
+    encode_message,
+)
+from feral.sync.delta import Page
+from feral.sync.messages import Auth, ErrorMessage, Hello, Vector
+from feral.sync.schema import SCHEMA_VERSION
+from feral.sync.session import SyncSession
 
 from .hostile_support import (
     Frames,

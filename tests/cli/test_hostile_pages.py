@@ -19,8 +19,8 @@ from concurrent.futures import Future
 
 import pytest
 
-from node.peer import NO_PROGRESS_TIMEOUT_S
-from sync.codec import (
+from feral.node.peer import NO_PROGRESS_TIMEOUT_S
+from feral.sync.codec import (
     KIND_PAGE,
     MAX_FRAME_BYTES,
     PROTOCOL_VERSION,
@@ -28,11 +28,11 @@ from sync.codec import (
     decode_page,
     encode_message,
 )
-from sync.delta import MAX_PAGE_DELTAS
-from sync.hlc import MAX_PACKED
-from sync.messages import Ack, Auth, CaughtUp, Vector
-from sync.schema import FACTS
-from sync.session import MAX_PAGES_IN_FLIGHT, SyncSession
+from feral.sync.delta import MAX_PAGE_DELTAS
+from feral.sync.hlc import MAX_PACKED
+from feral.sync.messages import Ack, Auth, CaughtUp, Vector
+from feral.sync.schema import FACTS
+from feral.sync.session import MAX_PAGES_IN_FLIGHT, SyncSession
 
 from .hostile_support import (
     SERVER_FACT,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from node.config import MemorySettings, Settings, save_settings
-from node.working_memory import Message, WorkingMemory
+from feral.node.config import MemorySettings, Settings, save_settings
+from feral.node.working_memory import Message, WorkingMemory
 from tests.node.transcripts import SESSIONS, write_transcript
 
 from .helpers import feral, feral_json

@@ -31,8 +31,8 @@ from typing import Any
 import pytest
 import sqlean
 
-from node.node import CLOCK_OFFSET_ENV, IMPORT_BATCH
-from sync.delta import MAX_PAGE_DELTAS
+from feral.node.node import CLOCK_OFFSET_ENV, IMPORT_BATCH
+from feral.sync.delta import MAX_PAGE_DELTAS
 
 from .helpers import turn_off_embeddings
 from .servers import CLI_TIMEOUT_S, FeralNode, Mesh, export_rows, pair, run_parallel, wait_until

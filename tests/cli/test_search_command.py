@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from node.config import load_settings, save_settings
+from feral.node.config import load_settings, save_settings
 
 from .helpers import feral, feral_json, turn_off_embeddings
 

@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from node.service import SyncService
+from feral.node.service import SyncService
 
 from .helpers import feral
 

@@ -1,7 +1,7 @@
 """Helpers for the node tests: homes paired through settings.json, services on free loopback
 ports, manual clocks, bounded polling and the convergence oracle.
 
-Nothing here is faked: every node is a real :class:`node.node.Node` on a real SQLite file in
+Nothing here is faked: every node is a real :class:`feral.node.node.Node` on a real SQLite file in
 ``tmp_path``, and every link is a real WebSocket over 127.0.0.1.
 """
 
@@ -17,13 +17,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from node.config import PeerSettings, load_settings, save_settings, with_peer
-from node.identity import load_or_create_identity
-from node.node import Node, wall_clock_ms
-from node.service import SyncService
-from node.status import sync_status
-from storage.static_model import NO_EMBEDDER
-from sync.types import NodeId
+from feral.node.config import PeerSettings, load_settings, save_settings, with_peer
+from feral.node.identity import load_or_create_identity
+from feral.node.node import Node, wall_clock_ms
+from feral.node.service import SyncService
+from feral.node.status import sync_status
+from feral.storage.static_model import NO_EMBEDDER
+from feral.sync.types import NodeId
 
 __all__ = [
     "HOST",

@@ -1,6 +1,6 @@
 """The HTTP API (node/api.py) served by a real uvicorn on loopback, called with urllib.
 
-Every test runs ``feral serve``'s own app (:class:`node.service.SyncService`) on a free
+Every test runs ``feral serve``'s own app (:class:`feral.node.service.SyncService`) on a free
 127.0.0.1 port inside the test's event loop; the blocking client runs in a thread.
 """
 
@@ -23,19 +23,19 @@ import pytest
 from starlette.routing import Route
 from websockets.asyncio.client import connect
 
-from node.api import (
+from feral.node.api import (
     API_TOKEN_FILE,
     MAX_BODY_BYTES,
     OPENAPI,
     is_loopback_host,
     load_or_create_api_token,
 )
-from node.node import Node
-from node.service import SyncService
-from storage.static_model import DEFAULT_EMBEDDER, load_embedder
-from sync.errors import ConfigError
+from feral.node.node import Node
+from feral.node.service import SyncService
+from feral.storage.static_model import DEFAULT_EMBEDDER, load_embedder
+from feral.sync.errors import ConfigError
 
-from ..cli.helpers import feral
+from tests.cli.helpers import feral
 from .support import HOST, WAIT_S, Mesh, free_port, turn_off_embeddings
 
 TOKEN = "t0k3n-for-tests-" + "x" * 24

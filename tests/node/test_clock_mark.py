@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from node.clock_mark import MARK_FILE, read_mark, write_mark
-from sync.errors import ConfigError
-from sync.hlc import MAX_PACKED
+from feral.node.clock_mark import MARK_FILE, read_mark, write_mark
+from feral.sync.errors import ConfigError
+from feral.sync.hlc import MAX_PACKED
 
 
 def test_no_file_and_an_empty_file_both_mean_no_mark(tmp_path):

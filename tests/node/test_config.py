@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from node.config import (
+from feral.node.config import (
     DEFAULT_NAME,
     MAX_CLOCK_SKEW_MS,
     SETTINGS_FILENAME,
@@ -24,8 +24,8 @@ from node.config import (
     with_peer,
     without_peer,
 )
-from sync.errors import ConfigError, NotFoundError
-from sync.types import NodeId
+from feral.sync.errors import ConfigError, NotFoundError
+from feral.sync.types import NodeId
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
 

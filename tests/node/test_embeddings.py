@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-import storage.static_model as static_model
-from node.config import MemorySettings, load_settings, save_settings, settings_from_dict
-from node.node import Node
-from storage.errors import ModelUnavailable
-from storage.static_model import StaticEmbedder
-from storage.vectors import HashingEmbedder
-from sync.errors import ConfigError
+import feral.storage.static_model as static_model
+from feral.node.config import MemorySettings, load_settings, save_settings, settings_from_dict
+from feral.node.node import Node
+from feral.storage.errors import ModelUnavailable
+from feral.storage.static_model import StaticEmbedder
+from feral.storage.vectors import HashingEmbedder
+from feral.sync.errors import ConfigError
 
 from .support import Mesh, turn_off_embeddings
 

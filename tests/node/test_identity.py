@@ -20,8 +20,8 @@ from cryptography.hazmat.primitives.serialization import (
     PrivateFormat,
 )
 
-from node import identity as identity_module
-from node.identity import (
+from feral.node import identity as identity_module
+from feral.node.identity import (
     KEY_FILENAME,
     Identity,
     ensure_home,
@@ -32,8 +32,8 @@ from node.identity import (
     verify,
     write_private_file,
 )
-from sync.delta import check_node_id
-from sync.errors import ConfigError
+from feral.sync.delta import check_node_id
+from feral.sync.errors import ConfigError
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
 

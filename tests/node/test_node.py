@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from node.node import Node
-from storage.vectors import HashingEmbedder
-from sync.delta import Page
-from sync.errors import ClockSkewError, ConfigError, NotFoundError
-from sync.hlc import unpack
+from feral.node.node import Node
+from feral.storage.vectors import HashingEmbedder
+from feral.sync.delta import Page
+from feral.sync.errors import ClockSkewError, ConfigError, NotFoundError
+from feral.sync.hlc import unpack
 
 from .support import (
     MINUTE,

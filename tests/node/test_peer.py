@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from node.config import PeerSettings
-from node.node import Node
-from node.service import dial
-from storage import peers as peer_status
-from sync.types import NodeId
+from feral.node.config import PeerSettings
+from feral.node.node import Node
+from feral.node.service import dial
+from feral.storage import peers as peer_status
+from feral.sync.types import NodeId
 
 from .support import HOUR, ManualClock, Mesh, assert_converged, now_ms, peer_row
 

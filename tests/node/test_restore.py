@@ -12,10 +12,10 @@ import shutil
 
 import pytest
 
-from node.clock_mark import MARK_FILE, read_mark
-from node.node import DATABASE_FILE
-from node.service import dial
-from sync.errors import ConfigError
+from feral.node.clock_mark import MARK_FILE, read_mark
+from feral.node.node import DATABASE_FILE
+from feral.node.service import dial
+from feral.sync.errors import ConfigError
 
 from .support import ManualClock, Mesh, assert_converged, now_ms
 

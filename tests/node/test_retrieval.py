@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from node.config import load_settings, save_settings
-from node.node import Node
+from feral.node.config import load_settings, save_settings
+from feral.node.node import Node
 
 from .support import Mesh
 

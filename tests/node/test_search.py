@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from node.config import load_settings, save_settings
-from node.node import Node
-from storage.static_model import DEFAULT_EMBEDDER, load_embedder
-from storage.vectors import HashingEmbedder
-from sync.errors import ConfigError
+from feral.node.config import load_settings, save_settings
+from feral.node.node import Node
+from feral.storage.static_model import DEFAULT_EMBEDDER, load_embedder
+from feral.storage.vectors import HashingEmbedder
+from feral.sync.errors import ConfigError
 
 from .support import Mesh, turn_off_embeddings
 

@@ -12,13 +12,13 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 from websockets.typing import Origin
 
-from node import service as service_module
-from node.config import save_settings, without_peer
-from node.node import Node
-from node.service import dial, sync_url
-from sync.codec import decode_message
-from sync.messages import Hello
-from sync.types import NodeId
+from feral.node import service as service_module
+from feral.node.config import save_settings, without_peer
+from feral.node.node import Node
+from feral.node.service import dial, sync_url
+from feral.sync.codec import decode_message
+from feral.sync.messages import Hello
+from feral.sync.types import NodeId
 
 from .support import Mesh, assert_converged, pair, peer_row, wait_until
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from node.node import Node
-from node.service import dial
-from node.status import peer_rows, sync_status
-from storage import delta_log, export
+from feral.node.node import Node
+from feral.node.service import dial
+from feral.node.status import peer_rows, sync_status
+from feral.storage import delta_log, export
 
 from .support import SECOND, ManualClock, Mesh, now_ms
 

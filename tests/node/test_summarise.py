@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from node.config import LLMSettings, MemorySettings
-from node.summarise import (
+from feral.node.config import LLMSettings, MemorySettings
+from feral.node.summarise import (
     MAX_ENTITIES,
     MAX_SUMMARY_CHARS,
     ExtractiveSummariser,
@@ -21,7 +21,7 @@ from node.summarise import (
     split_sentences,
     summariser_for,
 )
-from node.working_memory import Message
+from feral.node.working_memory import Message
 
 from .transcripts import transcript
 

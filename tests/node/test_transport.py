@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from node.transport import MAX_CLOSE_REASON_BYTES, close_reason
+from feral.node.transport import MAX_CLOSE_REASON_BYTES, close_reason
 
 
 def test_a_short_reason_is_kept_as_it_is() -> None:

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from node.node import Node
-from node.wiki import WIKI_FOLDER, build_pages, list_pages, read_page, slugify, write_pages
-from sync.errors import ConfigError, NotFoundError
+from feral.node.node import Node
+from feral.node.wiki import WIKI_FOLDER, build_pages, list_pages, read_page, slugify, write_pages
+from feral.sync.errors import ConfigError, NotFoundError
 
 from .support import ManualClock, now_ms
 

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from node.config import MemorySettings
-from node.sessions import SessionMemory, ingest
-from node.summarise import ExtractiveSummariser, Summary
-from node.working_memory import (
+from feral.node.config import MemorySettings
+from feral.node.sessions import SessionMemory, ingest
+from feral.node.summarise import ExtractiveSummariser, Summary
+from feral.node.working_memory import (
     MESSAGE_OVERHEAD,
     NOTE_ROLE,
     Message,
@@ -19,7 +19,7 @@ from node.working_memory import (
     message_tokens,
     parse_transcript_line,
 )
-from sync.errors import FeralError
+from feral.sync.errors import FeralError
 
 from .transcripts import SESSIONS, transcript
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from storage.connection import Connection
-from storage.store import open_sync
-from sync.types import NodeId
+from feral.storage.connection import Connection
+from feral.storage.store import open_sync
+from feral.sync.types import NodeId
 
 from .support import T0, Replica
 

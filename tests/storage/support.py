@@ -13,22 +13,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from storage.connection import Connection
-from storage.delta_log import apply_page, changes_since, clock_high_water, version_vector
-from storage.export import export_lines, state_digest
-from storage.memories import (
+from feral.storage.connection import Connection
+from feral.storage.delta_log import apply_page, changes_since, clock_high_water, version_vector
+from feral.storage.export import export_lines, state_digest
+from feral.storage.memories import (
     add_episode,
     log_execution,
     nuke,
     remember_fact,
     set_archived,
 )
-from storage.store import open_sync, run_write
-from sync.delta import MAX_PAGE_DELTAS, Delta, Page
-from sync.hlc import HybridClock
-from sync.ids import new_ulid
-from sync.schema import TABLES
-from sync.types import NodeId, RowId, VersionVector
+from feral.storage.store import open_sync, run_write
+from feral.sync.delta import MAX_PAGE_DELTAS, Delta, Page
+from feral.sync.hlc import HybridClock
+from feral.sync.ids import new_ulid
+from feral.sync.schema import TABLES
+from feral.sync.types import NodeId, RowId, VersionVector
 
 __all__ = [
     "A",

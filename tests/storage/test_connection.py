@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from storage.connection import BUSY_TIMEOUT_MS, DatabaseError, connect, sqlite_version
-from storage.errors import CorruptDatabase, StorageError
-from storage.memories import import_facts
-from storage.store import open_sync, run_write
-from sync.hlc import HybridClock
+from feral.storage.connection import BUSY_TIMEOUT_MS, DatabaseError, connect, sqlite_version
+from feral.storage.errors import CorruptDatabase, StorageError
+from feral.storage.memories import import_facts
+from feral.storage.store import open_sync, run_write
+from feral.sync.hlc import HybridClock
 
 from .support import T0, A
 

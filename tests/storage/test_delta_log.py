@@ -15,22 +15,22 @@ import msgpack
 import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
-from storage.delta_log import (
+from feral.storage.delta_log import (
     apply_page,
     changes_since,
     clock_high_water,
     current_version,
     version_vector,
 )
-from storage.memories import find_row
-from storage.store import run_write
-from sync.codec import decode_page, encode_page
-from sync.delta import MAX_PAGE_DELTAS, Delta, Page, Version
-from sync.errors import ClockSkewError, NotFoundError, ProtocolError, SchemaError
-from sync.hlc import pack
-from sync.ids import fact_id
-from sync.schema import FACTS
-from sync.types import NodeId, RowId
+from feral.storage.memories import find_row
+from feral.storage.store import run_write
+from feral.sync.codec import decode_page, encode_page
+from feral.sync.delta import MAX_PAGE_DELTAS, Delta, Page, Version
+from feral.sync.errors import ClockSkewError, NotFoundError, ProtocolError, SchemaError
+from feral.sync.hlc import pack
+from feral.sync.ids import fact_id
+from feral.sync.schema import FACTS
+from feral.sync.types import NodeId, RowId
 
 from .support import (
     T0,

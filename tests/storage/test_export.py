@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from storage.export import export_lines, state_digest
-from storage.store import open_sync, run_write
-from storage.vectors import HashingEmbedder, embed_pending
-from sync.schema import TABLES
+from feral.storage.export import export_lines, state_digest
+from feral.storage.store import open_sync, run_write
+from feral.storage.vectors import HashingEmbedder, embed_pending
+from feral.sync.schema import TABLES
 
 from .support import A, Replica, export_text
 

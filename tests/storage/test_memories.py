@@ -11,19 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from storage.connection import Connection
-from storage.delta_log import changes_since, clock_high_water, version_vector
-from storage.memories import (
+from feral.storage.connection import Connection
+from feral.storage.delta_log import changes_since, clock_high_water, version_vector
+from feral.storage.memories import (
     find_row,
     import_facts,
     list_episodes,
     remember_fact,
 )
-from storage.search import search_fts
-from storage.store import open_sync, run_write
-from sync.errors import NotFoundError, SchemaError
-from sync.hlc import HybridClock, unpack
-from sync.ids import fact_id
+from feral.storage.search import search_fts
+from feral.storage.store import open_sync, run_write
+from feral.sync.errors import NotFoundError, SchemaError
+from feral.sync.hlc import HybridClock, unpack
+from feral.sync.ids import fact_id
 
 from .support import (
     T0,
@@ -275,9 +275,9 @@ def test_importing_100k_facts_in_batches_keeps_every_stamp_unique_and_increasing
 WRITER = """
 import json, sys, time
 from pathlib import Path
-from storage.memories import remember_fact
-from storage.store import open_sync, run_write
-from sync.hlc import HybridClock
+from feral.storage.memories import remember_fact
+from feral.storage.store import open_sync, run_write
+from feral.sync.hlc import HybridClock
 
 path, tag, node, go = sys.argv[1:5]
 conn = open_sync(path)

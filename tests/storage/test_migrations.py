@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from storage.connection import Connection, connect
-from storage.errors import MigrationError
-from storage.migrations import MIGRATIONS, Migration, apply_migrations, pending
-from sync.schema import TABLES
+from feral.storage.connection import Connection, connect
+from feral.storage.errors import MigrationError
+from feral.storage.migrations import MIGRATIONS, Migration, apply_migrations, pending
+from feral.sync.schema import TABLES
 
 NAMES = [m.name for m in MIGRATIONS]
 SQL_TYPE = {"text": "TEXT", "int": "INTEGER", "real": "REAL", "bool": "INTEGER"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from storage.connection import Connection
-from storage.peers import (
+from feral.storage.connection import Connection
+from feral.storage.peers import (
     backlog_for,
     peer_statuses,
     record_ack,
@@ -16,7 +16,7 @@ from storage.peers import (
     record_sync,
     record_transfer,
 )
-from storage.store import run_write
+from feral.storage.store import run_write
 
 from .support import T0, A, B, C, Replica, pull
 

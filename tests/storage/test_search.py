@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from storage.connection import Connection
-from storage.search import (
+from feral.storage.connection import Connection
+from feral.storage.search import (
     Hit,
     content_of,
     fts_query,
@@ -16,8 +16,8 @@ from storage.search import (
     search_fts,
     search_vector,
 )
-from storage.store import run_write
-from storage.vectors import HashingEmbedder, embed_pending, pack_vector
+from feral.storage.store import run_write
+from feral.storage.vectors import HashingEmbedder, embed_pending, pack_vector
 
 from .support import A, Replica
 

@@ -12,16 +12,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from storage.errors import ModelUnavailable
-from storage.static_model import (
+from feral.storage.errors import ModelUnavailable
+from feral.storage.static_model import (
     DEFAULT_EMBEDDER,
     EMBEDDER_CHOICES,
     MODELS_DIR,
     StaticEmbedder,
     load_embedder,
 )
-from storage.vectors import Embedder, pack_vector
-from sync.errors import ConfigError, FeralError
+from feral.storage.vectors import Embedder, pack_vector
+from feral.sync.errors import ConfigError, FeralError
 
 SHIPPED = MODELS_DIR / DEFAULT_EMBEDDER
 

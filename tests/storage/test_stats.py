@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
-from storage.connection import sqlite_version
-from storage.delta_log import clock_high_water
-from storage.stats import database_stats, log_epoch
-from storage.store import open_sync, run_write
-from storage.vectors import HashingEmbedder, embed_pending, ensure_vector_tables
+from feral.storage.connection import sqlite_version
+from feral.storage.delta_log import clock_high_water
+from feral.storage.stats import database_stats, log_epoch
+from feral.storage.store import open_sync, run_write
+from feral.storage.vectors import HashingEmbedder, embed_pending, ensure_vector_tables
 
 from .support import A, B, Replica, pull
 

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from storage.connection import DatabaseError
-from storage.delta_log import clock_high_water
-from storage.errors import CorruptDatabase, StorageError
-from storage.export import export_lines
-from storage.memories import find_row, remember_fact, set_archived
-from storage.store import Store, open_sync, run_write
-from sync.errors import NotFoundError
-from sync.hlc import HybridClock
+from feral.storage.connection import DatabaseError
+from feral.storage.delta_log import clock_high_water
+from feral.storage.errors import CorruptDatabase, StorageError
+from feral.storage.export import export_lines
+from feral.storage.memories import find_row, remember_fact, set_archived
+from feral.storage.store import Store, open_sync, run_write
+from feral.sync.errors import NotFoundError
+from feral.sync.hlc import HybridClock
 
 from .support import T0, A, ManualClock
 

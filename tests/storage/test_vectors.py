@@ -7,10 +7,10 @@ import struct
 
 import pytest
 
-from storage.connection import Connection
-from storage.search import search_vector
-from storage.store import run_write
-from storage.vectors import (
+from feral.storage.connection import Connection
+from feral.storage.search import search_vector
+from feral.storage.store import run_write
+from feral.storage.vectors import (
     VECTOR_TABLES,
     HashingEmbedder,
     embed_pending,
@@ -20,8 +20,8 @@ from storage.vectors import (
     reset_vectors,
     search_similar,
 )
-from sync.errors import FeralError
-from sync.schema import EPISODES, FACTS
+from feral.sync.errors import FeralError
+from feral.sync.schema import EPISODES, FACTS
 
 from .support import A, Replica, pull
 

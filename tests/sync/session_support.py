@@ -1,8 +1,8 @@
-"""Helpers for driving :class:`sync.session.SyncSession` without an event loop or a socket.
+"""Helpers for driving :class:`feral.sync.session.SyncSession` without an event loop or a socket.
 
 Nothing here imports node/ or storage/: tests/sync exercises the pure core. Keys are faked with
 HMAC (a per-node secret, looked up from the public key by whoever verifies), the store is a dict
-of rows plus a per-origin ordered log built on :func:`sync.merge.wins`, and a :class:`Link`
+of rows plus a per-origin ordered log built on :func:`feral.sync.merge.wins`, and a :class:`Link`
 shuttles the frames of one session into the other and answers every event the way a node does.
 """
 
@@ -14,14 +14,14 @@ import hmac
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from sync.codec import decode_message
-from sync.delta import Delta, Page
-from sync.errors import FeralError, ProtocolError
-from sync.hlc import HybridClock
-from sync.merge import wins
-from sync.messages import Ack
-from sync.schema import FACTS
-from sync.session import (
+from feral.sync.codec import decode_message
+from feral.sync.delta import Delta, Page
+from feral.sync.errors import FeralError, ProtocolError
+from feral.sync.hlc import HybridClock
+from feral.sync.merge import wins
+from feral.sync.messages import Ack
+from feral.sync.schema import FACTS
+from feral.sync.session import (
     CLOSE_PROTOCOL,
     Authenticated,
     DeltasRequested,
@@ -31,7 +31,7 @@ from sync.session import (
     PageReceived,
     SyncSession,
 )
-from sync.types import NodeId, RowId, VersionVector
+from feral.sync.types import NodeId, RowId, VersionVector
 
 __all__ = [
     "EPOCH_MS",

@@ -7,10 +7,10 @@ import itertools
 
 from hypothesis import strategies as st
 
-from sync.delta import Delta, Page
-from sync.hlc import MAX_PACKED
-from sync.schema import MAX_INT, MIN_INT, TABLES, Column, Table, Value
-from sync.types import NodeId, RowId
+from feral.sync.delta import Delta, Page
+from feral.sync.hlc import MAX_PACKED
+from feral.sync.schema import MAX_INT, MIN_INT, TABLES, Column, Table, Value
+from feral.sync.types import NodeId, RowId
 
 __all__ = [
     "deltas",

@@ -6,7 +6,7 @@ from itertools import islice
 
 import pytest
 
-from sync.backoff import reconnect_delays
+from feral.sync.backoff import reconnect_delays
 
 
 def take(n: int, **kwargs: float) -> list[float]:

@@ -7,7 +7,7 @@ import msgpack
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from sync.codec import (
+from feral.sync.codec import (
     KIND_PAGE,
     MAX_DEPTH,
     MAX_FRAME_BYTES,
@@ -18,11 +18,11 @@ from sync.codec import (
     encode_values,
     unpack_frame,
 )
-from sync.delta import MAX_PAGE_DELTAS, Delta, Page
-from sync.errors import DecodeError, FeralError, ProtocolError, SchemaError
-from sync.hlc import MAX_PACKED
-from sync.schema import EPISODES, EXEC_LOG, FACTS
-from sync.types import NodeId, RowId
+from feral.sync.delta import MAX_PAGE_DELTAS, Delta, Page
+from feral.sync.errors import DecodeError, FeralError, ProtocolError, SchemaError
+from feral.sync.hlc import MAX_PACKED
+from feral.sync.schema import EPISODES, EXEC_LOG, FACTS
+from feral.sync.types import NodeId, RowId
 
 from .strategies import node_ids, pages
 

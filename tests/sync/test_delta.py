@@ -6,11 +6,11 @@ from collections.abc import Callable
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from sync.delta import MAX_PAGE_DELTAS, Delta, Page, Version, check_node_id
-from sync.errors import ProtocolError, SchemaError
-from sync.hlc import MAX_PACKED, Timestamp, pack
-from sync.schema import EPISODES, FACTS, Value
-from sync.types import NodeId, RowId
+from feral.sync.delta import MAX_PAGE_DELTAS, Delta, Page, Version, check_node_id
+from feral.sync.errors import ProtocolError, SchemaError
+from feral.sync.hlc import MAX_PACKED, Timestamp, pack
+from feral.sync.schema import EPISODES, FACTS, Value
+from feral.sync.types import NodeId, RowId
 
 from .strategies import deltas, node_ids, pages
 

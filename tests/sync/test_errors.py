@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from sync import errors
-from sync.errors import (
+from feral.sync import errors
+from feral.sync.errors import (
     AuthError,
     ClockError,
     ClockSkewError,

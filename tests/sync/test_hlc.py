@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from sync.errors import ClockError, ClockSkewError
-from sync.hlc import (
+from feral.sync.errors import ClockError, ClockSkewError
+from feral.sync.hlc import (
     COUNTER_BITS,
     COUNTER_MASK,
     DEFAULT_MAX_DRIFT_MS,
@@ -15,7 +15,7 @@ from sync.hlc import (
     pack,
     unpack,
 )
-from sync.types import NodeId
+from feral.sync.types import NodeId
 
 from .strategies import node_ids
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sync.holes import HoleRepair
-from sync.types import NodeId
+from feral.sync.holes import HoleRepair
+from feral.sync.types import NodeId
 
 A, B = NodeId("a" * 32), NodeId("b" * 32)
 

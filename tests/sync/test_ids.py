@@ -6,8 +6,8 @@ import unicodedata
 import pytest
 from hypothesis import given, strategies as st
 
-from sync.ids import fact_id, new_ulid, normalise
-from sync.schema import FACTS
+from feral.sync.ids import fact_id, new_ulid, normalise
+from feral.sync.schema import FACTS
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
@@ -161,7 +161,7 @@ def test_a_separator_inside_a_part_is_whitespace_and_cannot_forge_a_boundary():
 
 
 def test_a_fact_with_a_lone_surrogate_is_a_clear_schema_error():
-    from sync.errors import SchemaError
+    from feral.sync.errors import SchemaError
 
     with pytest.raises(SchemaError, match="not valid Unicode"):
         fact_id("bad \udcff byte", "is", "text")

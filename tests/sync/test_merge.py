@@ -6,9 +6,9 @@ from collections.abc import Iterable
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from sync.delta import Delta, Version
-from sync.merge import Decision, decide, wins
-from sync.types import NodeId, RowId
+from feral.sync.delta import Delta, Version
+from feral.sync.merge import Decision, decide, wins
+from feral.sync.types import NodeId, RowId
 
 A = NodeId("a" * 32)
 B = NodeId("b" * 32)

@@ -6,11 +6,11 @@ import msgpack
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from sync.codec import KIND_PAGE, PROTOCOL_VERSION, decode_message, encode_message
-from sync.delta import Page
-from sync.errors import DecodeError, FeralError, ProtocolError
-from sync.hlc import MAX_PACKED
-from sync.messages import (
+from feral.sync.codec import KIND_PAGE, PROTOCOL_VERSION, decode_message, encode_message
+from feral.sync.delta import Page
+from feral.sync.errors import DecodeError, FeralError, ProtocolError
+from feral.sync.hlc import MAX_PACKED
+from feral.sync.messages import (
     MAX_ERROR_TEXT,
     MAX_NAME,
     MAX_ORIGINS,
@@ -22,7 +22,7 @@ from sync.messages import (
     Hello,
     Vector,
 )
-from sync.types import NodeId
+from feral.sync.types import NodeId
 
 from .strategies import node_ids, pages
 

@@ -5,8 +5,8 @@ import math
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from sync.errors import SchemaError
-from sync.schema import (
+from feral.sync.errors import SchemaError
+from feral.sync.schema import (
     EPISODES,
     EXEC_LOG,
     FACTS,

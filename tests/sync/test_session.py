@@ -13,12 +13,12 @@ import msgpack
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from sync.codec import MAX_FRAME_BYTES, PROTOCOL_VERSION, decode_message, encode_message
-from sync.delta import Delta, Page
-from sync.errors import FeralError
-from sync.messages import Ack, Auth, CaughtUp, ErrorMessage, Hello, Vector
-from sync.schema import SCHEMA_VERSION
-from sync.session import (
+from feral.sync.codec import MAX_FRAME_BYTES, PROTOCOL_VERSION, decode_message, encode_message
+from feral.sync.delta import Delta, Page
+from feral.sync.errors import FeralError
+from feral.sync.messages import Ack, Auth, CaughtUp, ErrorMessage, Hello, Vector
+from feral.sync.schema import SCHEMA_VERSION
+from feral.sync.session import (
     CLOSE_BAD_DATA,
     CLOSE_POLICY,
     CLOSE_PROTOCOL,
@@ -33,7 +33,7 @@ from sync.session import (
     SyncSession,
     transcript,
 )
-from sync.types import RowId
+from feral.sync.types import RowId
 
 from .session_support import (
     SKEW_MS,

@@ -1,0 +1,15 @@
+"""feral: a local-first memory store for AI assistants that syncs a person's devices.
+
+This file is the ``feral`` package itself. The repository keeps its top level fixed (``node/``,
+``sync/``, ``storage/``, ``cli/`` side by side), so pyproject.toml's ``package-dir`` installs this
+folder as ``feral/`` and those four as ``feral.node``, ``feral.sync``, ``feral.storage`` and
+``feral.cli``: one top-level name in site-packages, nothing generic (``cli``, ``storage``) to clash
+with another distribution, and nothing a ``sync.py`` in the working directory can shadow.
+"""
+
+from __future__ import annotations
+
+__all__ = ["__version__"]
+
+__version__ = "0.1.0"
+"""The release, read by pyproject.toml (``dynamic = ["version"]``) so it is written once."""
