@@ -83,7 +83,7 @@ def _phrase(rng: random.Random, role: tuple[tuple[str, ...], tuple[str, ...]]) -
 
 
 def make_triples(count: int, seed: int = SEED) -> list[Triple]:
-    """``count`` distinct (by :func:`feral.sync.ids.fact_id`) triples, the same for the same seed."""
+    """``count`` triples distinct by :func:`feral.sync.ids.fact_id`, the same for one seed."""
     rng = random.Random(seed)
     seen: set[str] = set()
     triples: list[Triple] = []

@@ -2,8 +2,9 @@
 
 The store is built the way a node fills its own: each episode goes through
 :func:`feral.storage.memories.add_episode` (what :meth:`feral.node.node.Node.add_episode` runs), in
-transactions of :data:`feral.node.node.IMPORT_BATCH`, and then :meth:`feral.node.node.Node.reembed` embeds
-every row with the shipped model (the same ``embed_pending`` that runs after every local write).
+transactions of :data:`feral.node.node.IMPORT_BATCH`, and then :meth:`feral.node.node.Node.reembed`
+embeds every row with the shipped model (the same ``embed_pending`` that runs after every local
+write).
 One episode per transaction, as ``add_episode`` commits them, would only make the untimed build
 slower: the search reads the same rows, index and vectors either way.
 

@@ -1,12 +1,12 @@
 """feral's storage against plain SQLite doing the same work, measured in one run (DESIGN §7).
 
 Every figure comes from real SQLite files in one temporary directory, opened by
-:func:`feral.storage.connection.connect` (the same SQLite build and pragmas, ``synchronous=FULL``) on
-both sides, so disk and CPU noise largely cancel in the ratios:
+:func:`feral.storage.connection.connect` (the same SQLite build and pragmas, ``synchronous=FULL``)
+on both sides, so disk and CPU noise largely cancel in the ratios:
 
-- ``write_overhead``: local writes through :func:`feral.storage.memories.import_facts` (HLC stamping,
-  LWW upsert, delta log, FTS) against plain inserts into a table of the same columns with the
-  same FTS5 external-content index and triggers, in the same batches, one transaction each.
+- ``write_overhead``: local writes through :func:`feral.storage.memories.import_facts` (HLC
+  stamping, LWW upsert, delta log, FTS) against plain inserts into a table of the same columns with
+  the same FTS5 external-content index and triggers, in the same batches, one transaction each.
   ``write_overhead_single_row`` repeats it with one fact per transaction, where the fsync of
   every commit dominates both sides.
 - ``merge_vs_plain``: a receiver's work for remote pages (``encode_page`` and ``decode_page``,

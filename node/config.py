@@ -5,8 +5,8 @@ a list of ``{"node_id", "url"}``) and ``search``, with the keys of the dataclass
 key is optional and takes its default when missing; a missing file means all defaults.
 
 Validation is strict, and deliberately so: an unknown section or key is refused with a
-:class:`~feral.sync.errors.ConfigError` naming it, never ignored. A misspelt ``max_clock_skew`` would
-otherwise leave the default in force without a word, which is the failure a settings file must
+:class:`~feral.sync.errors.ConfigError` naming it, never ignored. A misspelt ``max_clock_skew``
+would otherwise leave the default in force without a word, which is the failure a settings file must
 not have. The cost: other tools cannot park their own sections here (they keep their own files),
 and an older feral refuses a file written by a newer one that added keys, naming the key, which
 is the honest outcome of a downgrade.
@@ -99,7 +99,8 @@ class MemorySettings:
     """The endpoint the ``llm`` strategy uses (``null``: none)."""
     embedder: str = DEFAULT_EMBEDDER
     """The model that embeds episodes and facts (the one shipped inside feral by default), or
-    ``"none"`` to turn vector search off; see :data:`feral.storage.static_model.EMBEDDER_CHOICES`."""
+    ``"none"`` to turn vector search off; see
+    :data:`feral.storage.static_model.EMBEDDER_CHOICES`."""
 
 
 @dataclass(frozen=True)

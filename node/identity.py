@@ -2,8 +2,8 @@
 
 A node id is the fingerprint of the node's public key (the Syncthing model): lower-case RFC 4648
 base32, without padding, of the first 20 bytes of SHA-256 over the raw 32-byte public key. That is
-exactly 32 characters of ``a-z2-7``, the form :func:`feral.sync.delta.check_node_id` accepts. Because the
-id *is* the key's fingerprint, a peer that proves possession of the key (:func:`sign` /
+exactly 32 characters of ``a-z2-7``, the form :func:`feral.sync.delta.check_node_id` accepts.
+Because the id *is* the key's fingerprint, a peer that proves possession of the key (:func:`sign` /
 :func:`verify`) has proved its id; nothing else has to be trusted.
 
 The private key lives in ``<home>/node.key`` as unencrypted PKCS8 PEM, mode 0600, and never leaves

@@ -1,4 +1,4 @@
-"""One live link with one peer: a transport pumped through a :class:`feral.sync.session.SyncSession`.
+"""One live link with one peer: a transport pumped through a sans-I/O session.
 
 This is the thin asyncio layer over the sans-I/O session (websockets' ``asyncio/connection.py``
 in spirit): read a frame, feed it to the session, act on its events against the node's store,

@@ -1,7 +1,7 @@
 """Working memory for the sessions of one process, with each compaction stored as an episode.
 
-:class:`~feral.node.working_memory.WorkingMemory` decides what to compact; this module summarises the
-compacted messages (in a worker thread, since an LLM summariser blocks on the network) and
+:class:`~feral.node.working_memory.WorkingMemory` decides what to compact; this module summarises
+the compacted messages (in a worker thread, since an LLM summariser blocks on the network) and
 stores the summary through the node's ``add_episode``, so episodes replicate like any write
 while the buffers stay in this process's RAM (DESIGN §2).
 """

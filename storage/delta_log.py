@@ -2,8 +2,8 @@
 
 Every write, local or remote, goes through :func:`apply_deltas`: one guarded upsert per table for
 the whole batch (``ON CONFLICT DO UPDATE ... WHERE (excluded.hlc, excluded.origin) > (hlc,
-origin)``, the SQL form of :func:`feral.sync.merge.wins`), one insert into the log, one advance of the
-version vector, all inside the caller's transaction. The log keeps every entry it receives,
+origin)``, the SQL form of :func:`feral.sync.merge.wins`), one insert into the log, one advance of
+the version vector, all inside the caller's transaction. The log keeps every entry it receives,
 winning or not, so each origin's log is held as a gap-free prefix and can be relayed on.
 """
 

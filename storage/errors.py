@@ -1,4 +1,4 @@
-"""Storage errors, beneath :class:`feral.sync.errors.FeralError` (the tree is drawn in sync/errors.py)."""
+"""Storage errors, beneath ``FeralError`` (the tree is drawn in sync/errors.py)."""
 
 from __future__ import annotations
 

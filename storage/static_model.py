@@ -17,8 +17,8 @@ The files live in ``storage/models/<name>/``:
 
 :func:`load_embedder` maps the ``memory.embedder`` setting to an embedder: the shipped model by
 default, or ``"none"`` to turn the vector leg off. A missing or damaged model is a
-:class:`~feral.storage.errors.ModelUnavailable` naming the file, never a silent fallback to no vectors
-or to feature hashing.
+:class:`~feral.storage.errors.ModelUnavailable` naming the file, never a silent fallback to no
+vectors or to feature hashing.
 """
 
 from __future__ import annotations

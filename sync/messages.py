@@ -2,8 +2,8 @@
 
 Each message knows its wire kind, turns itself into a list of plain fields, is rebuilt from one,
 and checks itself. The codec adds the protocol version and the kind, and validates every message
-it decodes, so the session only ever sees well-formed messages. :class:`feral.sync.delta.Page` is the
-message that carries deltas; it is encoded by the codec directly.
+it decodes, so the session only ever sees well-formed messages. :class:`feral.sync.delta.Page` is
+the message that carries deltas; it is encoded by the codec directly.
 """
 
 from __future__ import annotations

@@ -34,8 +34,8 @@ from feral.node.node import Node
 from feral.node.service import SyncService
 from feral.storage.static_model import DEFAULT_EMBEDDER, load_embedder
 from feral.sync.errors import ConfigError
-
 from tests.cli.helpers import feral
+
 from .support import HOST, WAIT_S, Mesh, free_port, turn_off_embeddings
 
 TOKEN = "t0k3n-for-tests-" + "x" * 24
