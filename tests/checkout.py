@@ -27,6 +27,10 @@ SOURCES = {
 }
 """pyproject.toml's ``package-dir``: each installed package and the folder it comes from."""
 
+NOT_INSTALLED = {"feral.node": ("root",), "feral.storage": ("models",)}
+"""Folders beneath a package's that are not part of it: node/root is ``feral`` itself, and
+storage/models holds the script that made the shipped model (only its data files install)."""
+
 
 def differences() -> list[str]:
     """Modules of the imported ``feral`` that are missing or differ from the checkout's."""
@@ -35,10 +39,13 @@ def differences() -> list[str]:
     found: list[str] = []
     for name, folder in SOURCES.items():
         installed = Path(importlib.import_module(name).__file__ or "").parent
-        for source in sorted(folder.glob("*.py")):
-            copy = installed / source.name
+        for source in sorted(folder.rglob("*.py")):
+            relative = source.relative_to(folder)
+            if relative.parts[0] in NOT_INSTALLED.get(name, ()):
+                continue
+            copy = installed / relative
             if not copy.is_file() or copy.read_bytes() != source.read_bytes():
-                found.append(f"{name}.{source.stem}")
+                found.append(".".join([name, *relative.with_suffix("").parts]))
     return found
 
 
