@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["ROOT", "SOURCES", "differences"]
+__all__ = ["ROOT", "SOURCES", "differences", "imported_folders"]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,18 +32,24 @@ NOT_INSTALLED = {"feral.node": ("root",), "feral.storage": ("models",)}
 storage/models holds the script that made the shipped model (only its data files install)."""
 
 
-def differences() -> list[str]:
-    """Modules of the imported ``feral`` that are missing or differ from the checkout's."""
+def imported_folders() -> dict[str, Path]:
+    """Where ``import feral`` (and each layer) is found by this interpreter."""
     import importlib
 
+    return {name: Path(importlib.import_module(name).__file__ or "").parent for name in SOURCES}
+
+
+def differences(installed: dict[str, Path] | None = None) -> list[str]:
+    """Modules of the imported ``feral`` that are missing or differ from the checkout's."""
     found: list[str] = []
+    folders = imported_folders() if installed is None else installed
     for name, folder in SOURCES.items():
-        installed = Path(importlib.import_module(name).__file__ or "").parent
+        installed_folder = folders[name]
         for source in sorted(folder.rglob("*.py")):
             relative = source.relative_to(folder)
             if relative.parts[0] in NOT_INSTALLED.get(name, ()):
                 continue
-            copy = installed / relative
+            copy = installed_folder / relative
             if not copy.is_file() or copy.read_bytes() != source.read_bytes():
                 found.append(".".join([name, *relative.with_suffix("").parts]))
     return found
