@@ -14,8 +14,8 @@ def installed_copy(tmp_path: Path) -> dict[str, Path]:
     folders: dict[str, Path] = {}
     for name, folder in SOURCES.items():
         target = site.joinpath(*name.split(".")[1:])
-        skipped = set(NOT_INSTALLED.get(name, ())) | {"__pycache__"}
-        shutil.copytree(folder, target, dirs_exist_ok=True, ignore=lambda _d, n: skipped & set(n))
+        skipped = shutil.ignore_patterns("__pycache__", *NOT_INSTALLED.get(name, ()))
+        shutil.copytree(folder, target, dirs_exist_ok=True, ignore=skipped)
         folders[name] = target
     return folders
 
