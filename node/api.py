@@ -50,8 +50,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from feral.sync.errors import ConfigError, FeralError, NotFoundError, ProtocolError
 
-from .config import SEARCH_STRATEGIES
 from .identity import write_private_file
+from .limits import SEARCH_STRATEGIES
 from .node import Node
 from .status import sync_status
 
