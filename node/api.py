@@ -38,7 +38,7 @@ import secrets
 import stat
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
@@ -51,7 +51,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from feral.sync.errors import ConfigError, FeralError, NotFoundError, ProtocolError
 
 from .identity import write_private_file
-from .limits import SEARCH_STRATEGIES
+from .limits import SEARCH_STRATEGIES, Strategy
 from .node import Node
 from .status import sync_status
 
@@ -409,7 +409,7 @@ class MemoryApi:
         result = await self.node.search(
             query,
             top_k=fields.integer("top_k", 1, MAX_TOP_K),
-            strategy=fields.choice("strategy", SEARCH_STRATEGIES),
+            strategy=cast(Strategy | None, fields.choice("strategy", SEARCH_STRATEGIES)),
             alpha=fields.fraction("alpha"),
             mmr=fields.flag("mmr"),
             mmr_lambda=fields.fraction("mmr_lambda"),

@@ -179,11 +179,6 @@ async def test_hybrid_search_without_an_embedder_falls_back_to_fts_and_says_so(b
     assert stats["vector_search"].startswith("off")
 
 
-async def test_an_unknown_search_strategy_is_a_config_error(node: Node) -> None:
-    with pytest.raises(ConfigError, match="unknown search strategy"):
-        await node.search("coffee", strategy="grep")
-
-
 async def test_with_an_embedder_vector_and_hybrid_search_work(mesh: Mesh) -> None:
     mesh.add("a")
     node = await mesh.open("a", embedder=HashingEmbedder(32))
