@@ -138,6 +138,9 @@ def show(value: object) -> str:
     """A short JSON rendering of a bad value for an error message."""
     try:
         text = json.dumps(value, ensure_ascii=False)
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: escaped, so the message can be printed
+        text = json.dumps(value)
     except (TypeError, ValueError):
         text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
@@ -189,12 +192,20 @@ def _bare(t: mi.Type) -> mi.Type:
 
 
 def _refuse_unknown(t: mi.Type, data: object, path: Path) -> None:
-    """Refuse keys no field declares, naming them all (msgspec ignores them for dataclasses)."""
+    """Refuse keys no field declares, naming them all (msgspec ignores them for dataclasses).
+
+    A dataclass always refuses them (settings: a misspelt key must not pass unnoticed); a
+    msgspec ``Struct`` only when declared with ``forbid_unknown_fields``.
+    """
     if data is None:
         return
     t = _bare(t)
+    refuses = isinstance(t, mi.DataclassType) or (
+        isinstance(t, mi.StructType) and t.forbid_unknown_fields
+    )
     if isinstance(t, _Object) and isinstance(data, dict):
         fields = {f.encode_name: f for f in t.fields}
+        data = data if refuses else {k: v for k, v in data.items() if k in fields}
         if any(key not in fields for key in data):
             raise _unknown_keys(path, data, t)
         for key, value in data.items():

@@ -526,3 +526,13 @@ def test_the_llm_strategy_needs_an_endpoint():
         ConfigError, match='memory.llm must be set when compaction_strategy is "llm"'
     ):
         settings_from_dict({"memory": {"compaction_strategy": "llm"}})
+
+
+def test_a_lone_surrogate_is_shown_escaped_so_the_message_can_be_printed():
+    with pytest.raises(ConfigError) as info:
+        settings_from_dict({"name": "\ud800"})
+    assert (
+        str(info.value)
+        == 'settings.json: name must be a non-empty string of printable characters, got "\\ud800"'
+    )
+    str(info.value).encode("utf-8")
