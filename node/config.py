@@ -142,7 +142,7 @@ EmbedderName = Annotated[
     str,
     Meta(
         extra_json_schema={"enum": list(EMBEDDER_CHOICES)},
-        extra={"check": _one_of(EMBEDDER_CHOICES)},
+        extra={"requirement": one_of(EMBEDDER_CHOICES), "check": _one_of(EMBEDDER_CHOICES)},
     ),
 ]
 SkewMs = Annotated[int, Meta(ge=1, le=MAX_CLOCK_SKEW_MS)]

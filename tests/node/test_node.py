@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from feral.node.node import Node
-from feral.storage.vectors import HashingEmbedder
 from feral.sync.delta import Page
 from feral.sync.errors import ClockSkewError, ConfigError, NotFoundError
 from feral.sync.hlc import unpack
+from tests.embedders import HashingEmbedder
 
 from .support import (
     MINUTE,

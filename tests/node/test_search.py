@@ -14,8 +14,8 @@ from feral.node.node import Node
 from feral.node.search import SearchRequest
 from feral.node.validation import Invalid, convert
 from feral.storage.static_model import DEFAULT_EMBEDDER, load_embedder
-from feral.storage.vectors import HashingEmbedder
 from feral.sync.errors import ConfigError
+from tests.embedders import HashingEmbedder
 
 from .support import Mesh, turn_off_embeddings
 
