@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from feral.node.config import SearchSettings
 from feral.node.limits import (
     DEFAULT_EPISODES,
     FRACTION_RANGE,
@@ -82,7 +83,7 @@ def remember(
 @click.option(
     "--top-k",
     type=click.IntRange(MIN_TOP_K, MAX_TOP_K),
-    help="How many results (default 10).",
+    help=f"How many results (default {SearchSettings.top_k}).",
 )
 @click.option("--strategy", type=click.Choice(SEARCH_STRATEGIES), help="Which search legs to use.")
 @click.option(
