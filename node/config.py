@@ -40,7 +40,7 @@ from feral.sync.errors import ConfigError, NotFoundError, ProtocolError
 from feral.sync.types import NodeId
 
 from .identity import ensure_home, write_private_file
-from .limits import Fraction, PositiveInt, StrategyName, TopK
+from .limits import SEARCH_STRATEGIES, Fraction, PositiveInt, StrategyName, TopK
 from .validation import Invalid, JsonRefused, convert, key_path, one_of, parse_json
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "LLMSettings",
     "DEFAULT_NAME",
     "MAX_CLOCK_SKEW_MS",
+    "SEARCH_STRATEGIES",
     "SETTINGS_FILENAME",
     "MemorySettings",
     "PeerSettings",

@@ -7,7 +7,8 @@ which checks it against the declared types (node/limits.py, node/config.py, node
 then runs the checks the types carry in ``Meta.extra``. msgspec says *where* a value failed
 (``$.sync.peers[0].url``); the wording people read comes from the type declared there, so a
 limit is written once and the message follows it: ``sync.max_clock_skew_ms must be a positive
-integer, got "abc"``.
+integer, got "abc"``. Of msgspec's own messages only the path and two shapes (a missing and
+an unknown field) are read; tests/node/test_validation.py and tests/node/test_config.py pin them.
 """
 
 from __future__ import annotations
@@ -38,9 +39,9 @@ TOP_LEVEL = "the top level"
 _AT = re.compile(r"^(?P<text>.*?)(?: - at `\$(?P<path>.*)`)?$", re.DOTALL)
 _STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
 _MISSING = re.compile(r"^Object missing required field `(.+)`$")
+_UNKNOWN = re.compile(r"^Object contains unknown field `(.+)`$")
 _Object = (mi.StructType, mi.DataclassType)
 """The types decoded from a JSON object with declared keys."""
-_UNKNOWN = re.compile(r"^Object contains unknown field `(.+)`$")
 
 
 class JsonRefused(ValueError):
