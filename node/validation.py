@@ -56,9 +56,9 @@ class Invalid(ValueError):
         self.path = path
 
     @classmethod
-    def value(cls, path: Path, requirement: str, value: object) -> Invalid:
-        """``<key path> <requirement>, got <value>``."""
-        return cls(f"{key_path(path) or TOP_LEVEL} {requirement}, got {show(value)}", path)
+    def value(cls, path: Path, requirement: str, value: object, top: str = TOP_LEVEL) -> Invalid:
+        """``<key path> <requirement>, got <value>``; ``top`` names the document itself."""
+        return cls(f"{key_path(path) or top} {requirement}, got {show(value)}", path)
 
 
 def parse_json(raw: bytes) -> object:
@@ -93,21 +93,22 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def convert(data: object, type_: type[T], *, from_strings: bool = False) -> T:
+def convert(data: object, type_: type[T], *, from_strings: bool = False, top: str = TOP_LEVEL) -> T:
     """``data`` as ``type_``, checked against every declared limit and check.
 
     Args:
         from_strings: accept numbers and booleans written as strings (query parameters).
+        top: what to call the document itself in messages (``the body must be a JSON object``).
 
     Raises:
         Invalid: the first value that does not fit, named by its key path.
     """
-    _refuse_unknown(_info(type_), data, ())
+    _refuse_unknown(_info(type_), data, (), top)
     try:
         result = msgspec.convert(data, type_, strict=not from_strings)
     except msgspec.ValidationError as exc:
-        raise _explain(str(exc), data, _info(type_)) from exc
-    _run_checks(_info(type_), result, ())
+        raise _explain(str(exc), data, _info(type_), top) from exc
+    _run_checks(_info(type_), result, (), top)
     return result
 
 
@@ -147,7 +148,7 @@ def show(value: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _explain(error: str, data: object, root: mi.Type) -> Invalid:
+def _explain(error: str, data: object, root: mi.Type, top: str) -> Invalid:
     """Turn msgspec's ``Expected `int` >= 1 - at `$.top_k``` into our wording."""
     match = _AT.match(error)
     assert match is not None  # the pattern matches any text
@@ -156,9 +157,9 @@ def _explain(error: str, data: object, root: mi.Type) -> Invalid:
         full = (*path, missing[1])
         return Invalid(f"{key_path(full)} is required", full)
     if _UNKNOWN.match(text):
-        return _unknown_keys(path, _value_at(data, path), _type_at(root, path))
+        return _unknown_keys(path, _value_at(data, path), _type_at(root, path), top)
     value = _value_at(data, path)
-    return Invalid.value(path, requirement(_type_at(root, path), value), value)
+    return Invalid.value(path, requirement(_type_at(root, path), value), value, top)
 
 
 def _parse_path(text: str) -> Path:
@@ -192,7 +193,7 @@ def _bare(t: mi.Type) -> mi.Type:
             return t
 
 
-def _refuse_unknown(t: mi.Type, data: object, path: Path) -> None:
+def _refuse_unknown(t: mi.Type, data: object, path: Path, top: str) -> None:
     """Refuse keys no field declares, naming them all (msgspec ignores them for dataclasses).
 
     A dataclass always refuses them (settings: a misspelt key must not pass unnoticed); a
@@ -208,22 +209,22 @@ def _refuse_unknown(t: mi.Type, data: object, path: Path) -> None:
         fields = {f.encode_name: f for f in t.fields}
         data = data if refuses else {k: v for k, v in data.items() if k in fields}
         if any(key not in fields for key in data):
-            raise _unknown_keys(path, data, t)
+            raise _unknown_keys(path, data, t, top)
         for key, value in data.items():
-            _refuse_unknown(fields[key].type, value, (*path, key))
+            _refuse_unknown(fields[key].type, value, (*path, key), top)
     elif isinstance(t, mi.VarTupleType | mi.ListType) and isinstance(data, list):
         for index, item in enumerate(data):
-            _refuse_unknown(t.item_type, item, (*path, index))
+            _refuse_unknown(t.item_type, item, (*path, index), top)
 
 
-def _unknown_keys(path: Path, value: object, t: mi.Type) -> Invalid:
+def _unknown_keys(path: Path, value: object, t: mi.Type, top: str) -> Invalid:
     """Every unknown key of the object at ``path``, not only the first one met."""
     struct = _bare(t)
     assert isinstance(struct, _Object) and isinstance(value, dict)
     known = [f.encode_name for f in struct.fields]
     paths = ", ".join(key_path((*path, str(k))) for k in value if k not in known)
     verb = "is not a known key" if len(paths.split(", ")) == 1 else "are not known keys"
-    return Invalid(f"{paths} {verb}; {key_path(path) or TOP_LEVEL} takes {', '.join(known)}", path)
+    return Invalid(f"{paths} {verb}; {key_path(path) or top} takes {', '.join(known)}", path)
 
 
 def _extra(t: mi.Type) -> dict[str, Any]:
@@ -275,21 +276,21 @@ def _wording(t: mi.Type, value: object) -> str:
 Check = Callable[[object], "str | None"]
 
 
-def _run_checks(t: mi.Type, value: object, path: Path) -> None:
+def _run_checks(t: mi.Type, value: object, path: Path, top: str) -> None:
     """Run each ``Meta.extra["check"]`` under ``t`` on the converted ``value``."""
     if value is None:
         return
     if isinstance(t, mi.Metadata):
         check: Check | None = (t.extra or {}).get("check")
         if check is not None and (problem := check(value)) is not None:
-            raise Invalid.value(path, problem, value)
-        _run_checks(t.type, value, path)
+            raise Invalid.value(path, problem, value, top)
+        _run_checks(t.type, value, path, top)
     elif isinstance(t, mi.UnionType):
         for member in t.types:
-            _run_checks(member, value, path)
+            _run_checks(member, value, path, top)
     elif isinstance(t, _Object):
         for f in t.fields:
-            _run_checks(f.type, getattr(value, f.name), (*path, f.encode_name))
+            _run_checks(f.type, getattr(value, f.name), (*path, f.encode_name), top)
     elif isinstance(t, mi.VarTupleType | mi.ListType) and isinstance(value, list | tuple):
         for index, item in enumerate(value):
-            _run_checks(t.item_type, item, (*path, index))
+            _run_checks(t.item_type, item, (*path, index), top)

@@ -107,8 +107,9 @@ async def read_json(request: Request, type_: type[B]) -> B:
     return fit(data, type_)
 
 
-def fit(data: object, type_: type[B], *, from_strings: bool = False) -> B:
+def fit(data: object, type_: type[B], *, from_strings: bool = False, top: str = "the body") -> B:
+    """``data`` as ``type_``, or a 422 naming the field that does not fit."""
     try:
-        return convert(data, type_, from_strings=from_strings)
+        return convert(data, type_, from_strings=from_strings, top=top)
     except Invalid as exc:
         raise invalid(str(exc)) from exc

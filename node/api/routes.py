@@ -121,7 +121,7 @@ class MemoryApi:
         return await self.node.remember(triple)
 
     async def episodes(self, request: Request) -> list[dict[str, Any]]:
-        query = fit(dict(request.query_params), EpisodesQuery, from_strings=True)
+        query = fit(dict(request.query_params), EpisodesQuery, from_strings=True, top="the query")
         return await self.node.episodes(query.limit)
 
     async def wiki_topics(self, request: Request) -> list[dict[str, Any]]:

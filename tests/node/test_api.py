@@ -391,6 +391,33 @@ REMEMBER_REFUSALS: list[tuple[object, int, str]] = [
 ]
 
 
+async def test_a_refused_field_is_named_with_the_value_it_got(api: Api):
+    cases = [
+        (b"[]", "the body must be a JSON object, got []"),
+        (
+            b'{"query": "x", "top_K": 3}',
+            "top_K is not a known key; the body takes query, top_k, strategy, alpha, mmr, "
+            "mmr_lambda",
+        ),
+        (b'{"query": "x", "top_k": 1001}', "top_k must be at most 1000, got 1001"),
+        (
+            b'{"query": "x", "strategy": "grep"}',
+            'strategy must be one of "fts", "vector", "hybrid"',
+        ),
+        (
+            b'{"query": "\\ud800"}',
+            'query must be Unicode text (it holds a lone surrogate), got "\\ud800"',
+        ),
+        (b"{}", "query is required"),
+    ]
+    for raw, expected in cases:
+        answer = await api.post("/api/memory/search", raw=raw)
+        assert answer.status == 422
+        assert answer.body["error"]["message"].startswith(expected), answer.body
+    limit = await api.get("/api/memory/episodes?limit=0")
+    assert limit.body["error"]["message"] == 'limit must be a positive integer, got "0"'
+
+
 async def test_malformed_remember_bodies_are_refused_and_nothing_is_stored(api: Api, node: Node):
     before = await node.state_digest()
     for body, status, code in REMEMBER_REFUSALS:
