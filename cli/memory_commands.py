@@ -12,6 +12,16 @@ from typing import Any
 
 import click
 
+from feral.node.config import SearchSettings
+from feral.node.limits import (
+    DEFAULT_EPISODES,
+    FRACTION_RANGE,
+    MAX_EPISODES,
+    MAX_TOP_K,
+    MIN_TOP_K,
+    SEARCH_STRATEGIES,
+    Strategy,
+)
 from feral.node.node import Node
 from feral.node.phrases import parse_fact
 from feral.node.working_memory import Message, parse_transcript_line
@@ -70,11 +80,15 @@ def remember(
 
 @memory.command()
 @click.argument("query")
-@click.option("--top-k", type=click.IntRange(1, 1000), help="How many results (default 10).")
 @click.option(
-    "--strategy", type=click.Choice(["fts", "vector", "hybrid"]), help="Which search legs to use."
+    "--top-k",
+    type=click.IntRange(MIN_TOP_K, MAX_TOP_K),
+    help=f"How many results (default {SearchSettings.top_k}).",
 )
-@click.option("--alpha", type=click.FloatRange(0, 1), help="Weight of the vector leg in hybrid.")
+@click.option("--strategy", type=click.Choice(SEARCH_STRATEGIES), help="Which search legs to use.")
+@click.option(
+    "--alpha", type=click.FloatRange(*FRACTION_RANGE), help="Weight of the vector leg in hybrid."
+)
 @click.option(
     "--mmr/--no-mmr",
     default=None,
@@ -82,7 +96,7 @@ def remember(
 )
 @click.option(
     "--mmr-lambda",
-    type=click.FloatRange(0, 1),
+    type=click.FloatRange(*FRACTION_RANGE),
     help="MMR's relevance weight: 1 is plain relevance order, lower is more diverse.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
@@ -91,7 +105,7 @@ def search(
     home: Path,
     query: str,
     top_k: int | None,
-    strategy: str | None,
+    strategy: Strategy | None,
     alpha: float | None,
     mmr: bool | None,
     mmr_lambda: float | None,
@@ -118,7 +132,9 @@ def search(
 
 
 @memory.command()
-@click.option("--limit", type=click.IntRange(1, 100_000), default=20, show_default=True)
+@click.option(
+    "--limit", type=click.IntRange(1, MAX_EPISODES), default=DEFAULT_EPISODES, show_default=True
+)
 @click.option("--json", "as_json", is_flag=True, help="Print episodes as JSON.")
 @pass_home
 def episodes(home: Path, limit: int, as_json: bool) -> None:

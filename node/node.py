@@ -14,15 +14,14 @@ import os
 import secrets
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from feral.storage import delta_log, export, memories, search, stats
+from feral.storage import delta_log, export, memories, stats
 from feral.storage.static_model import load_embedder
 from feral.storage.store import Store
-from feral.storage.vectors import Embedder, embed_pending, pack_vector, reset_vectors
+from feral.storage.vectors import Embedder, embed_pending, reset_vectors
 from feral.sync.delta import Page
 from feral.sync.errors import ConfigError
 from feral.sync.hlc import DEFAULT_MAX_DRIFT_MS, HybridClock
@@ -33,7 +32,9 @@ from feral.sync.types import NodeId, RowId, VersionVector
 from .clock_mark import read_mark, write_mark
 from .config import Settings, load_settings
 from .identity import Identity, load_or_create_identity
+from .limits import Strategy
 from .phrases import parse_fact
+from .search import SearchRequest, SearchResult, run_search
 from .sessions import IngestResult, SessionMemory, ingest
 from .summarise import summariser_for
 from .wiki import build_pages, list_pages, read_page, write_pages
@@ -70,31 +71,6 @@ class Link(Protocol):
     """A live link to a peer that can be told about local commits (see node/peer.py)."""
 
     async def local_changed(self) -> None: ...
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """What a search returns: hits in the shape of DESIGN §6, plus the timing."""
-
-    results: list[dict[str, Any]]
-    total: int
-    query_time_ms: float
-    strategy: str
-    mmr: bool = False
-    """Whether the results were reranked by MMR."""
-    notes: tuple[str, ...] = ()
-    """What the search could not do as asked, and why (e.g. no embedding model)."""
-
-    def as_dict(self) -> dict[str, Any]:
-        """The JSON shape of ``feral memory search --json`` and ``POST /api/memory/search``."""
-        return {
-            "results": self.results,
-            "total": self.total,
-            "query_time_ms": self.query_time_ms,
-            "strategy": self.strategy,
-            "mmr": self.mmr,
-            "notes": list(self.notes),
-        }
 
 
 class Node:
@@ -364,75 +340,18 @@ class Node:
         query: str,
         *,
         top_k: int | None = None,
-        strategy: str | None = None,
+        strategy: Strategy | None = None,
         alpha: float | None = None,
         mmr: bool | None = None,
         mmr_lambda: float | None = None,
     ) -> SearchResult:
-        """Search episodes and facts; defaults come from settings.
+        """Search episodes and facts (node/search.py); options left out come from settings.
 
-        With no embedder the vector leg is off: ``vector`` raises, ``hybrid`` falls back to FTS
-        and says so in the result's ``strategy`` and ``notes`` (never blending noise). MMR needs
-        the stored vectors too: asked for here (``mmr=True``) with no embedder it raises; turned
-        on only by settings it is skipped, and ``mmr`` false plus a note say so.
+        The values are the caller's to check (the CLI's options, the API's
+        :class:`~feral.node.search.SearchRequest`): they are not checked again here.
         """
-        started = time.perf_counter()
-        opts = self.settings.search
-        k = top_k if top_k is not None else opts.top_k
-        chosen = strategy or opts.strategy
-        weight = alpha if alpha is not None else opts.alpha
-        rerank = mmr if mmr is not None else opts.mmr
-        diversity = mmr_lambda if mmr_lambda is not None else opts.mmr_lambda
-        notes: list[str] = []
-        if chosen not in ("fts", "vector", "hybrid"):
-            raise ConfigError(f"unknown search strategy {chosen!r} (fts, vector or hybrid)")
-        if not 0.0 <= diversity <= 1.0:
-            raise ConfigError(f"mmr_lambda must be from 0 to 1, got {diversity}")
-        if self.embedder is None:
-            if chosen == "vector":
-                raise ConfigError("vector search is off: no embedding model is configured")
-            if mmr:
-                raise ConfigError("MMR needs embeddings: no embedding model is configured")
-            if chosen == "hybrid":
-                notes.append("hybrid fell back to fts: no embedding model is configured")
-            if rerank:
-                notes.append("mmr skipped: no embedding model is configured")
-            chosen, rerank = "fts", False
-        hits = await self.store.read(self._search, query, k, chosen, weight, rerank, diversity)
-        elapsed = (time.perf_counter() - started) * 1000
-        return SearchResult(
-            [h.as_dict() for h in hits], len(hits), round(elapsed, 3), chosen, rerank, tuple(notes)
-        )
-
-    def _search(
-        self,
-        conn: Any,
-        query: str,
-        k: int,
-        strategy: str,
-        alpha: float,
-        rerank: bool = False,
-        diversity: float = 1.0,
-    ) -> list[Any]:
-        if not rerank:
-            return self._ranked(conn, query, k, strategy, alpha)
-        hits = self._ranked(conn, query, search.mmr_pool_size(k), strategy, alpha)
-        return search.mmr_rerank(hits, search.hit_vectors(conn, hits), diversity, k)
-
-    def _ranked(self, conn: Any, query: str, k: int, strategy: str, alpha: float) -> list[Any]:
-        fts = search.search_fts(conn, query, k) if strategy != "vector" else []
-        if strategy == "fts":
-            for hit in fts:
-                hit.score = hit.fts_score
-            return fts
-        assert self.embedder is not None
-        vector = pack_vector(self.embedder.embed([query])[0], self.embedder.dim)
-        nearest = search.search_vector(conn, vector, k)
-        if strategy == "vector":
-            for hit in nearest:
-                hit.score = hit.vector_score
-            return nearest
-        return search.merge_hybrid(fts, nearest, alpha, k)
+        request = SearchRequest(query, top_k, strategy, alpha, mmr, mmr_lambda)
+        return await run_search(self.store, self.embedder, self.settings.search, request)
 
     # -- replication (the peer layer drives these) ---------------------------------------------
 

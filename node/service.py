@@ -1,6 +1,6 @@
 """``feral serve`` and ``feral sync now``: the server, the dialers and one-shot sync rounds.
 
-One server on the node's port serves ``/sync`` and the HTTP API (node/api.py): a Starlette app under
+One server on the node's port serves ``/sync`` and the HTTP API (node/api/): a Starlette app under
 uvicorn, whose WebSocket implementation is the websockets library. Peers with a URL are dialled
 by websockets clients that reconnect with exponential backoff and jitter. Live sync: every local
 commit, including one made by another process on the same home (seen through SQLite's

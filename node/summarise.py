@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from http.client import HTTPException
 from typing import Any, Protocol
 
+from feral.storage import search
+
 from .config import LLMSettings, MemorySettings
 from .working_memory import Message
 
@@ -68,17 +70,12 @@ _SENTENCE_END = re.compile(
     + r"(?<!\b[A-Z]\.)(?<=[.!?])\s+|\n+"
 )
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
-STOP_WORDS = frozenset(
-    """a about above after again against all also am an and any are as at be because been
-    before being below between both but by can could did do does doing down during each few
-    for from further had has have having he her here hers herself him himself his how i if in
-    into is it its itself just let me more most my myself no nor not now of off on once only
-    or other our ours out over own same she should so some such than that the their theirs
-    them then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yes okay ok
-    thanks thank please sure well like get got one yesterday today tomorrow tonight hi hello
-    hey dear maybe however also""".split()
+STOP_WORDS = search.STOP_WORDS | frozenset(
+    """against also because let yes okay ok thanks thank please sure well like get got one
+    yesterday today tomorrow tonight hi hello hey dear maybe however""".split()
 )
+"""The query's stop words (storage/search.py) plus the filler of chat, which says nothing
+about what an episode is about."""
 
 
 @dataclass(frozen=True)

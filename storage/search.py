@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -33,7 +33,6 @@ __all__ = [
     "MMR_POOL_FACTOR",
     "MMR_POOL_MAX",
     "Hit",
-    "Strategy",
     "fts_query",
     "hit_vectors",
     "merge_hybrid",
@@ -49,7 +48,6 @@ MMR_POOL_MAX = 400
 """The most candidates MMR considers (never fewer than ``k``): fetching the pool and the rerank's
 ``k * pool`` dot products are bounded for a large ``k``."""
 
-Strategy = Literal["fts", "vector", "hybrid"]
 _WORD = re.compile(r"\w+", re.UNICODE)
 Matrix = npt.NDArray[np.float64]
 

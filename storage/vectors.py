@@ -8,10 +8,8 @@ every row, so a search never compares vectors from two models.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import re
 import struct
 from collections.abc import Sequence
 from typing import Protocol
@@ -24,7 +22,6 @@ from .connection import Connection
 __all__ = [
     "VECTOR_TABLES",
     "Embedder",
-    "HashingEmbedder",
     "embed_pending",
     "embedder_in_use",
     "ensure_vector_tables",
@@ -60,37 +57,6 @@ def pack_vector(vector: Sequence[float], dim: int) -> bytes:
     if not math.isfinite(sum(vector)) and not all(math.isfinite(x) for x in vector):
         raise FeralError("embedding contains NaN or infinity")
     return struct.pack(f"<{dim}f", *vector)
-
-
-class HashingEmbedder:
-    """Deterministic feature hashing of words: a stand-in for tests and benchmarks only.
-
-    It finds shared words, not meaning (it scores at chance on paraphrases), so a node never
-    picks it as its embedder by default: with no real model the vector leg stays off.
-    """
-
-    def __init__(self, dim: int = 64) -> None:
-        self._dim = dim
-
-    @property
-    def name(self) -> str:
-        return f"hashing-{self._dim}"
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        return [self._one(text) for text in texts]
-
-    def _one(self, text: str) -> list[float]:
-        vector = [0.0] * self._dim
-        for word in re.findall(r"\w+", text.casefold()):
-            digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
-            bucket = int.from_bytes(digest[:4], "little") % self._dim
-            vector[bucket] += 1.0 if digest[4] & 1 else -1.0
-        norm = math.sqrt(sum(x * x for x in vector)) or 1.0
-        return [x / norm for x in vector]
 
 
 def _queue_triggers(table: str) -> list[str]:

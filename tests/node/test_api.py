@@ -1,4 +1,4 @@
-"""The HTTP API (node/api.py) served by a real uvicorn on loopback, called with urllib.
+"""The HTTP API (node/api/) served by a real uvicorn on loopback, called with urllib.
 
 Every test runs ``feral serve``'s own app (:class:`feral.node.service.SyncService`) on a free
 127.0.0.1 port inside the test's event loop; the blocking client runs in a thread.
@@ -19,18 +19,34 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import click
+import msgspec
 import pytest
 from starlette.routing import Route
 from websockets.asyncio.client import connect
 
+from feral.cli.main import cli
 from feral.node.api import (
     API_TOKEN_FILE,
     MAX_BODY_BYTES,
     OPENAPI,
+    EpisodesQuery,
+    RememberRequest,
     is_loopback_host,
     load_or_create_api_token,
 )
+from feral.node.config import settings_from_dict
+from feral.node.limits import (
+    DEFAULT_EPISODES,
+    FRACTION_RANGE,
+    MAX_EPISODES,
+    MAX_QUERY_CHARS,
+    MAX_TOP_K,
+    MIN_TOP_K,
+    SEARCH_STRATEGIES,
+)
 from feral.node.node import Node
+from feral.node.search import SearchRequest
 from feral.node.service import SyncService
 from feral.storage.static_model import DEFAULT_EMBEDDER, load_embedder
 from feral.sync.errors import ConfigError
@@ -274,6 +290,54 @@ async def test_openapi_describes_every_route(api: Api):
     assert set(answer.body["paths"]) == {r.path for r in routes}
 
 
+def test_the_documents_request_schemas_are_the_structures_schemas():
+    _, components = msgspec.json.schema_components(
+        (SearchRequest, RememberRequest), ref_template="#/components/schemas/{name}"
+    )
+    schemas = OPENAPI["components"]["schemas"]
+    search = json.loads(json.dumps(components["SearchRequest"]))
+    assert schemas["SearchRequest"] == search
+    remember = {k: v for k, v in schemas["RememberRequest"].items() if k != "oneOf"}
+    assert remember == json.loads(json.dumps(components["RememberRequest"]))
+    (limit,) = OPENAPI["paths"]["/api/memory/episodes"]["get"]["parameters"]
+    _, query = msgspec.json.schema_components((EpisodesQuery,))
+    assert limit["schema"] == query["EpisodesQuery"]["properties"]["limit"]
+
+
+def test_every_limit_in_the_document_is_the_one_the_cli_and_settings_use():
+    search = OPENAPI["components"]["schemas"]["SearchRequest"]["properties"]
+    (top_k, _null) = search["top_k"]["anyOf"]
+    assert (top_k["minimum"], top_k["maximum"]) == (MIN_TOP_K, MAX_TOP_K)
+    assert search["query"]["maxLength"] == MAX_QUERY_CHARS
+    assert search["strategy"]["anyOf"][0]["enum"] == sorted(SEARCH_STRATEGIES)
+    for name in ("alpha", "mmr_lambda"):
+        bounds = search[name]["anyOf"][0]
+        assert (bounds["minimum"], bounds["maximum"]) == FRACTION_RANGE
+    (limit,) = OPENAPI["paths"]["/api/memory/episodes"]["get"]["parameters"]
+    assert (limit["schema"]["maximum"], limit["schema"]["default"]) == (
+        MAX_EPISODES,
+        DEFAULT_EPISODES,
+    )
+    memory = cli.commands["memory"]
+    assert isinstance(memory, click.Group)
+    options = {p.name: p for p in memory.commands["search"].params}
+    assert (options["top_k"].type.min, options["top_k"].type.max) == (MIN_TOP_K, MAX_TOP_K)
+    assert tuple(options["strategy"].type.choices) == SEARCH_STRATEGIES
+    episodes = {p.name: p for p in memory.commands["episodes"].params}
+    assert (episodes["limit"].type.max, episodes["limit"].default) == (
+        MAX_EPISODES,
+        DEFAULT_EPISODES,
+    )
+    with pytest.raises(ConfigError, match=f"search.top_k must be at most {MAX_TOP_K}"):
+        settings_from_dict({"search": {"top_k": MAX_TOP_K + 1}})
+
+
+async def test_episodes_ignores_query_parameters_it_does_not_know(api: Api, node: Node):
+    await node.add_episode("s1", "one", [])
+    answer = await api.get("/api/memory/episodes?limit=1&page=3")
+    assert (answer.status, len(answer.body)) == (200, 1)
+
+
 # Refusals: JSON errors, proper statuses, and the server keeps serving
 
 
@@ -325,6 +389,33 @@ REMEMBER_REFUSALS: list[tuple[object, int, str]] = [
     ({"fact": "a\u0000b"}, 422, "invalid_value"),
     ({"fact": "x" * 70_000}, 422, "invalid_value"),
 ]
+
+
+async def test_a_refused_field_is_named_with_the_value_it_got(api: Api):
+    cases = [
+        (b"[]", "the body must be a JSON object, got []"),
+        (
+            b'{"query": "x", "top_K": 3}',
+            "top_K is not a known key; the body takes query, top_k, strategy, alpha, mmr, "
+            "mmr_lambda",
+        ),
+        (b'{"query": "x", "top_k": 1001}', "top_k must be at most 1000, got 1001"),
+        (
+            b'{"query": "x", "strategy": "grep"}',
+            'strategy must be one of "fts", "vector", "hybrid"',
+        ),
+        (
+            b'{"query": "\\ud800"}',
+            'query must be Unicode text (it holds a lone surrogate), got "\\ud800"',
+        ),
+        (b"{}", "query is required"),
+    ]
+    for raw, expected in cases:
+        answer = await api.post("/api/memory/search", raw=raw)
+        assert answer.status == 422
+        assert answer.body["error"]["message"].startswith(expected), answer.body
+    limit = await api.get("/api/memory/episodes?limit=0")
+    assert limit.body["error"]["message"] == 'limit must be a positive integer, got "0"'
 
 
 async def test_malformed_remember_bodies_are_refused_and_nothing_is_stored(api: Api, node: Node):

@@ -24,6 +24,7 @@ from feral.node.config import (
     with_peer,
     without_peer,
 )
+from feral.node.limits import MAX_TOP_K
 from feral.sync.errors import ConfigError, NotFoundError
 from feral.sync.types import NodeId
 
@@ -313,6 +314,8 @@ INVALID = [
     ("sync.max_clock_skew_ms", MAX_CLOCK_SKEW_MS + 1, f"must be at most {MAX_CLOCK_SKEW_MS}"),
     ("search.top_k", 0, "must be a positive integer, got 0"),
     ("search.top_k", 2.5, "must be a positive integer, got 2.5"),
+    ("search.top_k", MAX_TOP_K + 1, f"must be at most {MAX_TOP_K}, got {MAX_TOP_K + 1}"),
+    ("memory.embedder", "word2vec", 'must be one of "minilm-static-256", "none", got "word2vec"'),
     ("search.strategy", "bm25", 'must be one of "fts", "vector", "hybrid", got "bm25"'),
     ("search.strategy", None, "must be one of"),
     ("search.alpha", -0.1, "must be a number from 0 to 1, got -0.1"),
@@ -345,11 +348,18 @@ def test_the_documented_example_message_is_exact(tmp_path):
     )
 
 
-@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e999"])
-def test_non_finite_numbers_are_refused(tmp_path, literal):
-    write_settings(tmp_path / "home", f'{{"search": {{"alpha": {literal}}}}}')
-    with pytest.raises(ConfigError, match=r"search\.alpha must be a finite number"):
+def test_a_number_too_large_to_be_finite_is_refused(tmp_path):
+    write_settings(tmp_path / "home", '{"search": {"alpha": 1e999}}')
+    with pytest.raises(ConfigError, match=r"search\.alpha must be a finite number, got Infinity"):
         load_settings(tmp_path / "home")
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_non_finite_literals_are_not_json(tmp_path, literal):
+    path = write_settings(tmp_path / "home", f'{{"search": {{"alpha": {literal}}}}}')
+    with pytest.raises(ConfigError) as info:
+        load_settings(tmp_path / "home")
+    assert str(info.value) == f"{path}: invalid JSON: {literal} is not a JSON number"
 
 
 def test_long_bad_values_are_shortened_in_messages(tmp_path):
@@ -516,3 +526,13 @@ def test_the_llm_strategy_needs_an_endpoint():
         ConfigError, match='memory.llm must be set when compaction_strategy is "llm"'
     ):
         settings_from_dict({"memory": {"compaction_strategy": "llm"}})
+
+
+def test_a_lone_surrogate_is_shown_escaped_so_the_message_can_be_printed():
+    with pytest.raises(ConfigError) as info:
+        settings_from_dict({"name": "\ud800"})
+    assert (
+        str(info.value)
+        == 'settings.json: name must be a non-empty string of printable characters, got "\\ud800"'
+    )
+    str(info.value).encode("utf-8")

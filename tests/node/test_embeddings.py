@@ -13,8 +13,8 @@ from feral.node.config import MemorySettings, load_settings, save_settings, sett
 from feral.node.node import Node
 from feral.storage.errors import ModelUnavailable
 from feral.storage.static_model import StaticEmbedder
-from feral.storage.vectors import HashingEmbedder
 from feral.sync.errors import ConfigError
+from tests.embedders import HashingEmbedder
 
 from .support import Mesh, turn_off_embeddings
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from feral.node.node import Node
-from feral.storage.vectors import HashingEmbedder
 from feral.sync.delta import Page
 from feral.sync.errors import ClockSkewError, ConfigError, NotFoundError
 from feral.sync.hlc import unpack
+from tests.embedders import HashingEmbedder
 
 from .support import (
     MINUTE,
@@ -177,11 +177,6 @@ async def test_hybrid_search_without_an_embedder_falls_back_to_fts_and_says_so(b
     stats = await node.stats()
     assert stats["embedder"] is None
     assert stats["vector_search"].startswith("off")
-
-
-async def test_an_unknown_search_strategy_is_a_config_error(node: Node) -> None:
-    with pytest.raises(ConfigError, match="unknown search strategy"):
-        await node.search("coffee", strategy="grep")
 
 
 async def test_with_an_embedder_vector_and_hybrid_search_work(mesh: Mesh) -> None:

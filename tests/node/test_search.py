@@ -9,10 +9,13 @@ from pathlib import Path
 import pytest
 
 from feral.node.config import load_settings, save_settings
+from feral.node.limits import MAX_QUERY_CHARS, MAX_TOP_K
 from feral.node.node import Node
+from feral.node.search import SearchRequest
+from feral.node.validation import Invalid, convert
 from feral.storage.static_model import DEFAULT_EMBEDDER, load_embedder
-from feral.storage.vectors import HashingEmbedder
 from feral.sync.errors import ConfigError
+from tests.embedders import HashingEmbedder
 
 from .support import Mesh, turn_off_embeddings
 
@@ -108,7 +111,36 @@ async def test_mmr_works_with_the_shipped_model(mesh: Mesh):
     assert all("mmr_score" in hit for hit in result.results)
 
 
-async def test_an_mmr_lambda_outside_the_unit_interval_is_a_config_error(mesh: Mesh):
+# The request: checked once, where it comes in (the API's body, the CLI's options)
+
+REQUEST_REFUSALS = [
+    ({"query": QUERY, "strategy": "grep"}, 'strategy must be one of "fts", "vector", "hybrid"'),
+    ({"query": QUERY, "mmr_lambda": 1.5}, "mmr_lambda must be a number from 0 to 1, got 1.5"),
+    ({"query": QUERY, "alpha": -0.1}, "alpha must be a number from 0 to 1, got -0.1"),
+    ({"query": QUERY, "top_k": MAX_TOP_K + 1}, f"top_k must be at most {MAX_TOP_K}"),
+    ({"query": QUERY, "top_k": 0}, "top_k must be a positive integer, got 0"),
+    ({"query": "   "}, 'query must be a non-empty string, got "   "'),
+    ({"query": "x" * (MAX_QUERY_CHARS + 1)}, f"query must be at most {MAX_QUERY_CHARS} characters"),
+    ({"query": "\ud800"}, "query must be Unicode text"),
+    ({}, "query is required"),
+    ({"query": QUERY, "top_K": 3}, "top_K is not a known key; the top level takes query, top_k"),
+]
+
+
+@pytest.mark.parametrize(("body", "expected"), REQUEST_REFUSALS)
+def test_a_search_request_out_of_its_declared_limits_is_refused_naming_the_field(body, expected):
+    with pytest.raises(Invalid) as info:
+        convert(body, SearchRequest)
+    assert str(info.value).startswith(expected), str(info.value)
+
+
+def test_a_search_request_takes_nulls_as_the_defaults():
+    request = convert({"query": QUERY, "top_k": None, "strategy": None}, SearchRequest)
+    assert request == SearchRequest(QUERY)
+
+
+async def test_options_left_out_come_from_settings(mesh: Mesh):
+    turn_on_mmr_in_settings(mesh.home("a"))
     node, _ = await coffee_node(mesh)
-    with pytest.raises(ConfigError, match="mmr_lambda"):
-        await node.search(QUERY, mmr=True, mmr_lambda=1.5)
+    assert (await node.search(QUERY)).mmr
+    assert not (await node.search(QUERY, mmr=False)).mmr

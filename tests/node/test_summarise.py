@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from feral.node import summarise
 from feral.node.config import LLMSettings, MemorySettings
 from feral.node.summarise import (
     MAX_ENTITIES,
@@ -22,6 +23,7 @@ from feral.node.summarise import (
     summariser_for,
 )
 from feral.node.working_memory import Message
+from feral.storage import search
 
 from .transcripts import transcript
 
@@ -265,3 +267,7 @@ def test_the_settings_choose_the_summariser():
     assert isinstance(chosen, LLMSummariser)
     configured_but_unused = MemorySettings(llm=llm_settings)
     assert isinstance(summariser_for(configured_but_unused), ExtractiveSummariser)
+
+
+def test_the_summary_stop_words_extend_the_query_stop_words_rather_than_restate_them():
+    assert search.STOP_WORDS < summarise.STOP_WORDS

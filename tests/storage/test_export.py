@@ -9,8 +9,9 @@ import pytest
 
 from feral.storage.export import export_lines, state_digest
 from feral.storage.store import open_sync, run_write
-from feral.storage.vectors import HashingEmbedder, embed_pending
+from feral.storage.vectors import embed_pending
 from feral.sync.schema import TABLES
+from tests.embedders import HashingEmbedder
 
 from .support import A, Replica, export_text
 

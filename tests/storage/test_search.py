@@ -17,7 +17,8 @@ from feral.storage.search import (
     search_vector,
 )
 from feral.storage.store import run_write
-from feral.storage.vectors import HashingEmbedder, embed_pending, pack_vector
+from feral.storage.vectors import embed_pending, pack_vector
+from tests.embedders import HashingEmbedder
 
 from .support import A, Replica
 

@@ -8,7 +8,8 @@ from feral.storage.connection import sqlite_version
 from feral.storage.delta_log import clock_high_water
 from feral.storage.stats import database_stats, log_epoch
 from feral.storage.store import open_sync, run_write
-from feral.storage.vectors import HashingEmbedder, embed_pending, ensure_vector_tables
+from feral.storage.vectors import embed_pending, ensure_vector_tables
+from tests.embedders import HashingEmbedder
 
 from .support import A, B, Replica, pull
 

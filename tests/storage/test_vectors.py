@@ -12,7 +12,6 @@ from feral.storage.search import search_vector
 from feral.storage.store import run_write
 from feral.storage.vectors import (
     VECTOR_TABLES,
-    HashingEmbedder,
     embed_pending,
     embedder_in_use,
     ensure_vector_tables,
@@ -22,6 +21,7 @@ from feral.storage.vectors import (
 )
 from feral.sync.errors import FeralError
 from feral.sync.schema import EPISODES, FACTS
+from tests.embedders import HashingEmbedder
 
 from .support import A, Replica, pull
 

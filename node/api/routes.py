@@ -1,0 +1,145 @@
+"""The API's handlers: FERAL's paths, served by the same Starlette app (and port) as ``/sync``.
+
+Routes (bodies and answers are JSON; the OpenAPI document, node/api/schema.py, is served at
+``GET /openapi.json``):
+
+- ``POST /api/memory/search``       ``{"query", "top_k", "strategy", "alpha", "mmr", "mmr_lambda"}``
+- ``POST /api/memory/remember``     ``{"fact"}`` or ``{"subject", "predicate", "object"}``
+- ``GET  /api/memory/episodes``     ``?limit=N``
+- ``GET  /api/memory/wiki``         and ``GET /api/memory/wiki/{topic}``
+- ``GET  /api/memory/stats``
+- ``GET  /api/sync/status``
+- ``GET  /openapi.json``
+
+Answers have the shapes of the CLI's ``--json`` output; a ``fact`` is remembered as
+``feral memory remember TEXT`` does (:meth:`Node.remember_text`). Errors are ``{"error": {"code",
+"message"}}`` with a status that fits: 400 unreadable JSON, 401 no or wrong token, 403 a browser
+or a foreign Host, 404 an unknown topic or path, 409 what this node cannot do as configured
+(e.g. vector search with no model), 413 a body over ``MAX_BODY_BYTES``, 422 a missing or
+invalid field, 500 anything unexpected (logged; the message stays generic).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from feral.sync.errors import ConfigError, FeralError, NotFoundError, ProtocolError
+
+from ..node import Node
+from ..search import SearchRequest
+from ..status import sync_status
+from .bodies import EpisodesQuery, RememberRequest, fit, read_json
+from .errors import ApiError, error_response
+from .guard import ApiGuard
+from .schema import openapi_document
+
+__all__ = ["MemoryApi"]
+
+log = logging.getLogger("feral.api")
+
+
+Handler = Callable[[Request], Awaitable[Any]]
+
+
+def _endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    """Answer ``handler``'s value as JSON, and every failure as a JSON error."""
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            return JSONResponse(await handler(request))
+        except ApiError as exc:
+            return error_response(exc.status, exc.code, exc.message)
+        except NotFoundError as exc:
+            return error_response(404, "not_found", str(exc))
+        except ConfigError as exc:
+            return error_response(409, "not_available", str(exc))
+        except ProtocolError as exc:  # a value storage refuses (too long, a NUL, ...)
+            return error_response(422, "invalid_value", str(exc))
+        except FeralError as exc:
+            return error_response(400, "refused", str(exc))
+        except Exception:
+            log.exception("unexpected error answering %s %s", request.method, request.url.path)
+            return error_response(500, "internal", "internal error; the node's log has details")
+
+    endpoint.__name__ = handler.__name__
+    endpoint.__doc__ = handler.__doc__
+    return endpoint
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    """Starlette's own errors (no such path, wrong method) as JSON errors."""
+    assert isinstance(exc, HTTPException)
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    return error_response(exc.status_code, code, str(exc.detail), dict(exc.headers or {}))
+
+
+class MemoryApi:
+    """The API's routes for one node, with the middleware and error handlers they need."""
+
+    def __init__(self, node: Node, *, token: str | None, loopback_only: bool) -> None:
+        self.node = node
+        self.token = token
+        self.loopback_only = loopback_only
+
+    def routes(self) -> list[BaseRoute]:
+        return [
+            Route("/api/memory/search", _endpoint(self.search), methods=["POST"]),
+            Route("/api/memory/remember", _endpoint(self.remember), methods=["POST"]),
+            Route("/api/memory/episodes", _endpoint(self.episodes), methods=["GET"]),
+            Route("/api/memory/wiki", _endpoint(self.wiki_topics), methods=["GET"]),
+            Route("/api/memory/wiki/{topic}", _endpoint(self.wiki_page), methods=["GET"]),
+            Route("/api/memory/stats", _endpoint(self.stats), methods=["GET"]),
+            Route("/api/sync/status", _endpoint(self.sync_status), methods=["GET"]),
+            Route("/openapi.json", _endpoint(self.openapi), methods=["GET"]),
+        ]
+
+    def middleware(self) -> list[Middleware]:
+        return [Middleware(ApiGuard, token=self.token, loopback_only=self.loopback_only)]
+
+    def exception_handlers(self) -> dict[Any, Callable[[Request, Exception], Awaitable[Response]]]:
+        return {HTTPException: _not_found}
+
+    async def search(self, request: Request) -> dict[str, Any]:
+        body = await read_json(request, SearchRequest)
+        result = await self.node.search(**msgspec.structs.asdict(body))
+        return result.as_dict()
+
+    async def remember(self, request: Request) -> dict[str, Any]:
+        body = await read_json(request, RememberRequest)
+        triple = body.triple()
+        if triple is None:
+            return await self.node.remember_text(str(body.fact).strip())
+        return await self.node.remember(triple)
+
+    async def episodes(self, request: Request) -> list[dict[str, Any]]:
+        query = fit(dict(request.query_params), EpisodesQuery, from_strings=True, top="the query")
+        return await self.node.episodes(query.limit)
+
+    async def wiki_topics(self, request: Request) -> list[dict[str, Any]]:
+        return await self.node.wiki_topics()
+
+    async def wiki_page(self, request: Request) -> dict[str, Any]:
+        topic = str(request.path_params["topic"])
+        try:
+            markdown = await self.node.wiki_page(topic)
+        except ConfigError as exc:  # a topic that looks like a path, or a page that points out
+            raise NotFoundError(str(exc)) from exc
+        return {"topic": topic, "markdown": markdown}
+
+    async def stats(self, request: Request) -> dict[str, Any]:
+        return await self.node.stats()
+
+    async def sync_status(self, request: Request) -> dict[str, Any]:
+        return await sync_status(self.node)
+
+    async def openapi(self, request: Request) -> dict[str, Any]:
+        return openapi_document()

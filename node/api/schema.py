@@ -1,0 +1,215 @@
+"""The OpenAPI 3.1 document served at ``GET /openapi.json``, generated from the structures.
+
+The request schemas come from :func:`msgspec.json.schema_components` over the very structures
+the routes convert bodies into (:class:`~feral.node.search.SearchRequest`,
+:class:`~feral.node.api.bodies.RememberRequest`, and :class:`~feral.node.api.bodies.EpisodesQuery`
+as query parameters), so a limit changed in node/limits.py changes the document with it. The
+answers' schemas are written here: the node builds answers as plain JSON, not as structures.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+import msgspec
+
+from ..limits import SEARCH_STRATEGIES
+from ..search import SearchRequest
+from .bodies import MAX_BODY_BYTES, TRIPLE, EpisodesQuery, RememberRequest
+
+__all__ = ["REQUEST_STRUCTURES", "openapi_document", "request_schemas"]
+
+REF = "#/components/schemas/{name}"
+REQUEST_STRUCTURES: tuple[type[msgspec.Struct], ...] = (SearchRequest, RememberRequest)
+"""The structures whose schemas are request bodies, by class name in ``components``."""
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": REF.format(name=name)}
+
+
+def _answer(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def request_schemas() -> dict[str, Any]:
+    """The JSON Schemas of the request structures (and what they use), as msgspec makes them."""
+    _, components = msgspec.json.schema_components(REQUEST_STRUCTURES, ref_template=REF)
+    remember = components["RememberRequest"]
+    # Which members go together is the one rule the fields' types cannot carry.
+    remember["oneOf"] = [
+        {"required": ["fact"], "not": {"anyOf": [{"required": [p]} for p in TRIPLE]}},
+        {"required": list(TRIPLE), "not": {"required": ["fact"]}},
+    ]
+    return components
+
+
+def _query_parameters(structure: type[msgspec.Struct]) -> list[dict[str, Any]]:
+    """A structure of query parameters as OpenAPI ``parameters``."""
+    _, components = msgspec.json.schema_components((structure,), ref_template=REF)
+    schema = components[structure.__name__]
+    return [
+        {"name": name, "in": "query", "schema": field}
+        for name, field in schema.get("properties", {}).items()
+    ]
+
+
+_STRING = {"type": "string"}
+_FRACTION = {"type": "number", "minimum": 0, "maximum": 1}
+_ANSWERS: dict[str, Any] = {
+    "Error": {
+        "type": "object",
+        "required": ["error"],
+        "properties": {
+            "error": {
+                "type": "object",
+                "required": ["code", "message"],
+                "properties": {"code": _STRING, "message": _STRING},
+            }
+        },
+    },
+    "Hit": {
+        "type": "object",
+        "required": ["id", "tier", "content", "score", "fts_score", "vector_score"],
+        "properties": {
+            "id": _STRING,
+            "tier": {"enum": ["episodic", "semantic"]},
+            "content": _STRING,
+            "score": {"type": "number"},
+            "fts_score": _FRACTION,
+            "vector_score": _FRACTION,
+            "mmr_score": {"type": "number"},
+            "row": _ref("Row"),
+        },
+    },
+    "SearchResponse": {
+        "type": "object",
+        "required": ["results", "total", "query_time_ms", "strategy", "mmr", "notes"],
+        "properties": {
+            "results": {"type": "array", "items": _ref("Hit")},
+            "total": {"type": "integer"},
+            "query_time_ms": {"type": "number"},
+            "strategy": {"enum": list(SEARCH_STRATEGIES)},
+            "mmr": {"type": "boolean"},
+            "notes": {"type": "array", "items": _STRING},
+        },
+    },
+    "Row": {
+        "type": "object",
+        "required": ["id"],
+        "properties": {"id": _STRING},
+        "additionalProperties": True,
+    },
+    "Topic": {
+        "type": "object",
+        "required": ["topic", "path", "sources", "needs_review"],
+        "properties": {
+            "topic": _STRING,
+            "path": _STRING,
+            "sources": {"type": "array", "items": _STRING},
+            "needs_review": {"type": "boolean"},
+        },
+    },
+    "Page": {
+        "type": "object",
+        "required": ["topic", "markdown"],
+        "properties": {"topic": _STRING, "markdown": _STRING},
+    },
+    "Object": {"type": "object", "additionalProperties": True},
+}
+_ERRORS = {
+    str(status): _answer(description, _ref("Error"))
+    for status, description in (
+        (401, "no token, or the wrong one (only when serving on a non-loopback address)"),
+        (403, "a browser (Origin or Sec-Fetch-Site), or a non-loopback Host on loopback"),
+        (500, "an unexpected error (logged on the node)"),
+    )
+}
+_BODY_ERRORS = {
+    **_ERRORS,
+    "400": _answer("the body is not JSON, or is refused", _ref("Error")),
+    "409": _answer("this node cannot do it as configured", _ref("Error")),
+    "413": _answer(f"the body is over {MAX_BODY_BYTES} bytes", _ref("Error")),
+    "422": _answer("a missing, unknown or invalid field", _ref("Error")),
+}
+
+
+def _get(summary: str, answer: dict[str, Any], **more: Any) -> dict[str, Any]:
+    return {"get": {"summary": summary, **more, "responses": {"200": answer, **_ERRORS}}}
+
+
+def _post(summary: str, body: str, answer: dict[str, Any]) -> dict[str, Any]:
+    content = {"application/json": {"schema": _ref(body)}}
+    return {
+        "post": {
+            "summary": summary,
+            "requestBody": {"required": True, "content": content},
+            "responses": {"200": answer, **_BODY_ERRORS},
+        }
+    }
+
+
+def _paths() -> dict[str, Any]:
+    episodes = _get(
+        "The newest episodes",
+        _answer("episodes, newest first", {"type": "array", "items": _ref("Row")}),
+        parameters=_query_parameters(EpisodesQuery),
+    )
+    episodes["get"]["responses"]["422"] = _answer("limit out of range", _ref("Error"))
+    topic = {"name": "topic", "in": "path", "required": True, "schema": _STRING}
+    page = _get("One wiki page", _answer("the page's Markdown", _ref("Page")), parameters=[topic])
+    page["get"]["responses"]["404"] = _answer("no page for that topic", _ref("Error"))
+    return {
+        "/api/memory/search": _post(
+            "Search episodes and facts (fts, vector or hybrid; optional MMR)",
+            "SearchRequest",
+            _answer("hits, best first", _ref("SearchResponse")),
+        ),
+        "/api/memory/remember": _post(
+            "Remember what was said (a triple if a phrasing rule fits) or a triple",
+            "RememberRequest",
+            _answer("the stored row", _ref("Row")),
+        ),
+        "/api/memory/episodes": episodes,
+        "/api/memory/wiki": _get(
+            "The compiled wiki pages (derived data; compile_wiki rebuilds them)",
+            _answer("the pages, by topic", {"type": "array", "items": _ref("Topic")}),
+        ),
+        "/api/memory/wiki/{topic}": page,
+        "/api/memory/stats": _get(
+            "Rows per tier, the delta log, vectors and the embedder",
+            _answer("as feral memory stats --json", _ref("Object")),
+        ),
+        "/api/sync/status": _get(
+            "This node's clock, state digest and peers",
+            _answer("as feral sync status --json", _ref("Object")),
+        ),
+        "/openapi.json": _get("This document", _answer("OpenAPI 3.1", _ref("Object"))),
+    }
+
+
+@cache
+def _document_text() -> str:
+    document = {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "feral",
+            "version": "1",
+            "description": "The HTTP API of one feral node (on the port of its /sync endpoint).",
+        },
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {**_ANSWERS, **request_schemas()},
+        },
+        "security": [{}, {"bearer": []}],
+        "paths": _paths(),
+    }
+    return json.dumps(document)  # JSON types only (msgspec writes defaults such as () as-is)
+
+
+def openapi_document() -> dict[str, Any]:
+    """The document, made once per process (the first call, not the import, pays for it)."""
+    document: dict[str, Any] = json.loads(_document_text())
+    return document

@@ -1,0 +1,75 @@
+"""The limits on what settings, the HTTP API and the CLI accept, declared once as types.
+
+Each name here is an ``Annotated`` type whose :class:`msgspec.Meta` carries its bounds; the
+settings (node/config.py), the API's request bodies (node/search.py, node/api/routes.py) and
+the OpenAPI document (node/api/schema.py) all use these types, and the CLI builds its click
+ranges from the constants beside them, so a limit changed here changes everywhere at once.
+
+``Meta.extra`` may hold two things for node/validation.py: ``"requirement"``, the wording of an
+error about a value of the type, and ``"check"``, a test the bounds cannot say (a URL's shape,
+printable text), which returns what is wrong or ``None``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, get_args
+
+from msgspec import Meta
+
+from .validation import one_of
+
+__all__ = [
+    "DEFAULT_EPISODES",
+    "FRACTION_RANGE",
+    "MAX_EPISODES",
+    "MAX_QUERY_CHARS",
+    "MAX_TOP_K",
+    "MIN_TOP_K",
+    "SEARCH_STRATEGIES",
+    "EpisodeLimit",
+    "Fraction",
+    "PositiveInt",
+    "Query",
+    "Strategy",
+    "StrategyName",
+    "Text",
+    "TopK",
+    "unicode_problem",
+]
+
+MIN_TOP_K = 1
+MAX_TOP_K = 1000
+"""The most results one search returns (settings, ``--top-k`` and the API alike)."""
+MAX_QUERY_CHARS = 10_000
+MAX_EPISODES = 100_000
+"""The most episodes one listing returns."""
+DEFAULT_EPISODES = 20
+FRACTION_RANGE = (0.0, 1.0)
+"""The closed interval of ``alpha`` and ``mmr_lambda`` (weights in the scoring formulas)."""
+
+Strategy = Literal["fts", "vector", "hybrid"]
+"""Which search legs run (DESIGN §2)."""
+SEARCH_STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
+StrategyName = Annotated[Strategy, Meta(extra={"requirement": one_of(SEARCH_STRATEGIES)})]
+"""A :data:`Strategy` whose errors list the choices in the order above."""
+
+
+def unicode_problem(value: object) -> str | None:
+    """Why a decoded JSON string is not Unicode text (a lone surrogate), or ``None``."""
+    try:
+        str(value).encode("utf-8")
+    except UnicodeEncodeError:
+        return "must be Unicode text (it holds a lone surrogate)"
+    return None
+
+
+PositiveInt = Annotated[int, Meta(ge=1)]
+TopK = Annotated[int, Meta(ge=MIN_TOP_K, le=MAX_TOP_K)]
+EpisodeLimit = Annotated[int, Meta(ge=1, le=MAX_EPISODES)]
+Fraction = Annotated[float, Meta(ge=FRACTION_RANGE[0], le=FRACTION_RANGE[1])]
+Text = Annotated[str, Meta(min_length=1, pattern=r"\S", extra={"check": unicode_problem})]
+"""A non-blank string, as a fact or a triple's part."""
+Query = Annotated[
+    str,
+    Meta(min_length=1, max_length=MAX_QUERY_CHARS, pattern=r"\S", extra={"check": unicode_problem}),
+]

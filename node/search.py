@@ -1,0 +1,158 @@
+"""Searching a node: settings' defaults, the no-model fallbacks, the legs, the MMR rerank.
+
+:class:`SearchRequest` is the one declaration of a search's options: the body of ``POST
+/api/memory/search`` is converted into it (node/api/routes.py), the OpenAPI document shows its
+schema (node/api/schema.py), and ``feral memory search`` builds its click options from the same
+limits (node/limits.py). By the time a request reaches :func:`run_search` its values have been
+checked, so nothing here checks them again; what is left is what this node can do as configured.
+The ranking itself (BM25, cosine, the blend and MMR) is storage/search.py's.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from msgspec import Struct
+
+from feral.storage import search as ranking
+from feral.storage.connection import Connection
+from feral.storage.store import Store
+from feral.storage.vectors import Embedder, pack_vector
+from feral.sync.errors import ConfigError
+
+from .config import SearchSettings
+from .limits import Fraction, Query, Strategy, StrategyName, TopK
+
+__all__ = ["SearchRequest", "SearchResult", "run_search"]
+
+NO_MODEL = "no embedding model is configured"
+
+
+class SearchRequest(Struct, frozen=True, forbid_unknown_fields=True):
+    """What to search for; an option left ``None`` takes its default from settings."""
+
+    query: Query
+    top_k: TopK | None = None
+    strategy: StrategyName | None = None
+    alpha: Fraction | None = None
+    """The vector weight in hybrid scoring: ``alpha*vector + (1-alpha)*fts``."""
+    mmr: bool | None = None
+    """Rerank for diversity; asked for with no model it is an error, from settings it is skipped."""
+    mmr_lambda: Fraction | None = None
+    """Relevance weight in the MMR rerank: ``lambda*rel - (1-lambda)*max_sim_to_selected``."""
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What a search returns: hits in the shape of DESIGN §6, plus the timing."""
+
+    results: list[dict[str, Any]]
+    total: int
+    query_time_ms: float
+    strategy: str
+    mmr: bool = False
+    """Whether the results were reranked by MMR."""
+    notes: tuple[str, ...] = ()
+    """What the search could not do as asked, and why (e.g. no embedding model)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape of ``feral memory search --json`` and ``POST /api/memory/search``."""
+        return {
+            "results": self.results,
+            "total": self.total,
+            "query_time_ms": self.query_time_ms,
+            "strategy": self.strategy,
+            "mmr": self.mmr,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A request with every default filled in and the legs this node can run."""
+
+    query: str
+    k: int
+    strategy: Strategy
+    alpha: float
+    rerank: bool
+    diversity: float
+    notes: tuple[str, ...]
+
+
+def _plan(request: SearchRequest, defaults: SearchSettings, embedder: Embedder | None) -> _Plan:
+    """Fill in defaults; with no embedder the vector leg is off (DESIGN §2: never blend noise).
+
+    Raises:
+        ConfigError: ``vector``, or ``mmr`` asked for explicitly, with no embedder.
+    """
+    strategy = request.strategy or defaults.strategy
+    rerank = request.mmr if request.mmr is not None else defaults.mmr
+    notes: list[str] = []
+    if embedder is None:
+        if strategy == "vector":
+            raise ConfigError(f"vector search is off: {NO_MODEL}")
+        if request.mmr:
+            raise ConfigError(f"MMR needs embeddings: {NO_MODEL}")
+        if strategy == "hybrid":
+            notes.append(f"hybrid fell back to fts: {NO_MODEL}")
+        if rerank:
+            notes.append(f"mmr skipped: {NO_MODEL}")
+        strategy, rerank = "fts", False
+    return _Plan(
+        query=request.query,
+        k=request.top_k if request.top_k is not None else defaults.top_k,
+        strategy=strategy,
+        alpha=request.alpha if request.alpha is not None else defaults.alpha,
+        rerank=rerank,
+        diversity=request.mmr_lambda if request.mmr_lambda is not None else defaults.mmr_lambda,
+        notes=tuple(notes),
+    )
+
+
+async def run_search(
+    store: Store, embedder: Embedder | None, defaults: SearchSettings, request: SearchRequest
+) -> SearchResult:
+    """Search episodes and facts as ``request`` asks, with ``defaults`` for what it leaves out.
+
+    Raises:
+        ConfigError: the request needs an embedding model and this node has none.
+    """
+    started = time.perf_counter()
+    plan = _plan(request, defaults, embedder)
+    hits = await store.read(_search, plan, embedder)
+    elapsed = (time.perf_counter() - started) * 1000
+    return SearchResult(
+        [h.as_dict() for h in hits],
+        len(hits),
+        round(elapsed, 3),
+        plan.strategy,
+        plan.rerank,
+        plan.notes,
+    )
+
+
+def _search(conn: Connection, plan: _Plan, embedder: Embedder | None) -> list[ranking.Hit]:
+    """Inside one read: the ranked hits, reranked by MMR when the plan says so."""
+    if not plan.rerank:
+        return _ranked(conn, plan, plan.k, embedder)
+    hits = _ranked(conn, plan, ranking.mmr_pool_size(plan.k), embedder)
+    return ranking.mmr_rerank(hits, ranking.hit_vectors(conn, hits), plan.diversity, plan.k)
+
+
+def _ranked(conn: Connection, plan: _Plan, k: int, embedder: Embedder | None) -> list[ranking.Hit]:
+    fts = ranking.search_fts(conn, plan.query, k) if plan.strategy != "vector" else []
+    if plan.strategy == "fts":
+        for hit in fts:
+            hit.score = hit.fts_score
+        return fts
+    assert embedder is not None  # _plan turned the vector leg off without one
+    vector = pack_vector(embedder.embed([plan.query])[0], embedder.dim)
+    nearest = ranking.search_vector(conn, vector, k)
+    if plan.strategy == "vector":
+        for hit in nearest:
+            hit.score = hit.vector_score
+        return nearest
+    return ranking.merge_hybrid(fts, nearest, plan.alpha, k)
