@@ -16,9 +16,11 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from feral.storage import delta_log, export, memories, stats
+from feral.storage.connection import Connection
+from feral.storage.memories import Stamp
 from feral.storage.static_model import load_embedder
 from feral.storage.store import Store
 from feral.storage.vectors import Embedder, embed_pending, reset_vectors
@@ -45,6 +47,7 @@ __all__ = ["DATABASE_FILE", "IMPORT_BATCH", "Node", "SearchResult", "default_hom
 DATABASE_FILE = "feral.db"
 IMPORT_BATCH = 5_000
 CLOCK_OFFSET_ENV = "FERAL_CLOCK_OFFSET_MS"
+P = ParamSpec("P")
 T = TypeVar("T")
 
 
@@ -241,11 +244,23 @@ class Node:
                 progress(len(chunk))
         return written
 
-    async def _write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    async def _write(
+        self,
+        fn: Callable[Concatenate[Connection, NodeId, Stamp, P], T],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
         """Run the local write ``fn(conn, node_id, stamp, ...)`` in one transaction."""
         return await self.store.write(self._stamped, fn, *args, **kwargs)
 
-    def _stamped(self, conn: Any, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    def _stamped(
+        self,
+        conn: Connection,
+        fn: Callable[Concatenate[Connection, NodeId, Stamp, P], T],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
         """Inside the transaction: the write, then the clock mark if it issued a stamp."""
         before = self.clock.last
         result = fn(conn, self.node_id, self.clock.tick, *args, **kwargs)

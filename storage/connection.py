@@ -3,26 +3,76 @@
 Many CPython builds (pyenv's, python.org's on macOS) ship a ``sqlite3`` that cannot load
 extensions, so sqlite-vec cannot load into it. feral therefore always uses ``sqlean`` (the
 sqlean.py wheel): the ``sqlite3`` API with a bundled SQLite 3.50 that has FTS5 and extension
-loading on every platform it ships for. It is handed to aiosqlite as its connector.
+loading on every platform it ships for.
+
+The wheel has no type information, so :class:`Connection` and :class:`Cursor` spell out the part
+of the ``sqlite3`` API that storage/ uses, as protocols: every storage function takes a
+``Connection``, so mypy checks each call on it, and the standard library's
+``sqlite3.Connection`` satisfies the same protocol (tests/storage/test_typing.py checks both).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeAlias
 
 import sqlean
 import sqlite_vec
 
 from .errors import CorruptDatabase, ExtensionUnavailable, StorageError
 
-__all__ = ["BUSY_TIMEOUT_MS", "DatabaseError", "connect", "sqlite_version"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "Connection",
+    "Cursor",
+    "DatabaseError",
+    "Parameters",
+    "connect",
+    "sqlite_version",
+]
 
 BUSY_TIMEOUT_MS = 5_000
 DatabaseError = sqlean.DatabaseError
 """The base class of errors raised by the SQLite driver (re-exported for translation)."""
 
-Connection = Any  # sqlean.Connection: the sqlite3.Connection API, untyped in the wheel
+Parameters: TypeAlias = Sequence[Any] | Mapping[str, Any]
+"""Values bound to a statement's ``?`` (a sequence) or ``:name`` (a mapping) placeholders."""
+
+
+class Cursor(Protocol):
+    """What a statement returns: its rows, as tuples (no ``row_factory`` is ever set)."""
+
+    @property
+    def rowcount(self) -> int:
+        """Rows changed by an ``INSERT``/``UPDATE``/``DELETE`` (``-1`` when SQLite cannot say)."""
+        ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    """The part of the ``sqlite3.Connection`` API storage/ uses (sqlean's is the same API).
+
+    Transactions are explicit: connections are opened with ``isolation_level=None`` and every
+    write runs between ``BEGIN IMMEDIATE`` and ``COMMIT`` (storage/store.py), so ``commit()``
+    is not part of it.
+    """
+
+    @property
+    def in_transaction(self) -> bool: ...
+
+    def execute(self, sql: str, parameters: Parameters = ..., /) -> Cursor: ...
+
+    def executemany(self, sql: str, parameters: Iterable[Parameters], /) -> Cursor: ...
+
+    def enable_load_extension(self, enabled: bool, /) -> None: ...
+
+    def close(self) -> None: ...
 
 
 def sqlite_version() -> str:
@@ -43,7 +93,7 @@ def connect(path: Path | str, *, synchronous: str = "FULL", check: bool = True) 
         ExtensionUnavailable: sqlite-vec cannot be loaded.
     """
     try:
-        conn = sqlean.connect(str(path), isolation_level=None, check_same_thread=False)
+        conn: Connection = sqlean.connect(str(path), isolation_level=None, check_same_thread=False)
     except DatabaseError as exc:
         raise StorageError(f"cannot open database {path}: {exc}") from exc
     try:

@@ -1,10 +1,17 @@
-"""The asynchronous face of the database: one aiosqlite connection, one writer.
+"""The asynchronous face of the database: one connection on its own thread, one writer.
 
-aiosqlite runs a connection on its own thread but does not isolate transactions between tasks,
-so every write goes through :meth:`Store.write`, which holds an ``asyncio.Lock`` around
-``BEGIN IMMEDIATE`` ... ``COMMIT`` (datasette's single writer, in asyncio form). Across processes,
-SQLite's write lock and the busy timeout serialise writers. Domain logic is plain synchronous
-``fn(conn, ...)`` functions, run on the connection's thread.
+The connection lives on a one-thread executor (``ThreadPoolExecutor(max_workers=1)``) and
+every call on it is a plain synchronous ``fn(conn, ...)`` handed over with asyncio's
+``run_in_executor``: the one thread runs one function at a time, in order, so a whole write
+transaction runs without any other statement in between. This replaced aiosqlite, whose public
+methods each run one statement: running a whole function on its thread took its private
+``_execute`` and ``_conn``, and the executor does the same job with the standard library.
+
+Neither isolates transactions between tasks, so every write goes through :meth:`Store.write`,
+which holds an ``asyncio.Lock`` around ``BEGIN IMMEDIATE`` ... ``COMMIT`` (datasette's single
+writer, in asyncio form). Across processes, SQLite's write lock and the busy timeout serialise
+writers. ``fn``'s arguments are checked against its signature (``ParamSpec``), so a call that
+does not fit ``fn`` fails ``mypy``, not a user's write.
 """
 
 from __future__ import annotations
@@ -13,10 +20,10 @@ import asyncio
 import os
 import secrets
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
-
-import aiosqlite
+from typing import Concatenate, ParamSpec, TypeVar
 
 from feral.sync.errors import FeralError
 
@@ -24,8 +31,9 @@ from .connection import Connection, DatabaseError, connect
 from .errors import StorageError
 from .migrations import apply_migrations
 
-__all__ = ["Store", "open_sync"]
+__all__ = ["Store", "open_sync", "run_write"]
 
+P = ParamSpec("P")
 T = TypeVar("T")
 
 
@@ -57,7 +65,13 @@ def _ensure_epoch(conn: Connection) -> None:
     )
 
 
-def run_write(conn: Connection, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+def run_write(
+    conn: Connection,
+    fn: Callable[Concatenate[Connection, P], T],
+    /,
+    *args: P.args,
+    **kwargs: P.kwargs,
+) -> T:
     """Run ``fn(conn, ...)`` in one ``BEGIN IMMEDIATE`` transaction; roll back on any error."""
     try:
         conn.execute("BEGIN IMMEDIATE")
@@ -78,16 +92,33 @@ def run_write(conn: Connection, fn: Callable[..., T], *args: Any, **kwargs: Any)
     return result
 
 
+def _read(
+    conn: Connection,
+    fn: Callable[Concatenate[Connection, P], T],
+    /,
+    *args: P.args,
+    **kwargs: P.kwargs,
+) -> T:
+    """Run ``fn(conn, ...)`` outside any transaction, with the driver's errors translated."""
+    try:
+        return fn(conn, *args, **kwargs)
+    except DatabaseError as exc:
+        raise StorageError(f"read failed: {exc}") from exc
+
+
 class Store:
     """One node's database, opened with its migrations applied.
 
-    Use :meth:`open`; then ``await store.read(fn, ...)`` and ``await store.write(fn, ...)``.
+    Use :meth:`open`; then ``await store.read(fn, ...)`` and ``await store.write(fn, ...)``;
+    always :meth:`close`, which closes the connection and joins its thread.
     """
 
-    def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
-        self._db = db
+    def __init__(self, conn: Connection, executor: ThreadPoolExecutor, path: Path) -> None:
+        self._conn = conn
+        self._executor = executor
         self.path = path
         self._write_lock = asyncio.Lock()
+        self._closed = False
 
     @classmethod
     async def open(cls, path: Path, *, synchronous: str = "FULL", check: bool = False) -> Store:
@@ -101,29 +132,41 @@ class Store:
                 os.chmod(path, 0o600)
         except OSError as exc:
             raise StorageError(f"cannot create {path}: {exc.strerror}") from exc
-        # Open (and migrate, and check) before aiosqlite starts its thread: a refused database
-        # then fails here, cleanly, instead of leaving a worker thread behind.
-        conn = await asyncio.to_thread(open_sync, path, synchronous=synchronous, check=check)
-        db = aiosqlite.Connection(lambda: conn, 64)
-        await db
-        return cls(db, path)
+        # Opened (and migrated, and checked) on the thread that will own it; a refused
+        # database fails here, and its thread is joined before the error goes up.
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="feral-db")
+        opening = partial(open_sync, path, synchronous=synchronous, check=check)
+        try:
+            conn = await asyncio.get_running_loop().run_in_executor(executor, opening)
+        except BaseException:
+            executor.shutdown(wait=True)
+            raise
+        return cls(conn, executor, path)
 
     async def close(self) -> None:
-        await self._db.close()
-
-    async def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        # aiosqlite's documented methods cover single statements; running a whole function on
-        # the connection's thread is what its private _execute does, and the one place we use it.
-        return await self._db._execute(fn, *args, **kwargs)  # type: ignore[no-untyped-call,no-any-return]
-
-    async def read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run ``fn(conn, ...)`` outside any write transaction (WAL readers never block)."""
+        """Close the connection on its thread, then join the thread (again: a no-op)."""
+        if self._closed:
+            return
+        self._closed = True
         try:
-            return await self._call(fn, self._db._conn, *args, **kwargs)
-        except DatabaseError as exc:
-            raise StorageError(f"read failed: {exc}") from exc
+            await self._call(self._conn.close)
+        finally:
+            # Nothing else is queued once close has run, so the join does not wait on work.
+            self._executor.shutdown(wait=True)
 
-    async def write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    async def _call(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        call = partial(fn, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(self._executor, call)
+
+    async def read(
+        self, fn: Callable[Concatenate[Connection, P], T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> T:
+        """Run ``fn(conn, ...)`` outside any write transaction (WAL readers never block)."""
+        return await self._call(_read, self._conn, fn, *args, **kwargs)
+
+    async def write(
+        self, fn: Callable[Concatenate[Connection, P], T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> T:
         """Run ``fn(conn, ...)`` as the only writer, in one ``BEGIN IMMEDIATE`` transaction."""
         async with self._write_lock:
-            return await self._call(run_write, self._db._conn, fn, *args, **kwargs)
+            return await self._call(run_write, self._conn, fn, *args, **kwargs)

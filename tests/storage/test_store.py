@@ -41,7 +41,7 @@ def count(conn, table: str) -> int:
 
 
 def worker_threads() -> set[threading.Thread]:
-    return {t for t in threading.enumerate() if "_connection_worker_thread" in t.name}
+    return {t for t in threading.enumerate() if t.name.startswith("feral-db")}
 
 
 @posix_only
@@ -142,6 +142,30 @@ async def test_failing_writes_among_concurrent_ones_leave_no_trace(store: Store)
     subjects = await store.read(lambda c: {r[0] for r in c.execute("SELECT subject FROM facts")})
     assert subjects == {f"fact {i}" for i in range(30) if i % 3}
     assert await store.read(count, "delta_log") == 20
+
+
+async def test_a_database_error_inside_a_read_becomes_a_storage_error(store: Store):
+    with pytest.raises(StorageError, match="read failed: .*no_such_table") as caught:
+        await store.read(count, "no_such_table")
+    assert isinstance(caught.value.__cause__, DatabaseError)
+
+
+async def test_reads_and_writes_run_on_one_thread_that_is_not_the_event_loops(store: Store):
+    def thread_of(conn) -> int:
+        return threading.get_ident()
+
+    seen = {await store.read(thread_of), await store.write(thread_of), await store.read(thread_of)}
+    assert len(seen) == 1
+    assert threading.get_ident() not in seen
+
+
+async def test_close_closes_the_connection_and_joins_its_thread(tmp_path: Path):
+    store = await Store.open(tmp_path / "feral.db")
+    thread = await store.read(lambda conn: threading.current_thread())
+    assert thread.is_alive()
+    await store.close()
+    assert not thread.is_alive()  # joined, not merely told to stop
+    await store.close()  # a second close does nothing
 
 
 async def test_reopening_keeps_the_rows_and_the_clock_high_water(tmp_path: Path):
