@@ -21,6 +21,7 @@ from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 from feral.storage import delta_log, export, memories, stats
 from feral.storage.connection import Connection
 from feral.storage.memories import Stamp
+from feral.storage.rows import EpisodeRow, ExecutionRow, FactRow
 from feral.storage.static_model import load_embedder
 from feral.storage.store import Store
 from feral.storage.vectors import Embedder, embed_pending, reset_vectors
@@ -161,9 +162,7 @@ class Node:
 
     # -- local writes --------------------------------------------------------------------------
 
-    async def remember(
-        self, triple: tuple[str, str, str], *, confidence: float = 1.0
-    ) -> dict[str, Any]:
+    async def remember(self, triple: tuple[str, str, str], *, confidence: float = 1.0) -> FactRow:
         """Store a fact; the same fact remembered twice (anywhere) is one row."""
         row = await self._write(
             memories.remember_fact,
@@ -176,7 +175,7 @@ class Node:
 
     async def add_episode(
         self, session_id: str, summary: str, entities: Iterable[str] = ()
-    ) -> dict[str, Any]:
+    ) -> EpisodeRow:
         """Store an episode under a new ULID."""
         row = await self._write(
             memories.add_episode,
@@ -189,7 +188,7 @@ class Node:
         await self._committed()
         return row
 
-    async def log_execution(self, session_id: str, tool: str, **fields: Any) -> dict[str, Any]:
+    async def log_execution(self, session_id: str, tool: str, **fields: Any) -> ExecutionRow:
         """Append a tool call to the execution log."""
         row = await self._write(
             memories.log_execution,
@@ -214,7 +213,7 @@ class Node:
         await self._committed()
         return row
 
-    async def remember_text(self, text: str) -> dict[str, Any]:
+    async def remember_text(self, text: str) -> FactRow:
         """Remember what a person said, as a triple when a phrasing rule fits (node/phrases.py)."""
         return await self.remember(parse_fact(text))
 
@@ -314,7 +313,7 @@ class Node:
         _, row = await self.store.read(memories.find_row, row_id)
         return row
 
-    async def episodes(self, limit: int = 20) -> list[dict[str, Any]]:
+    async def episodes(self, limit: int = 20) -> list[EpisodeRow]:
         return await self.store.read(memories.list_episodes, limit)
 
     async def stats(self) -> dict[str, Any]:

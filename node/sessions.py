@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from feral.storage.rows import EpisodeRow
 
 from .config import MemorySettings
 from .summarise import Summariser
@@ -19,7 +20,7 @@ from .working_memory import Message, WorkingMemory
 
 __all__ = ["EpisodeWriter", "IngestResult", "SessionMemory", "ingest"]
 
-EpisodeWriter = Callable[[str, str, Sequence[str]], Awaitable[dict[str, Any]]]
+EpisodeWriter = Callable[[str, str, Sequence[str]], Awaitable[EpisodeRow]]
 """``Node.add_episode``-shaped: ``(session_id, summary, entities)`` to the stored row."""
 
 
@@ -53,12 +54,12 @@ class SessionMemory:
             )
         return self.buffers[session]
 
-    async def add(self, session: str, role: str, content: str) -> list[dict[str, Any]]:
+    async def add(self, session: str, role: str, content: str) -> list[EpisodeRow]:
         """Add a message; returns the episode rows written (one when it compacted, else none)."""
         evicted = self.buffer(session).add(role, content)
         return [await self._store(session, evicted)] if evicted else []
 
-    async def flush(self, session: str | None = None) -> list[dict[str, Any]]:
+    async def flush(self, session: str | None = None) -> list[EpisodeRow]:
         """Compact what is left of ``session`` (default: every session) into episodes.
 
         Buffers holding nothing but the note write nothing. Returns the episode rows written.
@@ -71,7 +72,7 @@ class SessionMemory:
                 rows.append(await self._store(name, evicted))
         return rows
 
-    async def _store(self, session: str, messages: list[Message]) -> dict[str, Any]:
+    async def _store(self, session: str, messages: list[Message]) -> EpisodeRow:
         summary = await asyncio.to_thread(self.summariser.summarise, messages)
         return await self.write_episode(session, summary.text, summary.entities)
 

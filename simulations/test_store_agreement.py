@@ -29,6 +29,7 @@ from hypothesis.stateful import (
 )
 
 from feral.storage import delta_log
+from feral.storage.connection import Connection
 from feral.storage.store import open_sync, run_write
 from feral.sync.delta import Delta, Page
 from feral.sync.errors import FeralError
@@ -77,7 +78,7 @@ class StoreAgreementMachine(RuleBasedStateMachine):
         self.directory = Path(tempfile.mkdtemp(prefix="feral-agree-", dir=scratch_directory()))
         self.path = self.directory / "store.db"
         shutil.copyfile(template_database(), self.path)
-        self.conn: Any = open_sync(self.path, synchronous="NORMAL")
+        self.conn: Connection = open_sync(self.path, synchronous="NORMAL")
         self.replica = MemoryReplica()
         self.made: dict[tuple[NodeId, int], Delta] = {}
         TOTALS["examples"] += 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from operator import attrgetter
-from typing import Any
+from typing import Any, cast
 
 from feral.sync.delta import Delta, accepts_batch
 from feral.sync.errors import NotFoundError
@@ -21,6 +21,7 @@ from feral.sync.types import NodeId, RowId
 
 from .connection import Connection
 from .delta_log import apply_deltas, clock_high_water
+from .rows import EpisodeRow, ExecutionRow, FactRow
 
 __all__ = [
     "TIER_OF",
@@ -161,7 +162,7 @@ def remember_fact(
     now_ms: int,
     confidence: float = 1.0,
     source_episode: str | None = None,
-) -> Row:
+) -> FactRow:
     """Store a knowledge-graph triple; the same triple (after normalisation) is always one row.
 
     Remembering a live fact again writes nothing; remembering an archived or deleted one brings
@@ -171,11 +172,11 @@ def remember_fact(
     row_id = fact_id(subject, predicate, obj)
     existing = _existing(conn, FACTS, row_id)
     if existing and not existing["archived"] and not existing["deleted"]:
-        return existing
+        return cast(FactRow, existing)
     created = existing["created_at"] if existing and not existing["deleted"] else now_ms
     values = (row_id, subject, predicate, obj, confidence, source_episode, created, False)
     commit_local(conn, origin, stamp, [(FACTS, row_id, values)])
-    return find_row(conn, row_id)[1]
+    return cast(FactRow, find_row(conn, row_id)[1])
 
 
 def _existing(conn: Connection, table: Table, row_id: RowId) -> Row | None:
@@ -193,11 +194,11 @@ def add_episode(
     summary: str,
     entities: Sequence[str],
     now_ms: int,
-) -> Row:
+) -> EpisodeRow:
     """Store an episode (a summary of part of a session) under a fresh, collision-free id."""
     values = (row_id, session_id, summary, json.dumps(list(entities)), now_ms, False)
     commit_local(conn, origin, stamp, [(EPISODES, row_id, values)])
-    return find_row(conn, row_id)[1]
+    return cast(EpisodeRow, find_row(conn, row_id)[1])
 
 
 def log_execution(
@@ -213,7 +214,7 @@ def log_execution(
     latency_ms: int,
     success: bool,
     now_ms: int,
-) -> Row:
+) -> ExecutionRow:
     """Append a tool call to the execution log (insert-only: nothing here edits an entry)."""
     values = (
         row_id,
@@ -226,7 +227,7 @@ def log_execution(
         now_ms,
     )
     commit_local(conn, origin, stamp, [(EXEC_LOG, row_id, values)])
-    return find_row(conn, row_id)[1]
+    return cast(ExecutionRow, find_row(conn, row_id)[1])
 
 
 def set_archived(
@@ -258,13 +259,15 @@ def nuke(conn: Connection, origin: NodeId, stamp: Stamp, row_id: str) -> Row:
     return find_row(conn, row_id, live_only=False)[1]
 
 
-def list_episodes(conn: Connection, limit: int, *, include_archived: bool = False) -> list[Row]:
+def list_episodes(
+    conn: Connection, limit: int, *, include_archived: bool = False
+) -> list[EpisodeRow]:
     """The newest episodes first."""
     where = "deleted = 0" + ("" if include_archived else " AND archived = 0")
     records = conn.execute(
         f"{select_sql(EPISODES)} WHERE {where} ORDER BY created_at DESC, id DESC LIMIT ?", (limit,)
     ).fetchall()
-    return [row_dict(EPISODES, r) for r in records]
+    return [cast(EpisodeRow, row_dict(EPISODES, r)) for r in records]
 
 
 def list_live(conn: Connection, table: Table) -> list[Row]:

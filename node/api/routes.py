@@ -32,6 +32,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from feral.storage.rows import EpisodeRow, FactRow
 from feral.sync.errors import ConfigError, FeralError, NotFoundError, ProtocolError
 
 from ..node import Node
@@ -113,14 +114,14 @@ class MemoryApi:
         result = await self.node.search(**msgspec.structs.asdict(body))
         return result.as_dict()
 
-    async def remember(self, request: Request) -> dict[str, Any]:
+    async def remember(self, request: Request) -> FactRow:
         body = await read_json(request, RememberRequest)
         triple = body.triple()
         if triple is None:
             return await self.node.remember_text(str(body.fact).strip())
         return await self.node.remember(triple)
 
-    async def episodes(self, request: Request) -> list[dict[str, Any]]:
+    async def episodes(self, request: Request) -> list[EpisodeRow]:
         query = fit(dict(request.query_params), EpisodesQuery, from_strings=True, top="the query")
         return await self.node.episodes(query.limit)
 

@@ -1,10 +1,11 @@
 """The typed storage boundary: mypy rejects a call that does not fit the function it runs.
 
 ``Store.read``/``Store.write``, ``run_write`` and ``Node._write`` take ``fn`` and its arguments
-(``ParamSpec``), and storage functions take a ``Connection`` protocol rather than ``Any``. The
-snippet below is checked by mypy, as the project's own code is: each line marked ``# rejected``
-must be reported, and nothing else may be, so the test fails if the checks go (the rejected
-lines pass) and if they are too strict (an accepted line is reported).
+(``ParamSpec``), storage functions take a ``Connection`` protocol rather than ``Any``, and the
+rows written and listed have ``TypedDict`` shapes (storage/rows.py). The snippet below is checked
+by mypy, as the project's own code is: each line marked ``# rejected`` must be reported, and
+nothing else may be, so the test fails if the checks go (the rejected lines pass) and if they
+are too strict (an accepted line is reported).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import sqlite3
 from feral.node.node import Node
 from feral.storage import memories
 from feral.storage.connection import Connection
+from feral.storage.rows import EpisodeRow
 from feral.storage.store import open_sync, run_write
 
 
@@ -36,19 +38,25 @@ async def rejected(node: Node, conn: Connection) -> None:
     run_write(conn, memories.nuke, node.node_id)  # rejected
     conn.execute(42)  # rejected
     conn.no_such_method()  # rejected
+    fact = await node.remember(("s", "p", "o"))
+    fact["subjct"]  # rejected
+    episodes = await node.store.read(memories.list_episodes, 10)
+    episodes[0]["confidence"]  # rejected
 
 
 async def accepted(node: Node, conn: Connection) -> None:
     triple = ("s", "p", "o")
     await node.store.write(memories.remember_fact, node.node_id, node.clock.tick, triple, now_ms=1)
     await node._write(memories.remember_fact, triple, now_ms=1, confidence=0.5)
-    episodes: list[memories.Row] = await node.store.read(memories.list_episodes, 10)
+    episodes: list[EpisodeRow] = await node.store.read(memories.list_episodes, 10)
     await node.store.read(memories.find_row, "some-id", live_only=False)
     count: int = await node.store.read(lambda c: int(c.execute("SELECT 1").fetchone()[0]))
     run_write(conn, memories.nuke, node.node_id, node.clock.tick, "some-id")
     conn.executemany("INSERT INTO t VALUES (?)", [(1,), (2,)])
     standard: Connection = sqlite3.connect(":memory:")  # the stdlib fits the protocol too
     ours: Connection = open_sync(":memory:")
+    subject: str = (await node.remember(triple))["subject"]
+    summaries: list[str] = [e["summary"] for e in await node.episodes(5)]
 """
 
 
@@ -88,7 +96,7 @@ def test_mypy_rejects_calls_that_do_not_fit_the_storage_function_and_accepts_tho
     snippet.write_text(SNIPPET)
     errors = mypy_error_lines(snippet, tmp_path / "mypy-cache")
     rejected = marked_lines(SNIPPET, "# rejected")
-    assert len(rejected) == 8
+    assert len(rejected) == 10
     missed = sorted(rejected - errors.keys())
     unexpected = {n: errors[n] for n in sorted(errors.keys() - rejected)}
     assert not missed, f"mypy accepted lines {missed} of the snippet"
