@@ -151,10 +151,12 @@ class Store:
         try:
             await self._call(self._conn.close)
         finally:
-            # Nothing else is queued once close has run, so the join does not wait on work.
+            # The join waits at most for calls queued behind close: they fail at once, on a
+            # closed connection, as StorageError.
             self._executor.shutdown(wait=True)
 
     async def _call(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run ``fn`` on the connection's thread (``run_in_executor`` takes no keywords)."""
         call = partial(fn, *args, **kwargs)
         return await asyncio.get_running_loop().run_in_executor(self._executor, call)
 
