@@ -1,9 +1,11 @@
 """One live link with one peer: a transport pumped through a sans-I/O session.
 
 This is the thin asyncio layer over the sans-I/O session (websockets' ``asyncio/connection.py``
-in spirit): read a frame, feed it to the session, act on its events against the node's store,
-write the frames it produced. The server side and the client side differ only in how their
-transport was opened, so both use :class:`PeerLink`.
+in spirit): read a frame, feed it to the session, have storage/link.py's handler answer its
+events against the node's store (the simulator drives the same handler), do what only a running
+node does after them, write the frames the session produced; and time out, and close. The
+server side and the client side differ only in how their transport was opened, so both use
+:class:`PeerLink`.
 """
 
 from __future__ import annotations
@@ -85,7 +87,9 @@ class PeerLink:
         self.until_quiet = until_quiet
         self.progress = progress
         self._lock = asyncio.Lock()
-        """Held while the session is fed or answered: one event at a time, from one task."""
+        """Held while the session is fed or answered. The handler answers on the database
+        thread (storage/link.py), so this is what keeps every other task off the session
+        meanwhile: a local commit's push, anti-entropy, a timeout, the end of the stream."""
         self._peer_stopped_reading = False
         self.session = SyncSession(self._local_peer(), page_limit=1000)
         self.handler = LinkHandler(
