@@ -13,9 +13,13 @@ count of rows received from the peer commit together.
 
 What only the node does after an event (register the link, log, embed what arrived, push it to
 the other links, report progress) is not done here: :class:`Handled` says what happened and the
-caller acts on it. The storage functions are looked up on their modules at call time
-(``delta_log.apply_page``, never a bound name), so simulations/broken.py can swap one for a
-broken variant and the simulations catch it through this handler.
+caller acts on it. A value rather than callbacks, because in the node this code runs on the
+database thread inside the transaction, where nothing asynchronous may be started or awaited,
+and a push to another link must follow the commit, not precede it.
+
+The storage functions are looked up on their modules at call time (``delta_log.apply_page``,
+never a bound name), so simulations/broken.py can swap one for a broken variant and the
+simulations catch it through this handler.
 """
 
 from __future__ import annotations
