@@ -372,14 +372,10 @@ class Node:
     async def version_vector(self) -> VersionVector:
         return await self.store.read(delta_log.version_vector)
 
-    async def changes_since(self, theirs: VersionVector, limit: int = 1000) -> list[Page]:
-        return await self.store.read(delta_log.changes_since, theirs, limit)
-
-    async def answer_request(
-        self, since: VersionVector, limit: int
-    ) -> tuple[list[Page], VersionVector]:
-        """The next pages for a peer holding ``since`` (none: it is caught up) and our vector."""
-        return await self.store.read(delta_log.answer_request, since, limit)
+    async def remote_applied(self, exclude: object = None) -> None:
+        """A peer's page added rows here: derived vectors, then every other live link."""
+        await self._embed()
+        self.notify_changed(exclude=exclude)
 
     async def apply_page(self, page: Page, peer: str | None = None, *, repair: bool = False) -> int:
         """Merge a decoded (so already validated) page from a peer in one transaction.

@@ -1,9 +1,11 @@
 """One live link with one peer: a transport pumped through a sans-I/O session.
 
 This is the thin asyncio layer over the sans-I/O session (websockets' ``asyncio/connection.py``
-in spirit): read a frame, feed it to the session, act on its events against the node's store,
-write the frames it produced. The server side and the client side differ only in how their
-transport was opened, so both use :class:`PeerLink`.
+in spirit): read a frame, feed it to the session, have storage/link.py's handler answer its
+events against the node's store (the simulator drives the same handler), do what only a running
+node does after them, write the frames the session produced; and time out, and close. The
+server side and the client side differ only in how their transport was opened, so both use
+:class:`PeerLink`.
 """
 
 from __future__ import annotations
@@ -12,25 +14,17 @@ import asyncio
 import logging
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
 
-from feral.storage import delta_log, peers as peer_status
-from feral.sync.errors import ClockSkewError, FeralError, ProtocolError
-from feral.sync.holes import HoleRepair
+from feral.storage.link import Handled, LinkHandler, LinkResult, writes
 from feral.sync.ids import node_id_for
 from feral.sync.session import (
-    CLOSE_INTERNAL,
     CLOSE_POLICY,
-    CLOSE_PROTOCOL,
     Authenticated,
-    DeltasRequested,
     Event,
     Failed,
     LocalPeer,
-    PageAcked,
     PageReceived,
-    PeerCaughtUp,
     State,
     SyncSession,
 )
@@ -66,18 +60,6 @@ class Transport(Protocol):
     async def close(self, code: int, reason: str) -> None: ...
 
 
-@dataclass
-class LinkResult:
-    """How a link ended."""
-
-    peer: NodeId | None = None
-    received: int = 0
-    sent: int = 0
-    quiet: bool = False
-    error: str | None = None
-    error_code: str | None = None
-
-
 class PeerLink:
     """Drive one session over one transport until it ends (or, for ``sync now``, is quiet).
 
@@ -102,16 +84,26 @@ class PeerLink:
     ) -> None:
         self.node = node
         self.transport = transport
-        self.expected = expected
-        self.url = url
         self.until_quiet = until_quiet
         self.progress = progress
-        self.result = LinkResult(peer=expected)
         self._lock = asyncio.Lock()
-        self._holes = HoleRepair()
-        """Origins whose log this node is taking again from the start (a hole was found)."""
+        """Held while the session is fed or answered. The handler answers on the database
+        thread (storage/link.py), so this is what keeps every other task off the session
+        meanwhile: a local commit's push, anti-entropy, a timeout, the end of the stream."""
         self._peer_stopped_reading = False
         self.session = SyncSession(self._local_peer(), page_limit=1000)
+        self.handler = LinkHandler(
+            self.session,
+            expected=expected,
+            url=url,
+            encrypted=transport.encrypted,
+            max_skew_ms=lambda: node.settings.sync.max_clock_skew_ms,
+        )
+
+    @property
+    def result(self) -> LinkResult:
+        """How the link went (the handler keeps it; it is final once :meth:`run` returns)."""
+        return self.handler.result
 
     def _local_peer(self) -> LocalPeer:
         node = self.node
@@ -140,7 +132,8 @@ class PeerLink:
                     break
                 data = await self._receive()
                 if data is None:
-                    self.session.receive_eof()
+                    async with self._lock:
+                        self.session.receive_eof()
                     break
                 async with self._lock:
                     self.session.receive_frame(data)
@@ -148,7 +141,12 @@ class PeerLink:
                     await self._flush()
             await self._hang_up()
         except (OSError, asyncio.IncompleteReadError) as exc:
-            await self._record_failure("connection_lost", f"connection lost: {exc}", True)
+            await self.node.store.write(
+                self.handler.record_failure,
+                "connection_lost",
+                f"connection lost: {exc}",
+                unreachable=True,
+            )
         self.result.quiet = self.result.quiet or self.session.quiet
         return self.result
 
@@ -177,7 +175,7 @@ class PeerLink:
     async def anti_entropy(self) -> None:
         """Re-send our vector, so the peer re-checks what we lack."""
         async with self._lock:
-            self.session.send_vector(await self.node.version_vector())
+            await self.node.store.read(self.handler.anti_entropy)
             await self._flush()
 
     async def _hang_up(self) -> None:
@@ -218,124 +216,21 @@ class PeerLink:
                 await self._handle(event)
 
     async def _handle(self, event: Event) -> None:
-        if isinstance(event, DeltasRequested | PageReceived) and self._unpaired():
-            return
-        if isinstance(event, Authenticated):
-            await self._authenticated(event)
-        elif isinstance(event, DeltasRequested):
-            pages, vector = await self.node.answer_request(event.since, event.limit)
-            if pages:
-                self.session.send_pages(pages)
-            else:
-                entries = await self.node.store.read(delta_log.log_entry_counts)
-                self.session.send_caught_up(vector, entries)
-        elif isinstance(event, PageReceived):
-            await self._apply(event)
-        elif isinstance(event, PageAcked):
-            await self._acked(event)
-        elif isinstance(event, PeerCaughtUp):
-            await self._record(peer_status.record_sync, event.vector, self.node.now_ms())
-            await self._check_for_holes(event)
-        elif isinstance(event, Failed):
+        """Answer one event on the database thread (storage/link.py), then do what only the
+        node does: register the link, log, embed what arrived and push it to the other links."""
+        if isinstance(event, Failed):
             where = "peer refused" if event.remote else "refused peer"
             log.warning("! %s %s: %s", where, self.result.peer, event.message)
-            await self._record_failure(event.code, event.message, False)
-
-    def _unpaired(self) -> bool:
-        """Refuse a peer unpaired since the handshake (settings reloaded): no more data moves."""
-        peer = self.result.peer
-        if peer is None or self.node.is_paired(peer):
-            return False
-        self.session.fail("not_paired", f"node {peer} is no longer paired with "
-                          f"{self.node.node_id}", CLOSE_POLICY)  # fmt: skip
-        return True
-
-    async def _authenticated(self, event: Authenticated) -> None:
-        if self.expected is not None and event.peer != self.expected:
-            self.session.fail(
-                "wrong_peer",
-                f"{self.url} answered as {event.peer}, not the paired {self.expected}",
-                CLOSE_POLICY,
+        run = self.node.store.write if writes(event) else self.node.store.read
+        handled: Handled = await run(self.handler.handle, event)
+        if isinstance(event, Authenticated) and handled.authenticated:
+            log.info("= authenticated %s (%s)", event.peer, event.name)
+            self.node.links[event.peer] = self
+        if handled.holes:
+            log.warning(
+                "! log hole for %s: asking %s again", sorted(handled.holes), self.result.peer
             )
-            return
-        self.result.peer = event.peer
-        log.info("= authenticated %s (%s)", event.peer, event.name)
-        await self.node.store.write(
-            peer_status.record_session,
-            event.peer,
-            name=event.name,
-            clock_offset_ms=event.clock_offset_ms,
-            encrypted=self.transport.encrypted,
-            now_ms=self.node.now_ms(),
-        )
-        self.node.links[event.peer] = self
-        self.session.send_vector(await self.node.version_vector())
-
-    async def _check_for_holes(self, event: PeerCaughtUp) -> None:
-        """Compare log entry counts where both sides hold an origin up to the same stamp.
-
-        Fewer entries here means this copy of that origin's log has a hole (the database was
-        restored from an older copy, or lost its log): ask the peer for the whole origin again
-        and merge every entry. If a repair did not close the hole, stop rather than loop.
-        """
-        vector = await self.node.version_vector()
-        entries = await self.node.store.read(delta_log.log_entry_counts)
-        found = self._holes.check(vector, entries, event.vector, event.entries)
-        if found.diverged:
-            self.session.fail(
-                "log_diverged",
-                f"this node's log of {sorted(found.holes)} still differs from "
-                f"{self.result.peer}'s after a repair",
-                CLOSE_INTERNAL,
-            )
-        elif found.holes:
-            log.warning("! log hole for %s: asking %s again", sorted(found.holes), self.result.peer)
-            self.session.send_vector(found.request(vector))
-
-    async def _apply(self, event: PageReceived) -> None:
-        page = event.page
-        try:
-            applied = await self.node.apply_page(
-                page, peer=self.result.peer, repair=page.origin in self._holes.repairing
-            )
-        except ClockSkewError as exc:
-            self.session.fail("clock_skew", str(exc), CLOSE_POLICY)
-            return
-        except ProtocolError as exc:
-            self.session.fail("protocol_error", str(exc), CLOSE_PROTOCOL)
-            return
-        except FeralError as exc:
-            self.session.fail("storage_error", str(exc), CLOSE_INTERNAL)
-            return
-        self.session.ack(page)
-        self.result.received += applied
-        if applied:
-            await self._record(peer_status.record_transfer, received=applied)
-            self.node.notify_changed(exclude=self)
-        if self.progress:
-            self.progress(len(page.deltas))
-
-    async def _acked(self, event: PageAcked) -> None:
-        self.result.sent += event.deltas
-        await self._record(peer_status.record_ack, event.origin, event.hlc)
-        await self._record(peer_status.record_transfer, sent=event.deltas)
-
-    async def _record(self, fn: Callable[..., None], *args: object, **kwargs: object) -> None:
-        if self.result.peer is not None:
-            await self.node.store.write(fn, self.result.peer, *args, **kwargs)
-
-    async def _record_failure(self, code: str, message: str, unreachable: bool) -> None:
-        self.result.error, self.result.error_code = message, code
-        hello = self.session.offered
-        if (
-            self.result.peer is None
-            and hello is not None
-            and self.node.is_paired(hello.node_id)
-            and node_id_for(hello.public_key) == hello.node_id
-        ):
-            # Refused during the handshake (clock skew, schema): the Hello named a paired peer
-            # with its key, so that peer's status shows the refusal. Unpaired ids record nothing.
-            self.result.peer = hello.node_id
-        await self._record(
-            peer_status.record_error, message, self.node.now_ms(), unreachable=unreachable
-        )
+        if handled.applied:
+            await self.node.remote_applied(exclude=self)
+        if isinstance(event, PageReceived) and handled.committed and self.progress:
+            self.progress(len(event.page.deltas))

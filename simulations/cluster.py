@@ -141,10 +141,8 @@ class Cluster:
     def connect(self, a: SimNode, b: SimNode) -> None:
         """Open a WebSocket between ``a`` and ``b``: a fresh session on each side."""
         self.network.open(a.node_id, b.node_id)
-        for x, y in ((a, b), (b, a)):
-            x.sessions[y.node_id] = x.new_session(self.page_limit)
-            x.eof_sent.discard(y.node_id)
-            x.repairs.pop(y.node_id, None)
+        a.open_link(b.node_id, self.page_limit, dialled=True)
+        b.open_link(a.node_id, self.page_limit, dialled=False)
         self.stats["connections"] += 1
         a.pump(b.node_id)
         b.pump(a.node_id)
@@ -152,9 +150,9 @@ class Cluster:
     def disconnect(self, a: SimNode, b: SimNode) -> None:
         """The connection ends: both sessions see end-of-file; queued frames are lost."""
         for x, y in ((a, b), (b, a)):
-            session = x.sessions.pop(y.node_id, None)
-            if session is not None:
-                session.receive_eof()
+            link = x.links.pop(y.node_id, None)
+            if link is not None:
+                link.session.receive_eof()
         self.network.close(a.node_id, b.node_id)
 
     def connected(self, a: SimNode, b: SimNode) -> bool:
@@ -172,8 +170,7 @@ class Cluster:
         if frame is None:  # EOF
             self.disconnect(sender, receiver)
             return
-        session = receiver.sessions[sender.node_id]
-        session.receive_frame(frame)
+        receiver.links[sender.node_id].session.receive_frame(frame)
         receiver.pump(sender.node_id)
 
     def deliver_rounds(self, rounds: int) -> None:
@@ -198,7 +195,7 @@ class Cluster:
         self.network.heal(a.node_id, b.node_id)
 
     def isolate(self, node: SimNode) -> None:
-        for peer_id in list(node.sessions):
+        for peer_id in list(node.links):
             self.disconnect(node, self.node(peer_id))
 
     # -- node life -----------------------------------------------------------------------------
@@ -239,7 +236,8 @@ class Cluster:
             node.keys = self.keys.new(f"{NAMES[i]}#{self.identities}")
         else:
             # Writes it makes before sync brings its lost ones back leave a hole below its own
-            # vector entry; node/peer.py finds it by entry counts and repairs it.
+            # vector entry; the link handler (storage/link.py) finds it by entry counts and
+            # repairs it.
             self.holes_allowed.add(node.node_id)
         node.open()
         node.high_water = 0  # a restore may lower the mark: that is what it does
@@ -276,7 +274,7 @@ class Cluster:
         for _ in range(passes):
             before = self._held()
             for node in self.nodes:
-                for peer in list(node.sessions):
+                for peer in list(node.links):
                     node.anti_entropy(peer)
             rounds += self.sync_until_quiet(max_rounds)
             if self._held() == before:
@@ -310,7 +308,7 @@ class Cluster:
     def all_quiet(self) -> bool:
         for edge in range(len(self.edges)):
             a, b = self.ends(edge)
-            ab, ba = a.sessions.get(b.node_id), b.sessions.get(a.node_id)
+            ab, ba = a.session(b.node_id), b.session(a.node_id)
             if ab is None or ba is None or not (ab.quiet and ba.quiet):
                 return False
         return not self.network.busy_links()
@@ -320,7 +318,7 @@ class Cluster:
         frames is closed, and reconnected in the next round."""
         for edge in range(len(self.edges)):
             a, b = self.ends(edge)
-            ab, ba = a.sessions.get(b.node_id), b.sessions.get(a.node_id)
+            ab, ba = a.session(b.node_id), b.session(a.node_id)
             if ab is not None and ba is not None and not (ab.quiet and ba.quiet):
                 self.disconnect(a, b)
                 self.stats["timeouts"] += 1
@@ -329,7 +327,7 @@ class Cluster:
         lines = []
         for a, b in (self.ends(e) for e in range(len(self.edges))):
             for x, y in ((a, b), (b, a)):
-                session = x.sessions.get(y.node_id)
+                session = x.session(y.node_id)
                 state = "no session" if session is None else session.state.name
                 quiet = session is not None and session.quiet
                 error = x.last_error.get(y.node_id, "-")

@@ -1,10 +1,11 @@
 """One simulated device: a real SQLite store, its own clock, and a real session per link.
 
-:class:`SimNode` answers session events exactly as node/peer.py's ``PeerLink`` does, through the
-same storage functions (``answer_request``, ``apply_page``, the ``peers`` records), and writes
-exactly as node/node.py's ``Node`` does (``memories.*`` under ``run_write`` with the clock's
-``tick`` as the stamp, then ``local_changed`` on every open link). Storage functions are looked
-up on their modules at call time, so a test can swap one for a broken variant.
+:class:`SimNode` pumps each link's session over the simulated network and answers its events
+with the product's own handler (storage/link.py's ``LinkHandler``, which node/peer.py's
+``PeerLink`` drives too), and writes exactly as node/node.py's ``Node`` does (``memories.*``
+under ``run_write`` with the clock's ``tick`` as the stamp, then ``local_changed`` on every open
+link). Storage functions are looked up on their modules at call time, so a test can swap one
+for a broken variant.
 
 Where the node is asynchronous (``notify_changed`` schedules the pushes as tasks), the
 simulation pushes at once: one of the schedules the real node may take.
@@ -18,27 +19,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from feral.storage import delta_log, peers as peer_status, stats as store_stats
+from feral.storage import delta_log, stats as store_stats
+from feral.storage.link import Handled, LinkHandler, writes
 from feral.storage.store import open_sync, run_write
 from feral.sync.delta import Page
-from feral.sync.errors import ClockSkewError, FeralError, NotFoundError, ProtocolError
+from feral.sync.errors import NotFoundError
 from feral.sync.hlc import COUNTER_BITS, DEFAULT_MAX_DRIFT_MS, HybridClock
-from feral.sync.holes import HoleRepair
-from feral.sync.session import (
-    CLOSE_INTERNAL,
-    CLOSE_POLICY,
-    CLOSE_PROTOCOL,
-    Authenticated,
-    DeltasRequested,
-    Event,
-    Failed,
-    LocalPeer,
-    PageAcked,
-    PageReceived,
-    PeerCaughtUp,
-    State,
-    SyncSession,
-)
+from feral.sync.session import Event, Failed, LocalPeer, PageReceived, State, SyncSession
 from feral.sync.types import NodeId, VersionVector
 
 from .keys import KeyPair
@@ -78,10 +65,9 @@ class SimNode:
         self.keys = keys
         self.path = path
         self.wall = wall
-        self.sessions: dict[NodeId, SyncSession] = {}
+        self.links: dict[NodeId, LinkHandler] = {}
+        """The open links by peer: each holds its session (storage/link.py)."""
         self.eof_sent: set[NodeId] = set()
-        self.repairs: dict[NodeId, HoleRepair] = {}
-        """Per link: origins being taken again from the start (node/peer.py ``_holes``)."""
         self.last_error: dict[NodeId, str] = {}
         self.problems: list[str] = []
         """What the oracle saw go wrong while this node worked (checked after every step)."""
@@ -116,6 +102,11 @@ class SimNode:
 
     def vector(self) -> VersionVector:
         return delta_log.version_vector(self.conn)
+
+    def session(self, peer: NodeId) -> SyncSession | None:
+        """The session of the open link with ``peer``, if there is one."""
+        link = self.links.get(peer)
+        return None if link is None else link.session
 
     def new_session(self, page_limit: int) -> SyncSession:
         self.sessions_made += 1
@@ -177,29 +168,43 @@ class SimNode:
 
     def notify(self, exclude: NodeId | None = None) -> None:
         """``Node.notify_changed``: every authenticated link but ``exclude`` hears of it."""
-        for peer, session in list(self.sessions.items()):
-            if peer != exclude and session.state is State.OPEN:
-                session.local_changed()
+        for peer, link in list(self.links.items()):
+            if peer != exclude and link.session.state is State.OPEN:
+                link.session.local_changed()
                 self.pump(peer)
 
     # -- one link (node/peer.py) ---------------------------------------------------------------
 
+    def open_link(self, peer: NodeId, page_limit: int, *, dialled: bool) -> None:
+        """A new connection with ``peer``: a fresh session and handler, as ``PeerLink`` makes.
+
+        The side that ``dialled`` expects ``peer`` (the node dials a paired URL); the other side
+        learns who it talks to at the handshake, as ``feral serve`` does.
+        """
+        self.links[peer] = LinkHandler(
+            self.new_session(page_limit),
+            expected=peer if dialled else None,
+            url=f"sim://{peer[:6]}",
+        )
+        self.eof_sent.discard(peer)
+
     def anti_entropy(self, peer: NodeId) -> None:
         """``PeerLink.anti_entropy`` (node/service.py runs it every few minutes)."""
-        session = self.sessions.get(peer)
-        if session is not None:
-            session.send_vector(self.vector())
+        link = self.links.get(peer)
+        if link is not None:
+            link.anti_entropy(self.conn)
             self.pump(peer)
 
     def pump(self, peer: NodeId) -> None:
         """Answer every event of the link with ``peer``, then queue its frames for sending."""
-        session = self.sessions.get(peer)
-        if session is None:
+        link = self.links.get(peer)
+        if link is None:
             return
+        session = link.session
         handled = 0
         while events := session.events_received():
             for event in events:
-                self._handle(peer, session, event)
+                self._handle(peer, link, event)
             handled += len(events)
             if handled > MAX_EVENTS_PER_PUMP:
                 raise SimulationError(
@@ -212,82 +217,31 @@ class SimNode:
             frames.append(EOF)
         self.cluster.network.send((self.node_id, peer), frames)
 
-    def _handle(self, peer: NodeId, session: SyncSession, event: Event) -> None:
-        if isinstance(event, DeltasRequested | PageReceived) and self._unpaired(peer, session):
-            return
-        if isinstance(event, Authenticated):
-            self._authenticated(peer, session, event)
-        elif isinstance(event, DeltasRequested):
-            pages, vector = delta_log.answer_request(self.conn, event.since, event.limit)
-            if pages:
-                session.send_pages(pages)
-            else:
-                session.send_caught_up(vector, delta_log.log_entry_counts(self.conn))
-        elif isinstance(event, PageReceived):
-            self._apply(peer, session, event.page)
-        elif isinstance(event, PageAcked):
-            run_write(self.conn, peer_status.record_ack, peer, event.origin, event.hlc)
-        elif isinstance(event, PeerCaughtUp):
-            run_write(self.conn, peer_status.record_sync, peer, event.vector, self.wall())
-            self._check_for_holes(peer, session, event)
-        elif isinstance(event, Failed):
+    def _handle(self, peer: NodeId, link: LinkHandler, event: Event) -> None:
+        """The product's handler (storage/link.py), then what ``PeerLink`` does after it, plus
+        the oracle's bookkeeping."""
+        if isinstance(event, Failed):
             self.last_error[peer] = f"{event.code}: {event.message}"
             self.stats[f"failed_{event.code}"] += not event.remote
-            run_write(self.conn, peer_status.record_error, peer, event.message, self.wall(),
-                      unreachable=False)  # fmt: skip
-
-    def _unpaired(self, peer: NodeId, session: SyncSession) -> bool:
-        if self.cluster.is_paired(peer):
-            return False
-        session.fail("not_paired", f"node {peer} is no longer paired", CLOSE_POLICY)
-        return True
-
-    def _authenticated(self, peer: NodeId, session: SyncSession, event: Authenticated) -> None:
-        if event.peer != peer:
-            session.fail("wrong_peer", f"answered as {event.peer}, not {peer}", CLOSE_POLICY)
-            return
-        run_write(self.conn, peer_status.record_session, peer, name=event.name,
-                  clock_offset_ms=event.clock_offset_ms, encrypted=False,
-                  now_ms=self.wall())  # fmt: skip
-        session.send_vector(self.vector())
-
-    def _check_for_holes(self, peer: NodeId, session: SyncSession, event: PeerCaughtUp) -> None:
-        """``PeerLink._check_for_holes``, on the same rule (sync/holes.py)."""
-        vector = self.vector()
-        entries = delta_log.log_entry_counts(self.conn)
-        repair = self.repairs.setdefault(peer, HoleRepair())
-        found = repair.check(vector, entries, event.vector, event.entries)
-        if found.diverged:
-            session.fail("log_diverged", f"log of {sorted(found.holes)} still differs after a "
-                         "repair", CLOSE_INTERNAL)  # fmt: skip
-        elif found.holes:
-            self.stats["repairs"] += 1
-            session.send_vector(found.request(vector))
-
-    def _apply(self, peer: NodeId, session: SyncSession, page: Page) -> None:
         now = self.wall()
-        try:
-            applied = run_write(
-                self.conn, delta_log.apply_page, page, now_ms=now,
-                max_skew_ms=MAX_SKEW_MS, peer=peer, checked=True,
-                repair=peer in self.repairs and page.origin in self.repairs[peer].repairing,
-            )  # fmt: skip
-        except ClockSkewError as exc:
-            self.stats["page_refused_clock_skew"] += 1
-            session.fail("clock_skew", str(exc), CLOSE_POLICY)
-            return
-        except ProtocolError as exc:
-            self.stats["page_refused_protocol_error"] += 1
-            session.fail("protocol_error", str(exc), CLOSE_PROTOCOL)
-            return
-        except FeralError as exc:
-            session.fail("storage_error", str(exc), CLOSE_INTERNAL)
+        if writes(event):
+            handled: Handled = run_write(self.conn, link.handle, event)
+        else:
+            handled = link.handle(self.conn, event)
+        if handled.holes:
+            self.stats["repairs"] += 1
+        if isinstance(event, PageReceived):
+            self._received(peer, event.page, handled, now)
+
+    def _received(self, peer: NodeId, page: Page, handled: Handled, now: int) -> None:
+        """After a page: the oracle's window check, the counts, and the push to other links."""
+        if handled.refused is not None:
+            self.stats[f"page_refused_{handled.refused}"] += 1
+        if not handled.committed:
             return
         self._check_window(page, now)
-        session.ack(page)
-        if applied:
-            self.stats["deltas_applied"] += applied
-            run_write(self.conn, peer_status.record_transfer, peer, received=applied)
+        if handled.applied:
+            self.stats["deltas_applied"] += handled.applied
             self.notify(exclude=peer)
 
     def _check_window(self, page: Page, now: int) -> None:

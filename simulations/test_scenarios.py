@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from feral.storage import delta_log, export, memories
+from feral.storage import delta_log, export, memories, peers as peer_status
 from feral.sync.hlc import COUNTER_BITS
 
 from .cluster import Cluster
@@ -57,6 +57,28 @@ def test_writes_relay_through_the_server_to_a_device_that_never_meets_the_writer
         remember(laptop, f"offline edit {i}")
     assert_converged(chain)
     assert rows(laptop) == rows(phone) == 10
+
+
+def test_each_device_records_the_rows_it_sent_and_received_per_peer(chain: Cluster) -> None:
+    """The status a node keeps of each peer, written by the same link handler as the node's.
+
+    Received counts the rows a peer's pages added here; sent counts the deltas the peer
+    acknowledged, which may include some it turned out to hold already: never fewer."""
+    server, phone, laptop = chain.nodes
+    for i in range(3):
+        remember(phone, f"phone {i}")
+    remember(laptop, "laptop")
+    assert_converged(chain)
+    at_server = peer_status.peer_statuses(server.conn)
+    at_phone = peer_status.peer_statuses(phone.conn)[server.node_id]
+    at_laptop = peer_status.peer_statuses(laptop.conn)[server.node_id]
+    assert at_server[phone.node_id]["rows_received"] == 3 == at_laptop["rows_received"]
+    assert at_server[laptop.node_id]["rows_received"] == 1 == at_phone["rows_received"]
+    assert at_phone["rows_sent"] >= 3 and at_laptop["rows_sent"] >= 1
+    assert (
+        at_server[phone.node_id]["rows_sent"] >= 1 and at_server[laptop.node_id]["rows_sent"] >= 3
+    )
+    assert phone.node_id not in peer_status.peer_statuses(laptop.conn)  # they never meet
 
 
 def test_a_clock_an_hour_ahead_is_refused_until_wall_time_reaches_its_stamps(

@@ -4,8 +4,8 @@ Each origin's log is held as a gap-free prefix, so two nodes holding an origin u
 hold the same number of its entries. When the peer's CaughtUp shows more entries of an origin
 than this node holds at an equal vector entry, this copy has a hole (a database restored from an
 older copy): ask for that origin again from the start and merge every entry. A repair that did
-not close the hole ends the link rather than loop. Both the node's links and the simulator use
-this one rule.
+not close the hole ends the link rather than loop. The one link handler (storage/link.py), which
+the node's links and the simulator both drive, applies this rule.
 """
 
 from __future__ import annotations

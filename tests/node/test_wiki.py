@@ -10,6 +10,7 @@ import pytest
 
 from feral.node.node import Node
 from feral.node.wiki import WIKI_FOLDER, build_pages, list_pages, read_page, slugify, write_pages
+from feral.storage.delta_log import changes_since
 from feral.sync.errors import ConfigError, NotFoundError
 
 from .support import ManualClock, now_ms
@@ -243,7 +244,7 @@ async def pair(tmp_path: Path) -> AsyncIterator[tuple[Node, Node]]:
 async def exchange(a: Node, b: Node) -> None:
     """Storage-level sync: each node applies the pages the other has and it lacks."""
     for source, target in ((a, b), (b, a)):
-        while pages := await source.changes_since(await target.version_vector()):
+        while pages := await source.store.read(changes_since, await target.version_vector(), 1000):
             for page in pages:
                 await target.apply_page(page)
 

@@ -1,0 +1,273 @@
+"""What one link does with each event of its session, against this node's database.
+
+The session (sync/session.py) never reads storage: it raises events, and whoever holds the
+database answers them. This module is that answer, written once, so the node's links
+(node/peer.py, over WebSockets) and the simulated devices (simulations/simnode.py, over a
+simulated network) run the same code and the simulations test the product, not a copy of it.
+
+It is synchronous and does no I/O beyond the connection it is handed, like every function in
+storage/: the node runs :meth:`LinkHandler.handle` on its database thread through
+``Store.write`` (or ``Store.read``, see :func:`writes`), the simulator calls it under
+:func:`feral.storage.store.run_write`. One event is one transaction, so a page's rows and the
+count of rows received from the peer commit together.
+
+What only the node does after an event (register the link, log, embed what arrived, push it to
+the other links, report progress) is not done here: :class:`Handled` says what happened and the
+caller acts on it. A value rather than callbacks, because in the node this code runs on the
+database thread inside the transaction, where nothing asynchronous may be started or awaited,
+and a push to another link must follow the commit, not precede it.
+
+The storage functions are looked up on their modules at call time (``delta_log.apply_page``,
+never a bound name), so simulations/broken.py can swap one for a broken variant and the
+simulations catch it through this handler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from feral.sync.errors import ClockSkewError, FeralError, ProtocolError
+from feral.sync.holes import HoleRepair
+from feral.sync.session import (
+    CLOSE_INTERNAL,
+    CLOSE_POLICY,
+    CLOSE_PROTOCOL,
+    Authenticated,
+    DeltasRequested,
+    Event,
+    Failed,
+    PageAcked,
+    PageReceived,
+    PeerCaughtUp,
+    SyncSession,
+)
+from feral.sync.types import NodeId
+
+from . import delta_log, peers as peer_status
+from .connection import Connection, DatabaseError
+
+__all__ = ["PAGE_SAVEPOINT", "Handled", "LinkHandler", "LinkResult", "writes"]
+
+PAGE_SAVEPOINT = "link_page"
+"""The savepoint a received page is applied under: a refused page leaves nothing behind, not
+even half of its rows, while the event's transaction goes on to commit what else it holds."""
+
+
+@dataclass
+class LinkResult:
+    """How a link ended (``feral sync now`` prints it; status keeps the lasting part)."""
+
+    peer: NodeId | None = None
+    received: int = 0
+    sent: int = 0
+    quiet: bool = False
+    error: str | None = None
+    error_code: str | None = None
+
+
+@dataclass(frozen=True)
+class Handled:
+    """What one event asks of the caller beyond the session's frames.
+
+    Attributes:
+        authenticated: the peer proved itself and was accepted (the node registers the link).
+        committed: a received page was committed (the node reports progress).
+        applied: rows that page added here (the node embeds them and tells its other links).
+        refused: the error code a received page was refused with (the link is failing).
+        holes: origins found with a hole in this copy, asked for again from the start.
+    """
+
+    authenticated: bool = False
+    committed: bool = False
+    applied: int = 0
+    refused: str | None = None
+    holes: frozenset[NodeId] = field(default_factory=frozenset)
+
+
+def writes(event: Event) -> bool:
+    """Whether answering ``event`` writes: a request for deltas only reads, and runs outside a
+    write transaction, so a peer catching up never holds the database's write lock."""
+    return not isinstance(event, DeltasRequested)
+
+
+class LinkHandler:
+    """Answers the events of one session with one peer.
+
+    Args:
+        session: the link's session; the handler calls its answers (``send_pages``, ``ack``,
+            ``fail`` ...). The caller drains its frames and events.
+        expected: the peer we dialled, if any: an answer from another node is refused.
+        url: the peer's URL, for the refusal's message.
+        encrypted: whether the transport is encrypted (recorded for status).
+        max_skew_ms: the skew window for received stamps, read at each page (settings may be
+            reloaded while a link is open); by default the session's own window.
+    """
+
+    def __init__(
+        self,
+        session: SyncSession,
+        *,
+        expected: NodeId | None = None,
+        url: str | None = None,
+        encrypted: bool = False,
+        max_skew_ms: Callable[[], int] | None = None,
+    ) -> None:
+        self.session = session
+        self.expected = expected
+        self.url = url
+        self.encrypted = encrypted
+        self.max_skew_ms = max_skew_ms or (lambda: session.local.max_skew_ms)
+        self.result = LinkResult(peer=expected)
+        self.holes = HoleRepair()
+        """Origins whose log this node is taking again from the start (a hole was found)."""
+
+    def handle(self, conn: Connection, event: Event) -> Handled:
+        """Answer ``event``; run it in a write transaction when :func:`writes` says so."""
+        if isinstance(event, DeltasRequested | PageReceived) and self._unpaired():
+            return Handled()
+        if isinstance(event, Authenticated):
+            return self._authenticated(conn, event)
+        if isinstance(event, DeltasRequested):
+            self._answer(conn, event)
+        elif isinstance(event, PageReceived):
+            return self._apply(conn, event)
+        elif isinstance(event, PageAcked):
+            self._acked(conn, event)
+        elif isinstance(event, PeerCaughtUp):
+            return self._caught_up(conn, event)
+        elif isinstance(event, Failed):
+            self.record_failure(conn, event.code, event.message, unreachable=False)
+        return Handled()
+
+    def anti_entropy(self, conn: Connection) -> None:
+        """Re-send our vector, so the peer re-checks what we lack."""
+        self.session.send_vector(delta_log.version_vector(conn))
+
+    def record_failure(
+        self, conn: Connection, code: str, message: str, *, unreachable: bool
+    ) -> None:
+        """Keep the failure as the link's result and in the peer's status (a write)."""
+        self.result.error, self.result.error_code = message, code
+        hello = self.session.offered
+        local = self.session.local
+        if (
+            self.result.peer is None
+            and hello is not None
+            and local.is_paired(hello.node_id)
+            and local.fingerprint(hello.public_key) == hello.node_id
+        ):
+            # Refused during the handshake (clock skew, schema): the Hello named a paired peer
+            # with its key, so that peer's status shows the refusal. Unpaired ids record nothing.
+            self.result.peer = hello.node_id
+        if self.result.peer is not None:
+            peer_status.record_error(
+                conn, self.result.peer, message, local.now_ms(), unreachable=unreachable
+            )
+
+    # -- one event each ------------------------------------------------------------------------
+
+    def _unpaired(self) -> bool:
+        """Refuse a peer unpaired since the handshake (settings reloaded): no more data moves."""
+        peer, local = self.result.peer, self.session.local
+        if peer is None or local.is_paired(peer):
+            return False
+        self.session.fail("not_paired", f"node {peer} is no longer paired with "
+                          f"{local.node_id}", CLOSE_POLICY)  # fmt: skip
+        return True
+
+    def _authenticated(self, conn: Connection, event: Authenticated) -> Handled:
+        if self.expected is not None and event.peer != self.expected:
+            self.session.fail(
+                "wrong_peer",
+                f"{self.url} answered as {event.peer}, not the paired {self.expected}",
+                CLOSE_POLICY,
+            )
+            return Handled()
+        self.result.peer = event.peer
+        peer_status.record_session(
+            conn,
+            event.peer,
+            name=event.name,
+            clock_offset_ms=event.clock_offset_ms,
+            encrypted=self.encrypted,
+            now_ms=self.session.local.now_ms(),
+        )
+        self.session.send_vector(delta_log.version_vector(conn))
+        return Handled(authenticated=True)
+
+    def _answer(self, conn: Connection, event: DeltasRequested) -> None:
+        pages, vector = delta_log.answer_request(conn, event.since, event.limit)
+        if pages:
+            self.session.send_pages(pages)
+        else:
+            self.session.send_caught_up(vector, delta_log.log_entry_counts(conn))
+
+    def _apply(self, conn: Connection, event: PageReceived) -> Handled:
+        """Merge the page under :data:`PAGE_SAVEPOINT`; ack it, or refuse the link."""
+        page, peer = event.page, self.result.peer
+        conn.execute(f"SAVEPOINT {PAGE_SAVEPOINT}")
+        try:
+            applied = delta_log.apply_page(
+                conn, page, now_ms=self.session.local.now_ms(), max_skew_ms=self.max_skew_ms(),
+                peer=peer, checked=True, repair=page.origin in self.holes.repairing,
+            )  # fmt: skip
+        except (FeralError, DatabaseError) as exc:
+            conn.execute(f"ROLLBACK TO {PAGE_SAVEPOINT}")
+            conn.execute(f"RELEASE {PAGE_SAVEPOINT}")
+            return Handled(refused=self._refuse_page(exc))
+        conn.execute(f"RELEASE {PAGE_SAVEPOINT}")
+        self.session.ack(page)
+        self.result.received += applied
+        if applied and peer is not None:
+            peer_status.record_transfer(conn, peer, received=applied)
+        return Handled(committed=True, applied=applied)
+
+    def _refuse_page(self, exc: FeralError | DatabaseError) -> str:
+        """Refuse the link for a page that could not be applied; returns the error code.
+
+        The codes and close codes are the wire's (docs/PROTOCOL.md): a stamp beyond the window
+        is policy, a malformed or gapped page a protocol error, anything else the store's.
+        """
+        if isinstance(exc, ClockSkewError):
+            code, close_code = "clock_skew", CLOSE_POLICY
+        elif isinstance(exc, ProtocolError):
+            code, close_code = "protocol_error", CLOSE_PROTOCOL
+        else:
+            code, close_code = "storage_error", CLOSE_INTERNAL
+        # A driver error gets the words run_write gives it, as when a page had its own write.
+        message = str(exc) if isinstance(exc, FeralError) else f"write failed: {exc}"
+        self.session.fail(code, message, close_code)
+        return code
+
+    def _acked(self, conn: Connection, event: PageAcked) -> None:
+        self.result.sent += event.deltas
+        if self.result.peer is not None:
+            peer_status.record_ack(conn, self.result.peer, event.origin, event.hlc)
+            peer_status.record_transfer(conn, self.result.peer, sent=event.deltas)
+
+    def _caught_up(self, conn: Connection, event: PeerCaughtUp) -> Handled:
+        """Record what the peer holds, then compare log entry counts where both sides hold an
+        origin up to the same stamp (sync/holes.py).
+
+        Fewer entries here means this copy of that origin's log has a hole (the database was
+        restored from an older copy, or lost its log): ask the peer for the whole origin again
+        and merge every entry. If a repair did not close the hole, stop rather than loop.
+        """
+        if self.result.peer is not None:
+            peer_status.record_sync(conn, self.result.peer, event.vector,
+                                    self.session.local.now_ms())  # fmt: skip
+        vector = delta_log.version_vector(conn)
+        entries = delta_log.log_entry_counts(conn)
+        found = self.holes.check(vector, entries, event.vector, event.entries)
+        if found.diverged:
+            self.session.fail(
+                "log_diverged",
+                f"this node's log of {sorted(found.holes)} still differs from "
+                f"{self.result.peer}'s after a repair",
+                CLOSE_INTERNAL,
+            )
+            return Handled()
+        if found.holes:
+            self.session.send_vector(found.request(vector))
+        return Handled(holes=found.holes)
