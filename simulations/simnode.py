@@ -17,10 +17,12 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Concatenate, ParamSpec
 
 from feral.storage import delta_log, stats as store_stats
+from feral.storage.connection import Connection
 from feral.storage.link import Handled, LinkHandler, writes
+from feral.storage.memories import Stamp
 from feral.storage.store import open_sync, run_write
 from feral.sync.delta import Page
 from feral.sync.errors import NotFoundError
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
     from .cluster import Cluster
 
 __all__ = ["MAX_EVENTS_PER_PUMP", "MAX_SKEW_MS", "SimNode"]
+
+P = ParamSpec("P")
 
 MAX_SKEW_MS = 300_000
 """The skew window every simulated node uses (FERAL's five minutes)."""
@@ -75,13 +79,20 @@ class SimNode:
         self.mark = 0
         """The clock mark kept beside the database (node/clock_mark.py): a restore keeps it."""
         self.sessions_made = 0
-        self.conn: Any = None
+        self._conn: Connection | None = None
         self.clock = HybridClock(self.node_id, wall, max_drift_ms=DRIFT_MS)
         self.open()
 
     @property
     def node_id(self) -> NodeId:
         return self.keys.node_id
+
+    @property
+    def conn(self) -> Connection:
+        """The open database (a device that is down has none: a step on it is a bug)."""
+        if self._conn is None:
+            raise SimulationError(f"{self.name} is down: its database is closed")
+        return self._conn
 
     @property
     def stats(self) -> Counter[str]:
@@ -92,13 +103,13 @@ class SimNode:
     def open(self) -> None:
         """Open the database; the clock resumes from the mark kept beside it, then from the
         stored high-water mark inside each write transaction, as ``Node.open`` does."""
-        self.conn = open_sync(self.path, synchronous="NORMAL")
+        self._conn = open_sync(self.path, synchronous="NORMAL")
         self.clock = HybridClock(self.node_id, self.wall, read_mark(self), max_drift_ms=DRIFT_MS)
 
     def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
     def vector(self) -> VersionVector:
         return delta_log.version_vector(self.conn)
@@ -128,7 +139,13 @@ class SimNode:
 
     # -- local writes (node/node.py) -----------------------------------------------------------
 
-    def commit(self, fn: Callable[..., object], *args: Any, **kwargs: Any) -> int:
+    def commit(
+        self,
+        fn: Callable[Concatenate[Connection, NodeId, Stamp, P], object],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> int:
         """Run one local write as ``Node`` does and record what it stamped; returns how many.
 
         A write the product refuses (``NotFoundError`` for an unknown id) writes nothing.
