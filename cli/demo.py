@@ -22,7 +22,7 @@ from feral.node.node import Node
 from feral.node.service import SyncService, dial
 from feral.node.status import sync_status
 
-from .main import run
+from .context import run
 from .output import echo_table, shorten
 
 __all__ = ["demo"]

@@ -45,7 +45,7 @@ from cryptography.hazmat.primitives.serialization import (
     load_pem_private_key,
 )
 
-from feral.sync.errors import ConfigError
+from feral.sync.errors import HomeFileError
 from feral.sync.ids import node_id_for
 from feral.sync.types import NodeId
 
@@ -131,7 +131,7 @@ def load_or_create_identity(home: Path) -> Identity:
         The identity; the same one on every later call with the same home.
 
     Raises:
-        ConfigError: the home or the key file cannot be created or read, or the file does not
+        HomeFileError: the home or the key file cannot be created or read, or the file does not
             hold an unencrypted Ed25519 private key. The message names the file.
     """
     ensure_home(home)
@@ -153,7 +153,7 @@ def ensure_home(home: Path) -> None:
     folder), so its mode is never changed.
 
     Raises:
-        ConfigError: the home cannot be created, or exists and is not a directory.
+        HomeFileError: the home cannot be created, or exists and is not a directory.
     """
     try:
         home.parent.mkdir(parents=True, exist_ok=True)
@@ -162,9 +162,9 @@ def ensure_home(home: Path) -> None:
     except FileExistsError:
         if home.is_dir():
             return
-        raise ConfigError(f"{home}: cannot create the home: a file is in the way") from None
+        raise HomeFileError(f"{home}: cannot create the home: a file is in the way") from None
     except OSError as exc:
-        raise ConfigError(f"{home}: cannot create the home: {_reason(exc)}") from exc
+        raise HomeFileError(f"{home}: cannot create the home: {_reason(exc)}") from exc
 
 
 def write_private_file(path: Path, data: bytes) -> None:
@@ -174,7 +174,7 @@ def write_private_file(path: Path, data: bytes) -> None:
     other users, even while being written. Used for settings; the key uses an exclusive publish.
 
     Raises:
-        ConfigError: the file cannot be written; the message names it.
+        HomeFileError: the file cannot be written; the message names it.
     """
     try:
         temp = _write_temp(path, data)
@@ -184,7 +184,7 @@ def write_private_file(path: Path, data: bytes) -> None:
             temp.unlink(missing_ok=True)
         _fsync_directory(path.parent)
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot write: {_reason(exc)}") from exc
+        raise HomeFileError(f"{path}: cannot write: {_reason(exc)}") from exc
 
 
 def _create_key(path: Path) -> Ed25519PrivateKey | None:
@@ -209,7 +209,7 @@ def _create_key(path: Path) -> Ed25519PrivateKey | None:
             temp.unlink(missing_ok=True)
         _fsync_directory(path.parent)
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot write the node key: {_reason(exc)}") from exc
+        raise HomeFileError(f"{path}: cannot write the node key: {_reason(exc)}") from exc
     return key
 
 
@@ -272,27 +272,27 @@ def _read_key_file(path: Path) -> bytes | None:
     """The key file's bytes, or ``None`` if there is none yet; tightens a loose mode to 0600.
 
     Raises:
-        ConfigError: the file exists but cannot be read, is not a regular file, or is too large.
+        HomeFileError: the file exists but cannot be read, is not a regular file, or is too large.
     """
     try:
         fd = os.open(path, os.O_RDONLY | _O_BINARY)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the node key: {_reason(exc)}") from exc
+        raise HomeFileError(f"{path}: cannot read the node key: {_reason(exc)}") from exc
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise ConfigError(f"{path}: the node key is not a regular file")
+            raise HomeFileError(f"{path}: the node key is not a regular file")
         if info.st_size > MAX_KEY_FILE_BYTES:
-            raise ConfigError(f"{path}: {info.st_size} bytes is too large for a node key")
+            raise HomeFileError(f"{path}: {info.st_size} bytes is too large for a node key")
         _tighten(path, fd, info.st_mode)
         chunks: list[bytes] = []
         while chunk := os.read(fd, MAX_KEY_FILE_BYTES + 1):
             chunks.append(chunk)
         return b"".join(chunks)
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the node key: {_reason(exc)}") from exc
+        raise HomeFileError(f"{path}: cannot read the node key: {_reason(exc)}") from exc
     finally:
         os.close(fd)
 
@@ -304,7 +304,7 @@ def _tighten(path: Path, fd: int, mode: int) -> None:
     try:
         os.fchmod(fd, 0o600)
     except OSError as exc:
-        raise ConfigError(
+        raise HomeFileError(
             f"{path}: the node key is readable by other users (mode {stat.S_IMODE(mode):04o}) "
             f"and cannot be changed to 0600: {_reason(exc)}"
         ) from exc
@@ -318,7 +318,7 @@ def _read_winners_key(path: Path) -> bytes:
     for _ in range(_RACE_POLLS):
         data = _read_key_file(path)
         if data is None:
-            raise ConfigError(f"{path}: the node key vanished while it was being created")
+            raise HomeFileError(f"{path}: the node key vanished while it was being created")
         if data:
             return data
         time.sleep(_RACE_POLL_S)
@@ -326,18 +326,18 @@ def _read_winners_key(path: Path) -> bytes:
 
 
 def _parse_key(path: Path, data: bytes) -> Ed25519PrivateKey:
-    """Decode the PEM in ``data``, turning every cryptography error into a ConfigError."""
+    """Decode the PEM in ``data``, turning every cryptography error into a HomeFileError."""
     if not data.strip():
-        raise ConfigError(f"{path}: the node key file is empty; remove it to create a new key")
+        raise HomeFileError(f"{path}: the node key file is empty; remove it to create a new key")
     try:
         key = load_pem_private_key(data, password=None)
     except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
         # TypeError: the key is encrypted; ValueError: not PEM, or damaged.
-        raise ConfigError(
+        raise HomeFileError(
             f"{path}: not an unencrypted PEM private key (the file is damaged or not a node key)"
         ) from exc
     if not isinstance(key, Ed25519PrivateKey):
-        raise ConfigError(f"{path}: holds a private key of another type; feral uses Ed25519")
+        raise HomeFileError(f"{path}: holds a private key of another type; feral uses Ed25519")
     return key
 
 

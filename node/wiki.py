@@ -40,7 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from feral.sync.errors import ConfigError, NotFoundError
+from feral.sync.errors import HomeFileError, NotFoundError, PathRefused
 from feral.sync.ids import normalise
 
 __all__ = [
@@ -229,7 +229,7 @@ def write_pages(home: Path, pages: Sequence[WikiPage], now_ms: int) -> list[dict
         ``[{"topic", "path", "sources", "needs_review"}]`` for the pages written, topic order.
 
     Raises:
-        ConfigError: the folder or a page cannot be written.
+        HomeFileError: the folder or a page cannot be written.
     """
     folder = home / WIKI_FOLDER
     stamp = _iso(now_ms)
@@ -242,7 +242,7 @@ def write_pages(home: Path, pages: Sequence[WikiPage], now_ms: int) -> list[dict
             if stale.name not in keep and _frontmatter(stale) is not None:
                 stale.unlink(missing_ok=True)
     except OSError as exc:
-        raise ConfigError(f"{folder}: cannot write the wiki: {exc.strerror or exc}") from exc
+        raise HomeFileError(f"{folder}: cannot write the wiki: {exc.strerror or exc}") from exc
     return [page.entry() for page in pages]
 
 
@@ -296,8 +296,10 @@ def read_page(home: Path, topic: str) -> str:
     """The text of the page for ``topic`` (its name in any case, or its file's slug).
 
     Raises:
-        ConfigError: ``topic`` looks like a path (``/``, ``\\``, ``..``): refused.
+        PathRefused: ``topic`` looks like a path (``/``, ``\\``, ``..``), or its page is a
+            link to a file outside the wiki folder: refused.
         NotFoundError: no compiled page has that topic.
+        HomeFileError: the page exists but cannot be read.
     """
     pages = list_pages(home)
     key = normalise(topic)
@@ -307,13 +309,13 @@ def read_page(home: Path, topic: str) -> str:
     matches += [p for p in pages if p["path"] == f"{WIKI_FOLDER}/{topic}.md"]
     if not matches:
         if any(mark in topic for mark in ("/", "\\", "..", "\x00")):
-            raise ConfigError(f"refused: {topic!r} is a path, not a wiki topic")
+            raise PathRefused(f"refused: {topic!r} is a path, not a wiki topic")
         raise NotFoundError(f"no wiki page for {topic!r} (see 'feral wiki list'; compile first)")
     folder = (home / WIKI_FOLDER).resolve()
     path = (home / str(matches[0]["path"])).resolve()
     if path.parent != folder:  # a symlinked page pointing elsewhere
-        raise ConfigError(f"refused: the page for {topic!r} is outside {folder}")
+        raise PathRefused(f"refused: the page for {topic!r} is outside {folder}")
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise NotFoundError(f"cannot read the page for {topic!r}: {exc}") from exc
+        raise HomeFileError(f"cannot read the page for {topic!r}: {exc}") from exc

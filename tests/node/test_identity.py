@@ -33,7 +33,7 @@ from feral.node.identity import (
     write_private_file,
 )
 from feral.sync.delta import check_node_id
-from feral.sync.errors import ConfigError
+from feral.sync.errors import HomeFileError
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
 
@@ -60,8 +60,8 @@ def umask() -> Iterator[None]:
     os.umask(old)
 
 
-def assertConfigErrorNamesKeyFile(home: Path, match: str) -> None:
-    with pytest.raises(ConfigError, match=match) as info:
+def assertKeyFileRefused(home: Path, match: str) -> None:
+    with pytest.raises(HomeFileError, match=match) as info:
         load_or_create_identity(home)
     assert str(home / KEY_FILENAME) in str(info.value)
 
@@ -224,13 +224,13 @@ def test_creating_the_key_leaves_no_temporary_files(tmp_path):
 
 def test_a_home_that_is_a_file_is_a_config_error(tmp_path):
     (tmp_path / "home").write_text("not a directory")
-    with pytest.raises(ConfigError, match="home"):
+    with pytest.raises(HomeFileError, match="home"):
         load_or_create_identity(tmp_path / "home")
 
 
 def test_a_home_under_a_file_is_a_config_error(tmp_path):
     (tmp_path / "file").write_text("not a directory")
-    with pytest.raises(ConfigError, match="home"):
+    with pytest.raises(HomeFileError, match="home"):
         ensure_home(tmp_path / "file" / "home")
 
 
@@ -246,7 +246,7 @@ def test_write_private_file_replaces_a_loose_file_with_a_0600_one(tmp_path):
 
 
 def test_write_private_file_into_a_missing_directory_is_a_config_error(tmp_path):
-    with pytest.raises(ConfigError, match="missing"):
+    with pytest.raises(HomeFileError, match="missing"):
         write_private_file(tmp_path / "missing" / "settings.json", b"{}")
 
 
@@ -264,19 +264,19 @@ def test_write_private_file_into_a_missing_directory_is_a_config_error(tmp_path)
 def test_a_corrupt_key_file_is_a_config_error_naming_the_file(tmp_path, content):
     (tmp_path / "home").mkdir()
     (tmp_path / "home" / KEY_FILENAME).write_bytes(content)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "not an unencrypted PEM private key")
+    assertKeyFileRefused(tmp_path / "home", "not an unencrypted PEM private key")
 
 
 def test_a_truncated_key_file_is_a_config_error(tmp_path):
     pem = pem_of(load_or_create_identity(tmp_path / "home").private_key)
     (tmp_path / "home" / KEY_FILENAME).write_bytes(pem[: len(pem) // 2])
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "not an unencrypted PEM private key")
+    assertKeyFileRefused(tmp_path / "home", "not an unencrypted PEM private key")
 
 
 def test_an_empty_key_file_is_a_config_error(tmp_path):
     (tmp_path / "home").mkdir()
     (tmp_path / "home" / KEY_FILENAME).write_bytes(b"")
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "empty")
+    assertKeyFileRefused(tmp_path / "home", "empty")
 
 
 def test_an_encrypted_key_file_is_a_config_error(tmp_path):
@@ -285,7 +285,7 @@ def test_an_encrypted_key_file_is_a_config_error(tmp_path):
     )
     (tmp_path / "home").mkdir()
     (tmp_path / "home" / KEY_FILENAME).write_bytes(pem)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "not an unencrypted PEM private key")
+    assertKeyFileRefused(tmp_path / "home", "not an unencrypted PEM private key")
 
 
 def test_a_key_of_another_type_is_a_config_error(tmp_path):
@@ -294,18 +294,18 @@ def test_a_key_of_another_type_is_a_config_error(tmp_path):
     )
     (tmp_path / "home").mkdir()
     (tmp_path / "home" / KEY_FILENAME).write_bytes(pem)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "Ed25519")
+    assertKeyFileRefused(tmp_path / "home", "Ed25519")
 
 
 def test_a_huge_key_file_is_a_config_error(tmp_path):
     (tmp_path / "home").mkdir()
     (tmp_path / "home" / KEY_FILENAME).write_bytes(b"x" * 100_000)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "too large")
+    assertKeyFileRefused(tmp_path / "home", "too large")
 
 
 def test_a_key_path_that_is_a_directory_is_a_config_error(tmp_path):
     (tmp_path / "home" / KEY_FILENAME).mkdir(parents=True)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "node key")
+    assertKeyFileRefused(tmp_path / "home", "node key")
 
 
 def test_an_unreadable_key_file_is_a_config_error(tmp_path, monkeypatch):
@@ -318,7 +318,7 @@ def test_an_unreadable_key_file_is_a_config_error(tmp_path, monkeypatch):
         return real_open(path, flags, *args, **kwargs)
 
     monkeypatch.setattr(os, "open", refusing_open)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "cannot read the node key: Permission denied")
+    assertKeyFileRefused(tmp_path / "home", "cannot read the node key: Permission denied")
 
 
 # Racing first use
@@ -377,7 +377,7 @@ def test_a_winner_that_never_writes_its_key_is_a_config_error(tmp_path, monkeypa
 
     monkeypatch.setattr(os, "link", winner_creates_first)
     monkeypatch.setattr(identity_module, "_RACE_POLL_S", 0.0)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "empty")
+    assertKeyFileRefused(tmp_path / "home", "empty")
 
 
 def test_an_unexpected_link_error_is_a_config_error(tmp_path, monkeypatch):
@@ -385,7 +385,7 @@ def test_an_unexpected_link_error_is_a_config_error(tmp_path, monkeypatch):
         raise OSError(errno.EIO, "Input/output error")
 
     monkeypatch.setattr(os, "link", failing_link)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "cannot write the node key")
+    assertKeyFileRefused(tmp_path / "home", "cannot write the node key")
     assert os.listdir(tmp_path / "home") == []
 
 
@@ -432,7 +432,7 @@ def test_a_home_that_cannot_be_created_is_a_config_error(tmp_path, monkeypatch):
         raise PermissionError(errno.EACCES, "Permission denied")
 
     monkeypatch.setattr(Path, "mkdir", refusing_mkdir)
-    with pytest.raises(ConfigError, match="cannot create the home: Permission denied"):
+    with pytest.raises(HomeFileError, match="cannot create the home: Permission denied"):
         load_or_create_identity(tmp_path / "home")
 
 
@@ -445,7 +445,7 @@ def test_a_loose_key_that_cannot_be_tightened_is_a_config_error(tmp_path, monkey
         raise PermissionError(errno.EPERM, "Operation not permitted")
 
     monkeypatch.setattr(os, "fchmod", refusing_fchmod)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", r"readable by other users \(mode 0644\)")
+    assertKeyFileRefused(tmp_path / "home", r"readable by other users \(mode 0644\)")
 
 
 def test_a_winners_key_that_vanishes_is_a_config_error(tmp_path, monkeypatch):
@@ -453,7 +453,7 @@ def test_a_winners_key_that_vanishes_is_a_config_error(tmp_path, monkeypatch):
         raise FileExistsError(errno.EEXIST, "File exists")
 
     monkeypatch.setattr(os, "link", another_process_won_then_deleted_it)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "vanished")
+    assertKeyFileRefused(tmp_path / "home", "vanished")
 
 
 def test_a_failed_write_leaves_no_temporary_file(tmp_path, monkeypatch):
@@ -463,5 +463,5 @@ def test_a_failed_write_leaves_no_temporary_file(tmp_path, monkeypatch):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(os, "fsync", failing_fsync)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "No space left on device")
+    assertKeyFileRefused(tmp_path / "home", "No space left on device")
     assert os.listdir(tmp_path / "home") == []
