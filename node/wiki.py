@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import unicodedata
 from collections import Counter, defaultdict
@@ -42,6 +41,8 @@ from typing import Any
 
 from feral.sync.errors import HomeFileError, NotFoundError, PathRefused
 from feral.sync.ids import normalise
+
+from .files import replace_private_file
 
 __all__ = [
     "MULTI_VALUED",
@@ -236,7 +237,8 @@ def write_pages(home: Path, pages: Sequence[WikiPage], now_ms: int) -> list[dict
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         for page in pages:
-            _replace(folder / f"{page.slug}.md", page.render(stamp))
+            data = page.render(stamp).encode("utf-8")
+            replace_private_file(folder / f"{page.slug}.md", data, durable=False)
         keep = {f"{page.slug}.md" for page in pages}
         for stale in folder.glob("*.md"):
             if stale.name not in keep and _frontmatter(stale) is not None:
@@ -244,17 +246,6 @@ def write_pages(home: Path, pages: Sequence[WikiPage], now_ms: int) -> list[dict
     except OSError as exc:
         raise HomeFileError(f"{folder}: cannot write the wiki: {exc.strerror or exc}") from exc
     return [page.entry() for page in pages]
-
-
-def _replace(path: Path, text: str) -> None:
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as file:
-            file.write(text)
-        os.replace(temp, path)
-    finally:
-        temp.unlink(missing_ok=True)
 
 
 def _frontmatter(path: Path) -> dict[str, Any] | None:

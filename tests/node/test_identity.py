@@ -30,7 +30,6 @@ from feral.node.identity import (
     node_id_for,
     sign,
     verify,
-    write_private_file,
 )
 from feral.sync.delta import check_node_id
 from feral.sync.errors import HomeFileError
@@ -222,32 +221,16 @@ def test_creating_the_key_leaves_no_temporary_files(tmp_path):
     assert os.listdir(tmp_path / "home") == [KEY_FILENAME]
 
 
-def test_a_home_that_is_a_file_is_a_config_error(tmp_path):
+def test_a_home_that_is_a_file_is_a_home_file_error(tmp_path):
     (tmp_path / "home").write_text("not a directory")
     with pytest.raises(HomeFileError, match="home"):
         load_or_create_identity(tmp_path / "home")
 
 
-def test_a_home_under_a_file_is_a_config_error(tmp_path):
+def test_a_home_under_a_file_is_a_home_file_error(tmp_path):
     (tmp_path / "file").write_text("not a directory")
     with pytest.raises(HomeFileError, match="home"):
         ensure_home(tmp_path / "file" / "home")
-
-
-@posix_only
-def test_write_private_file_replaces_a_loose_file_with_a_0600_one(tmp_path):
-    target = tmp_path / "settings.json"
-    target.write_text("old")
-    target.chmod(0o644)
-    write_private_file(target, b"new")
-    assert target.read_bytes() == b"new"
-    assert mode_of(target) == 0o600
-    assert os.listdir(tmp_path) == ["settings.json"]
-
-
-def test_write_private_file_into_a_missing_directory_is_a_config_error(tmp_path):
-    with pytest.raises(HomeFileError, match="missing"):
-        write_private_file(tmp_path / "missing" / "settings.json", b"{}")
 
 
 # Damaged key files
@@ -261,25 +244,25 @@ def test_write_private_file_into_a_missing_directory_is_a_config_error(tmp_path)
         b"\xff\xfe\x00binary",
     ],
 )
-def test_a_corrupt_key_file_is_a_config_error_naming_the_file(tmp_path, content):
+def test_a_corrupt_key_file_is_a_home_file_error_naming_the_file(tmp_path, content):
     (tmp_path / "home").mkdir()
     (tmp_path / "home" / KEY_FILENAME).write_bytes(content)
     assertKeyFileRefused(tmp_path / "home", "not an unencrypted PEM private key")
 
 
-def test_a_truncated_key_file_is_a_config_error(tmp_path):
+def test_a_truncated_key_file_is_a_home_file_error(tmp_path):
     pem = pem_of(load_or_create_identity(tmp_path / "home").private_key)
     (tmp_path / "home" / KEY_FILENAME).write_bytes(pem[: len(pem) // 2])
     assertKeyFileRefused(tmp_path / "home", "not an unencrypted PEM private key")
 
 
-def test_an_empty_key_file_is_a_config_error(tmp_path):
+def test_an_empty_key_file_is_a_home_file_error(tmp_path):
     (tmp_path / "home").mkdir()
     (tmp_path / "home" / KEY_FILENAME).write_bytes(b"")
     assertKeyFileRefused(tmp_path / "home", "empty")
 
 
-def test_an_encrypted_key_file_is_a_config_error(tmp_path):
+def test_an_encrypted_key_file_is_a_home_file_error(tmp_path):
     pem = Ed25519PrivateKey.generate().private_bytes(
         Encoding.PEM, PrivateFormat.PKCS8, BestAvailableEncryption(b"secret")
     )
@@ -288,7 +271,7 @@ def test_an_encrypted_key_file_is_a_config_error(tmp_path):
     assertKeyFileRefused(tmp_path / "home", "not an unencrypted PEM private key")
 
 
-def test_a_key_of_another_type_is_a_config_error(tmp_path):
+def test_a_key_of_another_type_is_a_home_file_error(tmp_path):
     pem = ec.generate_private_key(ec.SECP256R1()).private_bytes(
         Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()
     )
@@ -297,18 +280,18 @@ def test_a_key_of_another_type_is_a_config_error(tmp_path):
     assertKeyFileRefused(tmp_path / "home", "Ed25519")
 
 
-def test_a_huge_key_file_is_a_config_error(tmp_path):
+def test_a_huge_key_file_is_a_home_file_error(tmp_path):
     (tmp_path / "home").mkdir()
     (tmp_path / "home" / KEY_FILENAME).write_bytes(b"x" * 100_000)
     assertKeyFileRefused(tmp_path / "home", "too large")
 
 
-def test_a_key_path_that_is_a_directory_is_a_config_error(tmp_path):
+def test_a_key_path_that_is_a_directory_is_a_home_file_error(tmp_path):
     (tmp_path / "home" / KEY_FILENAME).mkdir(parents=True)
     assertKeyFileRefused(tmp_path / "home", "node key")
 
 
-def test_an_unreadable_key_file_is_a_config_error(tmp_path, monkeypatch):
+def test_an_unreadable_key_file_is_a_home_file_error(tmp_path, monkeypatch):
     load_or_create_identity(tmp_path / "home")
     real_open = os.open
 
@@ -370,7 +353,7 @@ def test_without_hard_links_a_loser_waits_for_the_winner_to_finish(tmp_path, mon
     assert len(sleeps) == 1
 
 
-def test_a_winner_that_never_writes_its_key_is_a_config_error(tmp_path, monkeypatch):
+def test_a_winner_that_never_writes_its_key_is_a_home_file_error(tmp_path, monkeypatch):
     def winner_creates_first(src, dst, **kwargs):
         Path(dst).write_bytes(b"")
         raise PermissionError(errno.EPERM, "Operation not permitted")
@@ -380,7 +363,7 @@ def test_a_winner_that_never_writes_its_key_is_a_config_error(tmp_path, monkeypa
     assertKeyFileRefused(tmp_path / "home", "empty")
 
 
-def test_an_unexpected_link_error_is_a_config_error(tmp_path, monkeypatch):
+def test_an_unexpected_link_error_is_a_home_file_error(tmp_path, monkeypatch):
     def failing_link(src, dst, **kwargs):
         raise OSError(errno.EIO, "Input/output error")
 
@@ -427,7 +410,7 @@ def test_identity_is_a_frozen_dataclass(tmp_path):
         me.node_id = me.node_id  # type: ignore[misc]
 
 
-def test_a_home_that_cannot_be_created_is_a_config_error(tmp_path, monkeypatch):
+def test_a_home_that_cannot_be_created_is_a_home_file_error(tmp_path, monkeypatch):
     def refusing_mkdir(self, *args, **kwargs):
         raise PermissionError(errno.EACCES, "Permission denied")
 
@@ -437,7 +420,7 @@ def test_a_home_that_cannot_be_created_is_a_config_error(tmp_path, monkeypatch):
 
 
 @posix_only
-def test_a_loose_key_that_cannot_be_tightened_is_a_config_error(tmp_path, monkeypatch):
+def test_a_loose_key_that_cannot_be_tightened_is_a_home_file_error(tmp_path, monkeypatch):
     load_or_create_identity(tmp_path / "home")
     (tmp_path / "home" / KEY_FILENAME).chmod(0o644)
 
@@ -448,7 +431,7 @@ def test_a_loose_key_that_cannot_be_tightened_is_a_config_error(tmp_path, monkey
     assertKeyFileRefused(tmp_path / "home", r"readable by other users \(mode 0644\)")
 
 
-def test_a_winners_key_that_vanishes_is_a_config_error(tmp_path, monkeypatch):
+def test_a_winners_key_that_vanishes_is_a_home_file_error(tmp_path, monkeypatch):
     def another_process_won_then_deleted_it(src, dst, **kwargs):
         raise FileExistsError(errno.EEXIST, "File exists")
 
