@@ -36,6 +36,8 @@ from feral.node.api import (
     is_loopback_host,
     load_or_create_api_token,
 )
+from feral.node.api.routes import _endpoint
+from feral.node.clock_mark import MARK_FILE
 from feral.node.config import settings_from_dict
 from feral.node.limits import (
     DEFAULT_EPISODES,
@@ -46,8 +48,6 @@ from feral.node.limits import (
     MIN_TOP_K,
     SEARCH_STRATEGIES,
 )
-from feral.node.api.routes import _endpoint
-from feral.node.clock_mark import MARK_FILE
 from feral.node.node import Node
 from feral.node.search import SearchRequest
 from feral.node.service import SyncService
