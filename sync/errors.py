@@ -40,8 +40,8 @@ What each kind stands for:
 - AuthError: a peer that cannot prove who it is, or is not paired.
 - ConfigError: a settings file, or a setting given another way (an environment variable), that
   cannot be used; the message names the key.
-- InvalidArgument: a value given to a command or a call that it does not take (a search
-  strategy, an MMR weight out of range).
+- InvalidArgument: a value given to a command or a call that it does not take, past the checks
+  at the edge (click's option types, the API's declared bodies), which refuse first.
 - InvalidInput: a file handed to feral (an import, a transcript) that cannot be read or holds a
   malformed line; the message names the line.
 - NotAvailable: something this node cannot do as configured (vector search with no model).
@@ -52,9 +52,9 @@ What each kind stands for:
 - StorageError (storage/errors.py): the database refused or is damaged, the embedding model is
   missing, or an embedder's vector cannot be stored.
 
-The HTTP rows keep what the API answered before the tree had them, except that bad arguments
-are 400 ``invalid_argument`` (they were 409 ``not_available``). Third-party errors are
-translated at each layer boundary with ``raise ... from exc``.
+The HTTP rows keep what the API answered before the tree had them, except that a bad argument
+is 400 ``invalid_argument``, not 409 ``not_available``. Third-party errors are translated at
+each layer boundary with ``raise ... from exc``.
 """
 
 from __future__ import annotations
