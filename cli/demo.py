@@ -22,7 +22,7 @@ from feral.node.node import Node
 from feral.node.service import SyncService, dial
 from feral.node.status import sync_status
 
-from .main import run
+from .context import run
 from .output import echo_table, shorten
 
 __all__ = ["demo"]
@@ -163,8 +163,11 @@ async def _report(nodes: dict[str, Node], shared: str) -> None:
     echo_table([(f"{h['score']:.2f}", h["tier"], shorten(h["content"], 50))
                 for h in meaning.results], ("score", "tier", "content"))  # fmt: skip
     row = await laptop.get(shared)
-    state = "archived" if row["archived"] else "live"
-    click.echo(f"\nDr. Chen on the laptop is {state}: the phone's later restore won (LWW).")
+    if row["archived"]:
+        verdict = "archived: the laptop's earlier archive beat the phone's later restore (wrong)"
+    else:
+        verdict = "live: the phone's later restore won (LWW)"
+    click.echo(f"\nDr. Chen on the laptop is {verdict}.")
     if not same:
         raise click.ClickException("the devices did not converge")
 

@@ -25,10 +25,10 @@ from feral.node.limits import (
 from feral.node.node import Node
 from feral.node.phrases import parse_fact
 from feral.node.working_memory import Message, parse_transcript_line
-from feral.sync.errors import FeralError
+from feral.sync.errors import InvalidInput
 
-from .main import pass_home, with_node
-from .output import echo_json, echo_table, shorten
+from .context import pass_home, with_node
+from .output import echo_json, echo_table, json_option, shorten
 
 __all__ = ["memory", "parse_import_line"]
 
@@ -45,7 +45,7 @@ def memory() -> None:
 @click.option("--subject", help="Subject of an explicit triple.")
 @click.option("--predicate", help="Predicate of an explicit triple.")
 @click.option("--object", "obj", help="Object of an explicit triple.")
-@click.option("--json", "as_json", is_flag=True, help="Print the stored row as JSON.")
+@json_option("the stored row")
 @pass_home
 def remember(
     home: Path,
@@ -99,7 +99,7 @@ def remember(
     type=click.FloatRange(*FRACTION_RANGE),
     help="MMR's relevance weight: 1 is plain relevance order, lower is more diverse.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
+@json_option("results")
 @pass_home
 def search(
     home: Path,
@@ -135,7 +135,7 @@ def search(
 @click.option(
     "--limit", type=click.IntRange(1, MAX_EPISODES), default=DEFAULT_EPISODES, show_default=True
 )
-@click.option("--json", "as_json", is_flag=True, help="Print episodes as JSON.")
+@json_option("episodes")
 @pass_home
 def episodes(home: Path, limit: int, as_json: bool) -> None:
     """List the newest episodes."""
@@ -158,7 +158,7 @@ def _echo_row(row: dict[str, Any], verb: str, as_json: bool) -> None:
 
 @memory.command()
 @click.argument("row_id", metavar="ID")
-@click.option("--json", "as_json", is_flag=True, help="Print the row as JSON.")
+@json_option("the row")
 @pass_home
 def forget(home: Path, row_id: str, as_json: bool) -> None:
     """Archive a memory (replicated; undo with restore)."""
@@ -167,7 +167,7 @@ def forget(home: Path, row_id: str, as_json: bool) -> None:
 
 @memory.command()
 @click.argument("row_id", metavar="ID")
-@click.option("--json", "as_json", is_flag=True, help="Print the row as JSON.")
+@json_option("the row")
 @pass_home
 def restore(home: Path, row_id: str, as_json: bool) -> None:
     """Un-archive a memory."""
@@ -186,7 +186,7 @@ def nuke(home: Path, row_id: str, yes: bool) -> None:
 
 
 @memory.command()
-@click.option("--json", "as_json", is_flag=True, help="Print stats as JSON.")
+@json_option("stats")
 @pass_home
 def stats(home: Path, as_json: bool) -> None:
     """Counts per tier, the delta log, vectors and the embedder."""
@@ -211,7 +211,7 @@ def stats(home: Path, as_json: bool) -> None:
 
 
 @memory.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the count and embedder as JSON.")
+@json_option("the count and embedder")
 @pass_home
 def reembed(home: Path, as_json: bool) -> None:
     """Drop every vector and embed all episodes and facts again with the current embedder.
@@ -272,12 +272,12 @@ def parse_import_line(line: str, number: int) -> tuple[str, str, str] | None:
     try:
         item = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise FeralError(f"line {number}: invalid JSON: {exc.msg}") from exc
+        raise InvalidInput(f"line {number}: invalid JSON: {exc.msg}") from exc
     if all(isinstance(item.get(k), str) for k in ("subject", "predicate", "object")):
         return (item["subject"], item["predicate"], item["object"])
     if isinstance(item.get("fact"), str) and item["fact"].strip():
         return (*NOTE, item["fact"].strip())
-    raise FeralError(f"line {number}: expected subject/predicate/object strings or a 'fact'")
+    raise InvalidInput(f"line {number}: expected subject/predicate/object strings or a 'fact'")
 
 
 def _read_import(path: Path) -> list[tuple[str, str, str]]:
@@ -286,9 +286,9 @@ def _read_import(path: Path) -> list[tuple[str, str, str]]:
             parsed = (parse_import_line(line, n) for n, line in enumerate(handle, 1))
             return [t for t in parsed if t is not None]
     except OSError as exc:
-        raise FeralError(f"cannot read {path}: {exc.strerror}") from exc
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
-        raise FeralError(f"{path} is not UTF-8 text") from exc
+        raise InvalidInput(f"{path} is not UTF-8 text") from exc
 
 
 @memory.command(name="import")
@@ -299,10 +299,7 @@ def import_(home: Path, file: Path) -> None:
 
     Every line is checked before anything is written, so a bad line imports nothing.
     """
-    try:
-        triples = _read_import(file)
-    except FeralError as exc:
-        raise click.ClickException(str(exc)) from exc
+    triples = _read_import(file)
     with click.progressbar(length=len(triples), label="Importing", file=sys.stderr) as bar:
         written = with_node(home, lambda node: node.import_facts(triples, progress=bar.update))
     click.echo(f"Imported {len(triples)} line(s): {written} new fact(s)", err=True)
@@ -316,17 +313,17 @@ def _read_transcript(path: Path) -> Iterator[Message]:
                 try:
                     line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
                 except UnicodeDecodeError as exc:
-                    raise FeralError(f"line {number}: not UTF-8 text") from exc
+                    raise InvalidInput(f"line {number}: not UTF-8 text") from exc
                 message = parse_transcript_line(line, number)
                 if message is not None:
                     yield message
     except OSError as exc:
-        raise FeralError(f"cannot read {path}: {exc.strerror}") from exc
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from exc
 
 
 @memory.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+@json_option("the counts")
 @pass_home
 def ingest(home: Path, file: Path, as_json: bool) -> None:
     """Stream a JSON Lines transcript through working memory into episodes.
@@ -338,10 +335,7 @@ def ingest(home: Path, file: Path, as_json: bool) -> None:
     """
     # Two passes: check every line (and count them for the bar), then stream. Memory stays flat
     # whatever the file's size; a file edited between the passes can still fail half-way.
-    try:
-        total = sum(1 for _ in _read_transcript(file))
-    except FeralError as exc:
-        raise click.ClickException(str(exc)) from exc
+    total = sum(1 for _ in _read_transcript(file))
     hidden = not sys.stderr.isatty()  # a log or a pipe gets the counts, not a bar
     with click.progressbar(length=total, label="Ingesting", file=sys.stderr, hidden=hidden) as bar:
         result = with_node(

@@ -1,14 +1,25 @@
-"""Rendering for the CLI: JSON for machines, aligned tables for people."""
+"""Rendering for the CLI: JSON for machines, aligned tables for people, and the ``--json`` flag.
+
+Every listing command takes ``--json`` (DESIGN §6); :func:`json_option` is that flag, so its name,
+parameter and help read the same everywhere.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import click
 
-__all__ = ["echo_json", "echo_table", "shorten"]
+__all__ = ["echo_json", "echo_table", "json_option", "shorten"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def json_option(what: str) -> Callable[[F], F]:
+    """The ``--json`` flag, passed to the command as ``as_json``: "Print ``what`` as JSON."."""
+    return click.option("--json", "as_json", is_flag=True, help=f"Print {what} as JSON.")
 
 
 def echo_json(value: Any) -> None:

@@ -7,7 +7,6 @@ import datetime
 import logging
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -18,20 +17,13 @@ from feral.node.node import Node
 from feral.node.peer import LinkResult
 from feral.node.service import SyncService, dial
 from feral.node.status import peer_rows, sync_status
-from feral.sync.errors import FeralError, NotFoundError
+from feral.sync.errors import NotFoundError
 from feral.sync.types import NodeId
 
-from .main import pass_home, with_node
-from .output import echo_json, echo_table, shorten
+from .context import pass_home, with_node
+from .output import echo_json, echo_table, json_option, shorten
 
 __all__ = ["serve", "sync"]
-
-
-def _guard(fn: Any, *args: Any) -> Any:
-    try:
-        return fn(*args)
-    except FeralError as exc:
-        raise click.ClickException(str(exc)) from exc
 
 
 @click.group()
@@ -43,7 +35,7 @@ def sync() -> None:
 @pass_home
 def node_id(home: Path) -> None:
     """Print this node's id (the fingerprint of its public key), one line."""
-    click.echo(_guard(load_or_create_identity, home).node_id)
+    click.echo(load_or_create_identity(home).node_id)
 
 
 def _when(ms: int | None) -> str:
@@ -53,7 +45,7 @@ def _when(ms: int | None) -> str:
 
 
 @sync.group(invoke_without_command=True)
-@click.option("--json", "as_json", is_flag=True, help="Print peers as JSON.")
+@json_option("peers")
 @click.pass_context
 def peers(ctx: click.Context, as_json: bool) -> None:
     """List paired peers with their HLC lag; `peers add` and `peers remove` change them."""
@@ -89,12 +81,12 @@ def _lag(ms: int | None) -> str:
 @pass_home
 def peers_add(home: Path, url: str | None, peer_id: str) -> None:
     """Pair with a peer; without URL the peer may connect here but is never dialled."""
-    me = _guard(load_or_create_identity, home)
+    me = load_or_create_identity(home)
     if peer_id == me.node_id:
         raise click.ClickException("that is this node's own id")
-    settings = _guard(load_settings, home)
-    updated = _guard(with_peer, settings, PeerSettings(NodeId(peer_id), url))
-    _guard(save_settings, home, updated)
+    settings = load_settings(home)
+    updated = with_peer(settings, PeerSettings(NodeId(peer_id), url))
+    save_settings(home, updated)
     click.echo(f"Paired with {peer_id}" + (f" at {url}" if url else " (accept only)"))
 
 
@@ -103,8 +95,8 @@ def peers_add(home: Path, url: str | None, peer_id: str) -> None:
 @pass_home
 def peers_remove(home: Path, peer: str) -> None:
     """Unpair a peer, by id or URL."""
-    settings = _guard(load_settings, home)
-    _guard(save_settings, home, _guard(without_peer, settings, peer))
+    settings = load_settings(home)
+    save_settings(home, without_peer(settings, peer))
     click.echo(f"Removed {peer}")
 
 
@@ -127,7 +119,7 @@ async def _sync_round(node: Node, target: str | None, show_progress: bool) -> li
 
 @sync.command()
 @click.option("--peer", "target", metavar="ID|URL", help="Sync with this peer only.")
-@click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
+@json_option("results")
 @pass_home
 def now(home: Path, target: str | None, as_json: bool) -> None:
     """Run one sync round with every peer that has a URL; exit 1 if any failed."""
@@ -158,7 +150,7 @@ def now(home: Path, target: str | None, as_json: bool) -> None:
 
 
 @sync.command()
-@click.option("--json", "as_json", is_flag=True, help="Print status as JSON.")
+@json_option("status")
 @pass_home
 def status(home: Path, as_json: bool) -> None:
     """This node's HLC and state digest; per peer reachability, lag, backlog, last error."""

@@ -8,8 +8,8 @@ import click
 
 from feral.node.node import Node
 
-from .main import pass_home, with_node
-from .output import echo_json, echo_table
+from .context import pass_home, with_node
+from .output import echo_json, echo_table, json_option
 
 __all__ = ["wiki"]
 
@@ -20,7 +20,7 @@ def wiki() -> None:
 
 
 @wiki.command(name="compile")
-@click.option("--json", "as_json", is_flag=True, help="Print the pages as JSON.")
+@json_option("the pages")
 @pass_home
 def compile_(home: Path, as_json: bool) -> None:
     """Rebuild every page from the live memories.
@@ -39,7 +39,7 @@ def compile_(home: Path, as_json: bool) -> None:
 
 
 @wiki.command(name="list")
-@click.option("--json", "as_json", is_flag=True, help="Print the pages as JSON.")
+@json_option("the pages")
 @pass_home
 def list_(home: Path, as_json: bool) -> None:
     """List the compiled pages.

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from feral.sync.errors import ConfigError
+from feral.sync.errors import HomeFileError
 
 __all__ = ["MARK_FILE", "read_mark", "write_mark"]
 
@@ -29,7 +29,7 @@ def read_mark(home: Path) -> int:
     """The highest stamp this home's node has issued, or 0 when none is recorded.
 
     Raises:
-        ConfigError: the file exists but does not hold a stamp; the message names it.
+        HomeFileError: the file exists but does not hold a stamp; the message names it.
     """
     path = home / MARK_FILE
     try:
@@ -37,11 +37,11 @@ def read_mark(home: Path) -> int:
     except FileNotFoundError:
         return 0
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read the clock mark: {exc}") from exc
+        raise HomeFileError(f"{path}: cannot read the clock mark: {exc}") from exc
     if not text:
         return 0  # cut short by a power cut: the database holds the mark
     if not text.isdigit() or len(text) > 20:
-        raise ConfigError(
+        raise HomeFileError(
             f"{path}: not a clock mark ({text[:40]!r}); if the database was not restored from "
             "an older copy, delete the file and the node resumes from the database"
         )
@@ -63,4 +63,4 @@ def write_mark(home: Path, mark: int) -> None:
         finally:
             os.close(fd)
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot write the clock mark: {exc.strerror}") from exc
+        raise HomeFileError(f"{path}: cannot write the clock mark: {exc.strerror}") from exc

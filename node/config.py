@@ -36,7 +36,7 @@ from msgspec import Meta
 
 from feral.storage.static_model import DEFAULT_EMBEDDER, EMBEDDER_CHOICES
 from feral.sync.delta import check_node_id
-from feral.sync.errors import ConfigError, NotFoundError, ProtocolError
+from feral.sync.errors import ConfigError, HomeFileError, NotFoundError, ProtocolError
 from feral.sync.types import NodeId
 
 from .identity import ensure_home, write_private_file
@@ -234,7 +234,8 @@ def load_settings(home: Path) -> Settings:
     """Read ``<home>/settings.json``; a missing file (or home) means the defaults.
 
     Raises:
-        ConfigError: unreadable file, invalid JSON (with line and column) or an invalid value.
+        HomeFileError: the file exists but cannot be read.
+        ConfigError: invalid JSON (with line and column) or an invalid value.
     """
     path = home / SETTINGS_FILENAME
     try:
@@ -243,7 +244,7 @@ def load_settings(home: Path) -> Settings:
     except FileNotFoundError:
         return Settings()
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+        raise HomeFileError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     if len(raw) > MAX_SETTINGS_BYTES:
         raise ConfigError(f"{path}: larger than {MAX_SETTINGS_BYTES} bytes; not a settings file")
     try:
@@ -260,7 +261,8 @@ def save_settings(home: Path, settings: Settings) -> None:
     and reads well by hand. The home is created (0700) if missing.
 
     Raises:
-        ConfigError: ``settings`` holds an invalid value (nothing is written), or the write fails.
+        ConfigError: ``settings`` holds an invalid value (nothing is written).
+        HomeFileError: the home or the file cannot be written.
     """
     path = home / SETTINGS_FILENAME
     data = settings_to_dict(settings)

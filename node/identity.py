@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 import time
 from dataclasses import dataclass, field
@@ -45,9 +44,11 @@ from cryptography.hazmat.primitives.serialization import (
     load_pem_private_key,
 )
 
-from feral.sync.errors import ConfigError
+from feral.sync.errors import HomeFileError
 from feral.sync.ids import node_id_for
 from feral.sync.types import NodeId
+
+from .files import O_BINARY, fill, fsync_directory, os_reason, write_private_file, write_temp
 
 __all__ = [
     "KEY_FILENAME",
@@ -58,7 +59,7 @@ __all__ = [
     "node_id_for",
     "sign",
     "verify",
-    "write_private_file",
+    "write_private_file",  # node/files.py's, still importable here (settings and API token)
 ]
 
 KEY_FILENAME = "node.key"
@@ -75,8 +76,6 @@ _NO_HARD_LINKS = frozenset(
     {errno.EPERM, errno.EACCES, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS}
 )
 """``link()`` errors that mean "this file system or sandbox has no hard links", not "failed"."""
-
-_O_BINARY = getattr(os, "O_BINARY", 0)
 
 
 @dataclass(frozen=True)
@@ -131,7 +130,7 @@ def load_or_create_identity(home: Path) -> Identity:
         The identity; the same one on every later call with the same home.
 
     Raises:
-        ConfigError: the home or the key file cannot be created or read, or the file does not
+        HomeFileError: the home or the key file cannot be created or read, or the file does not
             hold an unencrypted Ed25519 private key. The message names the file.
     """
     ensure_home(home)
@@ -153,7 +152,7 @@ def ensure_home(home: Path) -> None:
     folder), so its mode is never changed.
 
     Raises:
-        ConfigError: the home cannot be created, or exists and is not a directory.
+        HomeFileError: the home cannot be created, or exists and is not a directory.
     """
     try:
         home.parent.mkdir(parents=True, exist_ok=True)
@@ -162,29 +161,9 @@ def ensure_home(home: Path) -> None:
     except FileExistsError:
         if home.is_dir():
             return
-        raise ConfigError(f"{home}: cannot create the home: a file is in the way") from None
+        raise HomeFileError(f"{home}: cannot create the home: a file is in the way") from None
     except OSError as exc:
-        raise ConfigError(f"{home}: cannot create the home: {_reason(exc)}") from exc
-
-
-def write_private_file(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically, mode 0600, durable once this returns.
-
-    Readers see the old file or the new one, never a mix; the contents are never readable by
-    other users, even while being written. Used for settings; the key uses an exclusive publish.
-
-    Raises:
-        ConfigError: the file cannot be written; the message names it.
-    """
-    try:
-        temp = _write_temp(path, data)
-        try:
-            os.replace(temp, path)
-        finally:
-            temp.unlink(missing_ok=True)
-        _fsync_directory(path.parent)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot write: {_reason(exc)}") from exc
+        raise HomeFileError(f"{home}: cannot create the home: {os_reason(exc)}") from exc
 
 
 def _create_key(path: Path) -> Ed25519PrivateKey | None:
@@ -196,7 +175,7 @@ def _create_key(path: Path) -> Ed25519PrivateKey | None:
     key = Ed25519PrivateKey.generate()
     pem = key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
     try:
-        temp = _write_temp(path, pem)
+        temp = write_temp(path, pem)
         try:
             os.link(temp, path)  # exclusive: fails if the name exists, never overwrites
         except FileExistsError:
@@ -207,9 +186,9 @@ def _create_key(path: Path) -> Ed25519PrivateKey | None:
             return key if _create_in_place(path, pem) else None
         finally:
             temp.unlink(missing_ok=True)
-        _fsync_directory(path.parent)
+        fsync_directory(path.parent)
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot write the node key: {_reason(exc)}") from exc
+        raise HomeFileError(f"{path}: cannot write the node key: {os_reason(exc)}") from exc
     return key
 
 
@@ -220,79 +199,43 @@ def _create_in_place(path: Path, pem: bytes) -> bool:
         ``False`` when the name already existed (another process won the race).
     """
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_BINARY, 0o600)
     except FileExistsError:
         return False
     try:
-        _fill(fd, pem)
+        fill(fd, pem)
     except BaseException:
         path.unlink(missing_ok=True)  # ours (O_EXCL): never leave a half-written key behind
         raise
-    _fsync_directory(path.parent)
+    fsync_directory(path.parent)
     return True
-
-
-def _write_temp(path: Path, data: bytes) -> Path:
-    """Write ``data`` to a new 0600 file beside ``path`` and flush it to disk."""
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o600)
-    try:
-        _fill(fd, data)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    return temp
-
-
-def _fill(fd: int, data: bytes) -> None:
-    """Give the open file ``fd`` mode 0600 (whatever the umask did), write, fsync and close it."""
-    with os.fdopen(fd, "wb") as file:
-        if hasattr(os, "fchmod"):
-            os.fchmod(fd, 0o600)
-        file.write(data)
-        file.flush()
-        os.fsync(fd)
-
-
-def _fsync_directory(directory: Path) -> None:
-    """Make a new name in ``directory`` durable (POSIX only; Windows cannot open a directory)."""
-    if os.name != "posix":
-        return
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    except OSError as exc:
-        if exc.errno != errno.EINVAL:  # EINVAL: this file system cannot sync directories
-            raise
-    finally:
-        os.close(fd)
 
 
 def _read_key_file(path: Path) -> bytes | None:
     """The key file's bytes, or ``None`` if there is none yet; tightens a loose mode to 0600.
 
     Raises:
-        ConfigError: the file exists but cannot be read, is not a regular file, or is too large.
+        HomeFileError: the file exists but cannot be read, is not a regular file, or is too large.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | _O_BINARY)
+        fd = os.open(path, os.O_RDONLY | O_BINARY)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the node key: {_reason(exc)}") from exc
+        raise HomeFileError(f"{path}: cannot read the node key: {os_reason(exc)}") from exc
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise ConfigError(f"{path}: the node key is not a regular file")
+            raise HomeFileError(f"{path}: the node key is not a regular file")
         if info.st_size > MAX_KEY_FILE_BYTES:
-            raise ConfigError(f"{path}: {info.st_size} bytes is too large for a node key")
+            raise HomeFileError(f"{path}: {info.st_size} bytes is too large for a node key")
         _tighten(path, fd, info.st_mode)
         chunks: list[bytes] = []
         while chunk := os.read(fd, MAX_KEY_FILE_BYTES + 1):
             chunks.append(chunk)
         return b"".join(chunks)
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the node key: {_reason(exc)}") from exc
+        raise HomeFileError(f"{path}: cannot read the node key: {os_reason(exc)}") from exc
     finally:
         os.close(fd)
 
@@ -304,9 +247,9 @@ def _tighten(path: Path, fd: int, mode: int) -> None:
     try:
         os.fchmod(fd, 0o600)
     except OSError as exc:
-        raise ConfigError(
+        raise HomeFileError(
             f"{path}: the node key is readable by other users (mode {stat.S_IMODE(mode):04o}) "
-            f"and cannot be changed to 0600: {_reason(exc)}"
+            f"and cannot be changed to 0600: {os_reason(exc)}"
         ) from exc
 
 
@@ -318,7 +261,7 @@ def _read_winners_key(path: Path) -> bytes:
     for _ in range(_RACE_POLLS):
         data = _read_key_file(path)
         if data is None:
-            raise ConfigError(f"{path}: the node key vanished while it was being created")
+            raise HomeFileError(f"{path}: the node key vanished while it was being created")
         if data:
             return data
         time.sleep(_RACE_POLL_S)
@@ -326,21 +269,16 @@ def _read_winners_key(path: Path) -> bytes:
 
 
 def _parse_key(path: Path, data: bytes) -> Ed25519PrivateKey:
-    """Decode the PEM in ``data``, turning every cryptography error into a ConfigError."""
+    """Decode the PEM in ``data``, turning every cryptography error into a HomeFileError."""
     if not data.strip():
-        raise ConfigError(f"{path}: the node key file is empty; remove it to create a new key")
+        raise HomeFileError(f"{path}: the node key file is empty; remove it to create a new key")
     try:
         key = load_pem_private_key(data, password=None)
     except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
         # TypeError: the key is encrypted; ValueError: not PEM, or damaged.
-        raise ConfigError(
+        raise HomeFileError(
             f"{path}: not an unencrypted PEM private key (the file is damaged or not a node key)"
         ) from exc
     if not isinstance(key, Ed25519PrivateKey):
-        raise ConfigError(f"{path}: holds a private key of another type; feral uses Ed25519")
+        raise HomeFileError(f"{path}: holds a private key of another type; feral uses Ed25519")
     return key
-
-
-def _reason(exc: OSError) -> str:
-    """The operating system's words for ``exc``, without Python's ``[Errno n]`` prefix."""
-    return exc.strerror or str(exc)

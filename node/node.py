@@ -26,7 +26,7 @@ from feral.storage.static_model import load_embedder
 from feral.storage.store import Store
 from feral.storage.vectors import Embedder, embed_pending, reset_vectors
 from feral.sync.delta import Page
-from feral.sync.errors import ConfigError
+from feral.sync.errors import ConfigError, NotAvailable
 from feral.sync.hlc import DEFAULT_MAX_DRIFT_MS, HybridClock
 from feral.sync.ids import new_ulid
 from feral.sync.schema import EPISODES, FACTS
@@ -290,11 +290,11 @@ class Node:
         many rows were embedded.
 
         Raises:
-            ConfigError: no embedder (``memory.embedder`` is ``"none"``).
+            NotAvailable: no embedder (``memory.embedder`` is ``"none"``).
         """
         embedder = self.embedder
         if embedder is None:
-            raise ConfigError(
+            raise NotAvailable(
                 'nothing to re-embed: vector search is off (memory.embedder is "none")'
             )
         total = await self.store.write(reset_vectors, embedder)
@@ -346,7 +346,7 @@ class Node:
         return list_pages(self.home)
 
     async def wiki_page(self, topic: str) -> str:
-        """The Markdown of ``topic``'s page (NotFoundError if none; ConfigError for a path)."""
+        """The Markdown of ``topic``'s page (NotFoundError if none; PathRefused for a path)."""
         return read_page(self.home, topic)
 
     async def search(

@@ -20,7 +20,7 @@ from feral.storage import search as ranking
 from feral.storage.connection import Connection
 from feral.storage.store import Store
 from feral.storage.vectors import Embedder, pack_vector
-from feral.sync.errors import ConfigError
+from feral.sync.errors import NotAvailable
 
 from .config import SearchSettings
 from .limits import Fraction, Query, Strategy, StrategyName, TopK
@@ -86,16 +86,16 @@ def _plan(request: SearchRequest, defaults: SearchSettings, embedder: Embedder |
     """Fill in defaults; with no embedder the vector leg is off (DESIGN §2: never blend noise).
 
     Raises:
-        ConfigError: ``vector``, or ``mmr`` asked for explicitly, with no embedder.
+        NotAvailable: ``vector``, or ``mmr`` asked for explicitly, with no embedder.
     """
     strategy = request.strategy or defaults.strategy
     rerank = request.mmr if request.mmr is not None else defaults.mmr
     notes: list[str] = []
     if embedder is None:
         if strategy == "vector":
-            raise ConfigError(f"vector search is off: {NO_MODEL}")
+            raise NotAvailable(f"vector search is off: {NO_MODEL}")
         if request.mmr:
-            raise ConfigError(f"MMR needs embeddings: {NO_MODEL}")
+            raise NotAvailable(f"MMR needs embeddings: {NO_MODEL}")
         if strategy == "hybrid":
             notes.append(f"hybrid fell back to fts: {NO_MODEL}")
         if rerank:
@@ -118,7 +118,7 @@ async def run_search(
     """Search episodes and facts as ``request`` asks, with ``defaults`` for what it leaves out.
 
     Raises:
-        ConfigError: the request needs an embedding model and this node has none.
+        NotAvailable: the request needs an embedding model and this node has none.
     """
     started = time.perf_counter()
     plan = _plan(request, defaults, embedder)

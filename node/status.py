@@ -24,6 +24,10 @@ async def peer_rows(node: Node) -> list[dict[str, Any]]:
     recorded = await node.store.read(peer_status.peer_statuses)
     vector = await node.version_vector()
     high = max(vector.values(), default=0)
+    unmet = any(peer.node_id not in recorded for peer in node.settings.sync.peers)
+    # A peer never met lacks the whole log: count it once for them all, and only if one is
+    # unmet (a peer met before has its backlog counted from its vector by peer_statuses).
+    whole_log = await node.store.read(peer_status.backlog_for, {}) if unmet else 0
     rows = []
     for peer in node.settings.sync.peers:
         seen = recorded.get(peer.node_id, {})
@@ -37,7 +41,7 @@ async def peer_rows(node: Node) -> list[dict[str, Any]]:
                 "encrypted": seen.get("encrypted", False),
                 "last_sync_at": seen.get("last_sync_at"),
                 "hlc_lag_ms": _lag_ms(high, theirs),
-                "backlog": seen.get("backlog", await node.store.read(peer_status.backlog_for, {})),
+                "backlog": seen.get("backlog", whole_log),
                 "in_sync": bool(theirs) and theirs == vector,
                 "clock_offset_ms": seen.get("clock_offset_ms"),
                 "last_error": seen.get("last_error"),

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import unicodedata
 from collections import Counter, defaultdict
@@ -40,8 +39,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from feral.sync.errors import ConfigError, NotFoundError
+from feral.sync.errors import HomeFileError, NotFoundError, PathRefused
 from feral.sync.ids import normalise
+
+from .files import replace_private_file
 
 __all__ = [
     "MULTI_VALUED",
@@ -229,32 +230,22 @@ def write_pages(home: Path, pages: Sequence[WikiPage], now_ms: int) -> list[dict
         ``[{"topic", "path", "sources", "needs_review"}]`` for the pages written, topic order.
 
     Raises:
-        ConfigError: the folder or a page cannot be written.
+        HomeFileError: the folder or a page cannot be written.
     """
     folder = home / WIKI_FOLDER
     stamp = _iso(now_ms)
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         for page in pages:
-            _replace(folder / f"{page.slug}.md", page.render(stamp))
+            data = page.render(stamp).encode("utf-8")
+            replace_private_file(folder / f"{page.slug}.md", data, durable=False)
         keep = {f"{page.slug}.md" for page in pages}
         for stale in folder.glob("*.md"):
             if stale.name not in keep and _frontmatter(stale) is not None:
                 stale.unlink(missing_ok=True)
     except OSError as exc:
-        raise ConfigError(f"{folder}: cannot write the wiki: {exc.strerror or exc}") from exc
+        raise HomeFileError(f"{folder}: cannot write the wiki: {exc.strerror or exc}") from exc
     return [page.entry() for page in pages]
-
-
-def _replace(path: Path, text: str) -> None:
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as file:
-            file.write(text)
-        os.replace(temp, path)
-    finally:
-        temp.unlink(missing_ok=True)
 
 
 def _frontmatter(path: Path) -> dict[str, Any] | None:
@@ -296,8 +287,10 @@ def read_page(home: Path, topic: str) -> str:
     """The text of the page for ``topic`` (its name in any case, or its file's slug).
 
     Raises:
-        ConfigError: ``topic`` looks like a path (``/``, ``\\``, ``..``): refused.
+        PathRefused: ``topic`` looks like a path (``/``, ``\\``, ``..``), or its page is a
+            link to a file outside the wiki folder: refused.
         NotFoundError: no compiled page has that topic.
+        HomeFileError: the page exists but cannot be read.
     """
     pages = list_pages(home)
     key = normalise(topic)
@@ -307,13 +300,13 @@ def read_page(home: Path, topic: str) -> str:
     matches += [p for p in pages if p["path"] == f"{WIKI_FOLDER}/{topic}.md"]
     if not matches:
         if any(mark in topic for mark in ("/", "\\", "..", "\x00")):
-            raise ConfigError(f"refused: {topic!r} is a path, not a wiki topic")
+            raise PathRefused(f"refused: {topic!r} is a path, not a wiki topic")
         raise NotFoundError(f"no wiki page for {topic!r} (see 'feral wiki list'; compile first)")
     folder = (home / WIKI_FOLDER).resolve()
     path = (home / str(matches[0]["path"])).resolve()
     if path.parent != folder:  # a symlinked page pointing elsewhere
-        raise ConfigError(f"refused: the page for {topic!r} is outside {folder}")
+        raise PathRefused(f"refused: the page for {topic!r} is outside {folder}")
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise NotFoundError(f"cannot read the page for {topic!r}: {exc}") from exc
+        raise HomeFileError(f"cannot read the page for {topic!r}: {exc}") from exc

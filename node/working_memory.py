@@ -32,7 +32,7 @@ import re
 from collections import deque
 from dataclasses import dataclass
 
-from feral.sync.errors import FeralError
+from feral.sync.errors import InvalidInput
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -165,7 +165,7 @@ def parse_transcript_line(line: str, number: int) -> Message | None:
     Other keys are ignored, so exports that carry timestamps or ids ingest as they are.
 
     Raises:
-        FeralError: ``"line N: ..."`` naming what is wrong.
+        InvalidInput: ``"line N: ..."`` naming what is wrong.
     """
     text = line.strip()
     if not text:
@@ -174,27 +174,27 @@ def parse_transcript_line(line: str, number: int) -> Message | None:
         item = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
         reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-        raise FeralError(f"line {number}: invalid JSON: {reason}") from exc
+        raise InvalidInput(f"line {number}: invalid JSON: {reason}") from exc
     if not isinstance(item, dict):
-        raise FeralError(f"line {number}: expected a JSON object with session, role and content")
+        raise InvalidInput(f"line {number}: expected a JSON object with session, role and content")
     for key in ("session", "role", "content"):
         if not isinstance(item.get(key), str):
-            raise FeralError(f"line {number}: {key!r} must be a string")
+            raise InvalidInput(f"line {number}: {key!r} must be a string")
     session, role, content = item["session"], item["role"], item["content"]
     if not session.strip() or not role.strip():
-        raise FeralError(f"line {number}: 'session' and 'role' must not be empty")
+        raise InvalidInput(f"line {number}: 'session' and 'role' must not be empty")
     for key in ("session", "role", "content"):
         _check_text(number, key, item[key])
     if len(session.encode("utf-8")) > MAX_SESSION_BYTES:
-        raise FeralError(f"line {number}: 'session' must be at most {MAX_SESSION_BYTES} bytes")
+        raise InvalidInput(f"line {number}: 'session' must be at most {MAX_SESSION_BYTES} bytes")
     return Message(session, role, content)
 
 
 def _check_text(number: int, key: str, text: str) -> None:
     """Text a row can hold: no NUL, and no lone surrogate (``"\\ud800"`` is valid JSON)."""
     if "\x00" in text:
-        raise FeralError(f"line {number}: {key!r} contains a NUL character")
+        raise InvalidInput(f"line {number}: {key!r} contains a NUL character")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise FeralError(f"line {number}: {key!r} is not valid Unicode") from exc
+        raise InvalidInput(f"line {number}: {key!r} is not valid Unicode") from exc

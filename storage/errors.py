@@ -1,4 +1,8 @@
-"""Storage errors, beneath ``FeralError`` (the tree is drawn in sync/errors.py)."""
+"""Storage errors, beneath ``FeralError`` (the tree and its mapping are drawn in sync/errors.py).
+
+Each class carries its row of that mapping (API code, HTTP status, exit status) as the classes in
+sync/errors.py do; tests/sync/test_errors.py checks the rows against the drawing.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from feral.sync.errors import FeralError
 
 __all__ = [
     "CorruptDatabase",
+    "EmbeddingError",
     "ExtensionUnavailable",
     "MigrationError",
     "ModelUnavailable",
@@ -16,18 +21,34 @@ __all__ = [
 class StorageError(FeralError):
     """The database refused an operation or cannot be used."""
 
+    code, http_status, exit_code = "refused", 400, 1
+
 
 class MigrationError(StorageError):
     """A schema migration failed; the database was left at the previous step."""
+
+    code, http_status, exit_code = "refused", 400, 1
 
 
 class ExtensionUnavailable(StorageError):
     """The SQLite build in use cannot load sqlite-vec."""
 
+    code, http_status, exit_code = "refused", 400, 1
+
 
 class ModelUnavailable(StorageError):
     """The embedding model shipped with feral is missing or damaged (storage/static_model.py)."""
 
+    code, http_status, exit_code = "refused", 400, 1
+
 
 class CorruptDatabase(StorageError):
     """The database file fails SQLite's integrity check or is not a database at all."""
+
+    code, http_status, exit_code = "refused", 400, 1
+
+
+class EmbeddingError(StorageError):
+    """An embedder's vector that cannot be stored: the wrong size, or NaN or infinity."""
+
+    code, http_status, exit_code = "refused", 400, 1

@@ -14,10 +14,10 @@ import struct
 from collections.abc import Sequence
 from typing import Protocol
 
-from feral.sync.errors import FeralError
 from feral.sync.schema import EPISODES, FACTS, Table
 
 from .connection import Connection
+from .errors import CorruptDatabase, EmbeddingError
 
 __all__ = [
     "VECTOR_TABLES",
@@ -51,11 +51,11 @@ class Embedder(Protocol):
 def pack_vector(vector: Sequence[float], dim: int) -> bytes:
     """Little-endian float32 bytes of exactly ``dim`` finite values (what sqlite-vec stores)."""
     if len(vector) != dim:
-        raise FeralError(f"embedding has {len(vector)} dimensions, expected {dim}")
+        raise EmbeddingError(f"embedding has {len(vector)} dimensions, expected {dim}")
     # A finite sum proves every value finite (NaN or infinity would spread into it); only an
     # infinite or NaN sum, or a sum that overflowed, needs the per-value check.
     if not math.isfinite(sum(vector)) and not all(math.isfinite(x) for x in vector):
-        raise FeralError("embedding contains NaN or infinity")
+        raise EmbeddingError("embedding contains NaN or infinity")
     return struct.pack(f"<{dim}f", *vector)
 
 
@@ -167,7 +167,7 @@ def embed_pending(conn: Connection, embedder: Embedder, limit: int = EMBED_BATCH
 def unpack_vector(blob: bytes) -> list[float]:
     """The floats of a little-endian float32 BLOB (the inverse of :func:`pack_vector`)."""
     if len(blob) % 4:
-        raise FeralError(f"a stored vector of {len(blob)} bytes is not float32 values")
+        raise CorruptDatabase(f"a stored vector of {len(blob)} bytes is not float32 values")
     return list(struct.unpack(f"<{len(blob) // 4}f", blob))
 
 

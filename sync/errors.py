@@ -1,25 +1,65 @@
 """One exception tree for the whole project, rooted here so every layer can raise and catch it.
 
-The tree::
+Each class also says how it reaches people: the API error ``code`` and HTTP status it is answered
+with (node/api.py), and the exit status of the ``feral`` command that hit it (cli/context.py).
+The mapping lives on the classes, as plain data, so a kind declared in a higher layer
+(storage/errors.py) carries its own row and neither cli/ nor node/ keeps a second copy. Exit 2 is
+DESIGN §6's usage error; every other refusal is a runtime error, exit 1.
 
-    FeralError
-    ├── DecodeError           bytes that are not a valid message or delta
-    ├── ProtocolError         a well-formed message that breaks the rules
-    │   └── SchemaError       a delta naming an unknown table or column, or a wrongly typed value
-    ├── ClockError            a clock that cannot produce or accept a stamp
-    │   └── ClockSkewError    a remote stamp too far ahead of our wall clock
-    ├── AuthError             a peer that cannot prove who it is, or is not paired
-    ├── ConfigError           a settings file or option that cannot be used
-    ├── NotFoundError         an id that names nothing
-    └── StorageError          (storage/errors.py) the database refused or is damaged
-        ├── MigrationError
-        ├── ExtensionUnavailable
-        └── ModelUnavailable  the shipped embedding model is missing or damaged
+The tree (tests/sync/test_errors.py holds the classes to it, row by row)::
 
-Third-party errors are translated at each layer boundary with ``raise ... from exc``.
+    kind                          code              HTTP  exit
+    FeralError                    refused           400   1
+    ├── DecodeError               refused           400   1
+    ├── ProtocolError             invalid_value     422   1
+    │   └── SchemaError           invalid_value     422   1
+    ├── ClockError                refused           400   1
+    │   └── ClockSkewError        refused           400   1
+    ├── AuthError                 refused           400   1
+    ├── ConfigError               bad_settings      500   1
+    ├── InvalidArgument           invalid_argument  400   2
+    ├── InvalidInput              invalid_input     422   1
+    ├── NotAvailable              not_available     409   1
+    ├── NotFoundError             not_found         404   1
+    │   └── PathRefused           not_found         404   1
+    ├── HomeFileError             home_file         500   1
+    └── StorageError              refused           400   1
+        ├── MigrationError        refused           400   1
+        ├── ExtensionUnavailable  refused           400   1
+        ├── ModelUnavailable      refused           400   1
+        ├── CorruptDatabase       refused           400   1
+        └── EmbeddingError        refused           400   1
+
+What each kind stands for:
+
+- DecodeError: bytes that are not a valid message or delta.
+- ProtocolError: a well-formed message that breaks the rules, or a value storage refuses.
+- SchemaError: a delta naming an unknown table or column, or a wrongly typed value.
+- ClockError: a clock that cannot produce or accept a stamp; ClockSkewError: a remote stamp too
+  far ahead of our wall clock.
+- AuthError: a peer that cannot prove who it is, or is not paired.
+- ConfigError: a settings file, or a setting given another way (an environment variable), that
+  cannot be used; the message names the key.
+- InvalidArgument: a value given to a command or a call that it does not take, past the checks
+  at the edge (click's option types, the API's declared bodies), which refuse first.
+- InvalidInput: a file handed to feral (an import, a transcript) that cannot be read or holds a
+  malformed line; the message names the line.
+- NotAvailable: something this node cannot do as configured (vector search with no model).
+- NotFoundError: an id or name that names nothing; PathRefused: a name that is a path, or a
+  page that leads outside the node's home, refused (to a caller: there is no such page).
+- HomeFileError: a file in the node's home (keys, the clock mark, wiki pages, the API token)
+  that cannot be read, written or used.
+- StorageError (storage/errors.py): the database refused or is damaged, the embedding model is
+  missing, or an embedder's vector cannot be stored.
+
+The HTTP rows keep what the API answered before the tree had them, except that a bad argument
+is 400 ``invalid_argument``, not 409 ``not_available``. Third-party errors are translated at
+each layer boundary with ``raise ... from exc``.
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 __all__ = [
     "AuthError",
@@ -28,30 +68,50 @@ __all__ = [
     "ConfigError",
     "DecodeError",
     "FeralError",
+    "HomeFileError",
+    "InvalidArgument",
+    "InvalidInput",
+    "NotAvailable",
     "NotFoundError",
+    "PathRefused",
     "ProtocolError",
     "SchemaError",
 ]
 
 
 class FeralError(Exception):
-    """Root of every error feral raises on purpose."""
+    """Root of every error feral raises on purpose; raise a kind beneath it, not this."""
+
+    code: ClassVar[str] = "refused"
+    """The stable ``error.code`` of the API's answer."""
+    http_status: ClassVar[int] = 400
+    """The HTTP status the API answers with."""
+    exit_code: ClassVar[int] = 1
+    """The exit status of a ``feral`` command that fails with this error (DESIGN §6)."""
 
 
 class DecodeError(FeralError):
     """Bytes that do not decode to a valid message, page or delta."""
 
+    code, http_status, exit_code = "refused", 400, 1
+
 
 class ProtocolError(FeralError):
     """A decodable message that breaks the protocol's rules."""
+
+    code, http_status, exit_code = "invalid_value", 422, 1
 
 
 class SchemaError(ProtocolError):
     """A delta naming a table or column the schema lacks, or holding a wrongly typed value."""
 
+    code, http_status, exit_code = "invalid_value", 422, 1
+
 
 class ClockError(FeralError):
     """A clock that cannot produce a stamp (for example, it has drifted too far ahead)."""
+
+    code, http_status, exit_code = "refused", 400, 1
 
 
 class ClockSkewError(ClockError):
@@ -62,6 +122,8 @@ class ClockSkewError(ClockError):
         window_ms: the window that was exceeded.
         peer: who sent it, when known.
     """
+
+    code, http_status, exit_code = "refused", 400, 1
 
     def __init__(self, offset_ms: int, window_ms: int, peer: str | None = None) -> None:
         self.offset_ms = offset_ms
@@ -77,10 +139,55 @@ class ClockSkewError(ClockError):
 class AuthError(FeralError):
     """A peer that cannot prove its identity, or that is not paired with this node."""
 
+    code, http_status, exit_code = "refused", 400, 1
+
 
 class ConfigError(FeralError):
-    """A settings file or option that cannot be used; the message names the key."""
+    """A settings file or setting that cannot be used; the message names the key.
+
+    Answered 500 by the API: the node's own settings are at fault, not the request.
+    """
+
+    code, http_status, exit_code = "bad_settings", 500, 1
+
+
+class InvalidArgument(FeralError):
+    """A value a command or call does not take; exit 2, a usage error (DESIGN §6)."""
+
+    code, http_status, exit_code = "invalid_argument", 400, 2
+
+
+class InvalidInput(FeralError):
+    """A file handed to feral that cannot be read or holds a malformed line (named)."""
+
+    code, http_status, exit_code = "invalid_input", 422, 1
+
+
+class NotAvailable(FeralError):
+    """Something this node cannot do as configured, such as vector search with no model."""
+
+    code, http_status, exit_code = "not_available", 409, 1
 
 
 class NotFoundError(FeralError):
-    """An id that names no row."""
+    """An id or name that names no row, page or peer."""
+
+    code, http_status, exit_code = "not_found", 404, 1
+
+
+class PathRefused(NotFoundError):
+    """A name that is a path, or a file that leads outside the node's home: refused.
+
+    A kind of not-found, so a caller learns only that there is no such page.
+    """
+
+    code, http_status, exit_code = "not_found", 404, 1
+
+
+class HomeFileError(FeralError):
+    """A file in the node's home (keys, clock mark, wiki, API token) unreadable or unwritable.
+
+    Answered 500 by the API: the node's own files are at fault, not the request.
+    """
+
+    code, http_status, exit_code = "home_file", 500, 1

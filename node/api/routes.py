@@ -33,7 +33,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from feral.storage.rows import EpisodeRow, FactRow
-from feral.sync.errors import ConfigError, FeralError, NotFoundError, ProtocolError
+from feral.sync.errors import FeralError
 
 from ..node import Node
 from ..search import SearchRequest
@@ -59,14 +59,8 @@ def _endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
             return JSONResponse(await handler(request))
         except ApiError as exc:
             return error_response(exc.status, exc.code, exc.message)
-        except NotFoundError as exc:
-            return error_response(404, "not_found", str(exc))
-        except ConfigError as exc:
-            return error_response(409, "not_available", str(exc))
-        except ProtocolError as exc:  # a value storage refuses (too long, a NUL, ...)
-            return error_response(422, "invalid_value", str(exc))
-        except FeralError as exc:
-            return error_response(400, "refused", str(exc))
+        except FeralError as exc:  # each kind's status and code: the table in sync/errors.py
+            return error_response(exc.http_status, exc.code, str(exc))
         except Exception:
             log.exception("unexpected error answering %s %s", request.method, request.url.path)
             return error_response(500, "internal", "internal error; the node's log has details")
@@ -130,10 +124,7 @@ class MemoryApi:
 
     async def wiki_page(self, request: Request) -> dict[str, Any]:
         topic = str(request.path_params["topic"])
-        try:
-            markdown = await self.node.wiki_page(topic)
-        except ConfigError as exc:  # a topic that looks like a path, or a page that points out
-            raise NotFoundError(str(exc)) from exc
+        markdown = await self.node.wiki_page(topic)  # a path is PathRefused, a kind of 404
         return {"topic": topic, "markdown": markdown}
 
     async def stats(self, request: Request) -> dict[str, Any]:

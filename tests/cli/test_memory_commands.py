@@ -6,6 +6,11 @@ import json
 import os
 import stat
 
+import pytest
+
+from feral.cli.memory_commands import parse_import_line
+from feral.sync.errors import InvalidInput
+
 from .helpers import feral, feral_json, turn_off_embeddings
 
 
@@ -119,6 +124,12 @@ def test_import_with_a_bad_line_writes_nothing(tmp_path):
     assert result.exit_code == 1
     assert "line 2" in result.stderr
     assert feral(tmp_path / "home", "memory", "export").stdout == ""
+
+
+@pytest.mark.parametrize("line", ['{"subject": 1}', "{not json", '{"fact": " "}'])
+def test_a_bad_import_line_is_invalid_input_naming_the_line(line):
+    with pytest.raises(InvalidInput, match="^line 4: "):
+        parse_import_line(line, 4)
 
 
 def test_episodes_lists_newest_first_as_json(tmp_path):

@@ -11,8 +11,14 @@ from .helpers import feral_command, feral_process
 def test_demo_runs_to_the_end():
     result = subprocess.run([*feral_command(), "demo"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert "identical: yes" in result.stdout
-    assert "the phone's later restore won" in result.stdout
+    exports = result.stdout.split("(the convergence oracle):\n")[1].splitlines()[:4]
+    # Five rows on each device (the two birthdays are one fact), under one digest.
+    devices = [line.split() for line in exports[:3]]
+    assert [d[:3] for d in devices] == [[n, "5", "rows"] for n in ("laptop", "phone", "server")]
+    assert len({d[4] for d in devices}) == 1
+    assert exports[3].split() == ["identical:", "yes"]
+    # The phone archived and then restored Dr. Chen after the laptop archived it: live wins.
+    assert "Dr. Chen on the laptop is live: " in result.stdout
     by_meaning = result.stdout.split("'vacation travel plans'")[1]
     assert by_meaning.splitlines()[3].split()[1:3] == ["episodic", "Planned"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from feral.node.clock_mark import MARK_FILE, read_mark, write_mark
-from feral.sync.errors import ConfigError
+from feral.sync.errors import HomeFileError
 from feral.sync.hlc import MAX_PACKED
 
 
@@ -27,11 +27,11 @@ def test_the_last_mark_written_is_the_one_read_whatever_its_width(tmp_path, mark
 @pytest.mark.parametrize("text", ["-5", "12 o'clock", "1e9", "9" * 21, "\xff"])
 def test_a_file_that_is_not_a_mark_is_refused_by_name(tmp_path, text):
     (tmp_path / MARK_FILE).write_bytes(text.encode("latin-1"))
-    with pytest.raises(ConfigError, match=MARK_FILE):
+    with pytest.raises(HomeFileError, match=MARK_FILE):
         read_mark(tmp_path)
 
 
-def test_an_unwritable_home_is_a_config_error(tmp_path):
+def test_an_unwritable_mark_is_a_home_file_error(tmp_path):
     (tmp_path / MARK_FILE).mkdir()
-    with pytest.raises(ConfigError, match="cannot write the clock mark"):
+    with pytest.raises(HomeFileError, match="cannot write the clock mark"):
         write_mark(tmp_path, 1)

@@ -25,7 +25,7 @@ from feral.node.config import (
     without_peer,
 )
 from feral.node.limits import MAX_TOP_K
-from feral.sync.errors import ConfigError, NotFoundError
+from feral.sync.errors import ConfigError, HomeFileError, NotFoundError
 from feral.sync.types import NodeId
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
@@ -203,9 +203,9 @@ def test_invalid_settings_are_refused_before_anything_is_written(tmp_path):
     assert not (tmp_path / "home").exists()
 
 
-def test_a_settings_path_that_is_a_directory_is_a_config_error(tmp_path):
+def test_a_settings_path_that_is_a_directory_is_a_home_file_error(tmp_path):
     (tmp_path / "home" / SETTINGS_FILENAME).mkdir(parents=True)
-    with pytest.raises(ConfigError, match=r"settings\.json: cannot read"):
+    with pytest.raises(HomeFileError, match=r"settings\.json: cannot read"):
         load_settings(tmp_path / "home")
 
 
@@ -536,3 +536,9 @@ def test_a_lone_surrogate_is_shown_escaped_so_the_message_can_be_printed():
         == 'settings.json: name must be a non-empty string of printable characters, got "\\ud800"'
     )
     str(info.value).encode("utf-8")
+
+
+def test_settings_that_cannot_be_written_are_a_home_file_error_naming_the_file(tmp_path):
+    (tmp_path / "home" / SETTINGS_FILENAME).mkdir(parents=True)  # a folder in the way
+    with pytest.raises(HomeFileError, match=r"settings\.json: cannot write"):
+        save_settings(tmp_path / "home", Settings())

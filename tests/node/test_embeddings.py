@@ -13,7 +13,7 @@ from feral.node.config import MemorySettings, load_settings, save_settings, sett
 from feral.node.node import Node
 from feral.storage.errors import ModelUnavailable
 from feral.storage.static_model import StaticEmbedder
-from feral.sync.errors import ConfigError
+from feral.sync.errors import ConfigError, NotAvailable
 from tests.embedders import HashingEmbedder
 
 from .support import Mesh, turn_off_embeddings
@@ -159,10 +159,10 @@ async def test_reembed_of_an_empty_store_does_nothing(mesh: Mesh) -> None:
     assert (await node.stats())["vectors"] == 0
 
 
-async def test_reembed_with_no_embedder_is_a_config_error(mesh: Mesh) -> None:
+async def test_reembed_with_no_embedder_is_not_available(mesh: Mesh) -> None:
     turn_off_embeddings(mesh.home("a"))
     node = await mesh.open("a")
-    with pytest.raises(ConfigError, match="nothing to re-embed"):
+    with pytest.raises(NotAvailable, match="nothing to re-embed"):
         await node.reembed()
 
 

@@ -30,10 +30,9 @@ from feral.node.identity import (
     node_id_for,
     sign,
     verify,
-    write_private_file,
 )
 from feral.sync.delta import check_node_id
-from feral.sync.errors import ConfigError
+from feral.sync.errors import HomeFileError
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
 
@@ -60,8 +59,8 @@ def umask() -> Iterator[None]:
     os.umask(old)
 
 
-def assertConfigErrorNamesKeyFile(home: Path, match: str) -> None:
-    with pytest.raises(ConfigError, match=match) as info:
+def assertKeyFileRefused(home: Path, match: str) -> None:
+    with pytest.raises(HomeFileError, match=match) as info:
         load_or_create_identity(home)
     assert str(home / KEY_FILENAME) in str(info.value)
 
@@ -222,32 +221,16 @@ def test_creating_the_key_leaves_no_temporary_files(tmp_path):
     assert os.listdir(tmp_path / "home") == [KEY_FILENAME]
 
 
-def test_a_home_that_is_a_file_is_a_config_error(tmp_path):
+def test_a_home_that_is_a_file_is_a_home_file_error(tmp_path):
     (tmp_path / "home").write_text("not a directory")
-    with pytest.raises(ConfigError, match="home"):
+    with pytest.raises(HomeFileError, match="home"):
         load_or_create_identity(tmp_path / "home")
 
 
-def test_a_home_under_a_file_is_a_config_error(tmp_path):
+def test_a_home_under_a_file_is_a_home_file_error(tmp_path):
     (tmp_path / "file").write_text("not a directory")
-    with pytest.raises(ConfigError, match="home"):
+    with pytest.raises(HomeFileError, match="home"):
         ensure_home(tmp_path / "file" / "home")
-
-
-@posix_only
-def test_write_private_file_replaces_a_loose_file_with_a_0600_one(tmp_path):
-    target = tmp_path / "settings.json"
-    target.write_text("old")
-    target.chmod(0o644)
-    write_private_file(target, b"new")
-    assert target.read_bytes() == b"new"
-    assert mode_of(target) == 0o600
-    assert os.listdir(tmp_path) == ["settings.json"]
-
-
-def test_write_private_file_into_a_missing_directory_is_a_config_error(tmp_path):
-    with pytest.raises(ConfigError, match="missing"):
-        write_private_file(tmp_path / "missing" / "settings.json", b"{}")
 
 
 # Damaged key files
@@ -261,54 +244,54 @@ def test_write_private_file_into_a_missing_directory_is_a_config_error(tmp_path)
         b"\xff\xfe\x00binary",
     ],
 )
-def test_a_corrupt_key_file_is_a_config_error_naming_the_file(tmp_path, content):
+def test_a_corrupt_key_file_is_a_home_file_error_naming_the_file(tmp_path, content):
     (tmp_path / "home").mkdir()
     (tmp_path / "home" / KEY_FILENAME).write_bytes(content)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "not an unencrypted PEM private key")
+    assertKeyFileRefused(tmp_path / "home", "not an unencrypted PEM private key")
 
 
-def test_a_truncated_key_file_is_a_config_error(tmp_path):
+def test_a_truncated_key_file_is_a_home_file_error(tmp_path):
     pem = pem_of(load_or_create_identity(tmp_path / "home").private_key)
     (tmp_path / "home" / KEY_FILENAME).write_bytes(pem[: len(pem) // 2])
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "not an unencrypted PEM private key")
+    assertKeyFileRefused(tmp_path / "home", "not an unencrypted PEM private key")
 
 
-def test_an_empty_key_file_is_a_config_error(tmp_path):
+def test_an_empty_key_file_is_a_home_file_error(tmp_path):
     (tmp_path / "home").mkdir()
     (tmp_path / "home" / KEY_FILENAME).write_bytes(b"")
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "empty")
+    assertKeyFileRefused(tmp_path / "home", "empty")
 
 
-def test_an_encrypted_key_file_is_a_config_error(tmp_path):
+def test_an_encrypted_key_file_is_a_home_file_error(tmp_path):
     pem = Ed25519PrivateKey.generate().private_bytes(
         Encoding.PEM, PrivateFormat.PKCS8, BestAvailableEncryption(b"secret")
     )
     (tmp_path / "home").mkdir()
     (tmp_path / "home" / KEY_FILENAME).write_bytes(pem)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "not an unencrypted PEM private key")
+    assertKeyFileRefused(tmp_path / "home", "not an unencrypted PEM private key")
 
 
-def test_a_key_of_another_type_is_a_config_error(tmp_path):
+def test_a_key_of_another_type_is_a_home_file_error(tmp_path):
     pem = ec.generate_private_key(ec.SECP256R1()).private_bytes(
         Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()
     )
     (tmp_path / "home").mkdir()
     (tmp_path / "home" / KEY_FILENAME).write_bytes(pem)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "Ed25519")
+    assertKeyFileRefused(tmp_path / "home", "Ed25519")
 
 
-def test_a_huge_key_file_is_a_config_error(tmp_path):
+def test_a_huge_key_file_is_a_home_file_error(tmp_path):
     (tmp_path / "home").mkdir()
     (tmp_path / "home" / KEY_FILENAME).write_bytes(b"x" * 100_000)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "too large")
+    assertKeyFileRefused(tmp_path / "home", "too large")
 
 
-def test_a_key_path_that_is_a_directory_is_a_config_error(tmp_path):
+def test_a_key_path_that_is_a_directory_is_a_home_file_error(tmp_path):
     (tmp_path / "home" / KEY_FILENAME).mkdir(parents=True)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "node key")
+    assertKeyFileRefused(tmp_path / "home", "node key")
 
 
-def test_an_unreadable_key_file_is_a_config_error(tmp_path, monkeypatch):
+def test_an_unreadable_key_file_is_a_home_file_error(tmp_path, monkeypatch):
     load_or_create_identity(tmp_path / "home")
     real_open = os.open
 
@@ -318,7 +301,7 @@ def test_an_unreadable_key_file_is_a_config_error(tmp_path, monkeypatch):
         return real_open(path, flags, *args, **kwargs)
 
     monkeypatch.setattr(os, "open", refusing_open)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "cannot read the node key: Permission denied")
+    assertKeyFileRefused(tmp_path / "home", "cannot read the node key: Permission denied")
 
 
 # Racing first use
@@ -370,22 +353,22 @@ def test_without_hard_links_a_loser_waits_for_the_winner_to_finish(tmp_path, mon
     assert len(sleeps) == 1
 
 
-def test_a_winner_that_never_writes_its_key_is_a_config_error(tmp_path, monkeypatch):
+def test_a_winner_that_never_writes_its_key_is_a_home_file_error(tmp_path, monkeypatch):
     def winner_creates_first(src, dst, **kwargs):
         Path(dst).write_bytes(b"")
         raise PermissionError(errno.EPERM, "Operation not permitted")
 
     monkeypatch.setattr(os, "link", winner_creates_first)
     monkeypatch.setattr(identity_module, "_RACE_POLL_S", 0.0)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "empty")
+    assertKeyFileRefused(tmp_path / "home", "empty")
 
 
-def test_an_unexpected_link_error_is_a_config_error(tmp_path, monkeypatch):
+def test_an_unexpected_link_error_is_a_home_file_error(tmp_path, monkeypatch):
     def failing_link(src, dst, **kwargs):
         raise OSError(errno.EIO, "Input/output error")
 
     monkeypatch.setattr(os, "link", failing_link)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "cannot write the node key")
+    assertKeyFileRefused(tmp_path / "home", "cannot write the node key")
     assert os.listdir(tmp_path / "home") == []
 
 
@@ -427,17 +410,17 @@ def test_identity_is_a_frozen_dataclass(tmp_path):
         me.node_id = me.node_id  # type: ignore[misc]
 
 
-def test_a_home_that_cannot_be_created_is_a_config_error(tmp_path, monkeypatch):
+def test_a_home_that_cannot_be_created_is_a_home_file_error(tmp_path, monkeypatch):
     def refusing_mkdir(self, *args, **kwargs):
         raise PermissionError(errno.EACCES, "Permission denied")
 
     monkeypatch.setattr(Path, "mkdir", refusing_mkdir)
-    with pytest.raises(ConfigError, match="cannot create the home: Permission denied"):
+    with pytest.raises(HomeFileError, match="cannot create the home: Permission denied"):
         load_or_create_identity(tmp_path / "home")
 
 
 @posix_only
-def test_a_loose_key_that_cannot_be_tightened_is_a_config_error(tmp_path, monkeypatch):
+def test_a_loose_key_that_cannot_be_tightened_is_a_home_file_error(tmp_path, monkeypatch):
     load_or_create_identity(tmp_path / "home")
     (tmp_path / "home" / KEY_FILENAME).chmod(0o644)
 
@@ -445,15 +428,15 @@ def test_a_loose_key_that_cannot_be_tightened_is_a_config_error(tmp_path, monkey
         raise PermissionError(errno.EPERM, "Operation not permitted")
 
     monkeypatch.setattr(os, "fchmod", refusing_fchmod)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", r"readable by other users \(mode 0644\)")
+    assertKeyFileRefused(tmp_path / "home", r"readable by other users \(mode 0644\)")
 
 
-def test_a_winners_key_that_vanishes_is_a_config_error(tmp_path, monkeypatch):
+def test_a_winners_key_that_vanishes_is_a_home_file_error(tmp_path, monkeypatch):
     def another_process_won_then_deleted_it(src, dst, **kwargs):
         raise FileExistsError(errno.EEXIST, "File exists")
 
     monkeypatch.setattr(os, "link", another_process_won_then_deleted_it)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "vanished")
+    assertKeyFileRefused(tmp_path / "home", "vanished")
 
 
 def test_a_failed_write_leaves_no_temporary_file(tmp_path, monkeypatch):
@@ -463,5 +446,5 @@ def test_a_failed_write_leaves_no_temporary_file(tmp_path, monkeypatch):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(os, "fsync", failing_fsync)
-    assertConfigErrorNamesKeyFile(tmp_path / "home", "No space left on device")
+    assertKeyFileRefused(tmp_path / "home", "No space left on device")
     assert os.listdir(tmp_path / "home") == []

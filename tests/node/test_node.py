@@ -9,7 +9,7 @@ import pytest
 from feral.node.node import Node
 from feral.storage.delta_log import changes_since
 from feral.sync.delta import Page
-from feral.sync.errors import ClockSkewError, ConfigError, NotFoundError
+from feral.sync.errors import ClockSkewError, NotAvailable, NotFoundError
 from feral.sync.hlc import unpack
 from tests.embedders import HashingEmbedder
 
@@ -162,9 +162,9 @@ async def test_a_second_node_on_the_same_home_stamps_above_the_first(mesh: Mesh)
 # Search
 
 
-async def test_vector_search_without_an_embedder_is_a_config_error(bare: Node) -> None:
+async def test_vector_search_without_an_embedder_is_not_available(bare: Node) -> None:
     await bare.remember(("Alice", "likes", "coffee"))
-    with pytest.raises(ConfigError, match="no embedding model"):
+    with pytest.raises(NotAvailable, match="no embedding model"):
         await bare.search("coffee", strategy="vector")
 
 

@@ -15,7 +15,7 @@ import pytest
 from feral.node.clock_mark import MARK_FILE, read_mark
 from feral.node.node import DATABASE_FILE
 from feral.node.service import dial
-from feral.sync.errors import ConfigError
+from feral.sync.errors import HomeFileError
 
 from .support import ManualClock, Mesh, assert_converged, now_ms
 
@@ -120,7 +120,7 @@ async def test_a_damaged_clock_mark_is_refused_by_name_and_the_database_is_untou
     await laptop.close()
     (mesh.home("laptop") / MARK_FILE).write_text("twelve o'clock\n")
 
-    with pytest.raises(ConfigError, match=r"clock.*not a clock mark"):
+    with pytest.raises(HomeFileError, match=r"clock.*not a clock mark"):
         await mesh.open("laptop")
     (mesh.home("laptop") / MARK_FILE).unlink()
     laptop = await mesh.open("laptop")

@@ -14,7 +14,7 @@ from feral.node.node import Node
 from feral.node.search import SearchRequest
 from feral.node.validation import Invalid, convert
 from feral.storage.static_model import DEFAULT_EMBEDDER, load_embedder
-from feral.sync.errors import ConfigError
+from feral.sync.errors import NotAvailable
 from tests.embedders import HashingEmbedder
 
 from .support import Mesh, turn_off_embeddings
@@ -80,12 +80,12 @@ async def test_mmr_and_its_lambda_default_to_the_settings(mesh: Mesh):
     assert not (await node.search(QUERY, strategy="vector", top_k=2, mmr=False)).mmr
 
 
-async def test_mmr_asked_for_without_an_embedder_is_a_config_error(mesh: Mesh):
+async def test_mmr_asked_for_without_an_embedder_is_not_available(mesh: Mesh):
     turn_off_embeddings(mesh.home("a"))
     node = await mesh.open("a")
     assert node.embedder is None
     await node.remember(ORIGINAL)
-    with pytest.raises(ConfigError, match="MMR needs embeddings"):
+    with pytest.raises(NotAvailable, match="MMR needs embeddings"):
         await node.search(QUERY, mmr=True)
 
 

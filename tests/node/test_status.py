@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -133,3 +134,45 @@ async def test_a_failed_dial_is_recorded_as_the_last_error(mesh: Mesh) -> None:
     assert row["reachable"] is False
     assert row["last_error"] == result.error
     assert row["errors"] == 1
+
+
+def counting_log_scans(conn: Any, scans: list[str]) -> None:
+    """Record every statement that counts delta-log entries (the backlog's cost)."""
+    conn.set_trace_callback(
+        lambda sql: scans.append(sql) if "count(*) FROM delta_log" in sql else None
+    )
+
+
+async def test_a_peer_whose_backlog_is_recorded_costs_no_count_of_the_log(mesh: Mesh) -> None:
+    clock = ManualClock(now_ms())
+    node_a, node_b = await paired(mesh, clock)
+    await node_a.remember(("a", "wrote", "one"))
+    await node_b.remember(("b", "wrote", "one"))
+    async with mesh.serve(node_b, "b"):
+        assert (await dial(node_a, mesh.peer("b"), until_quiet=True)).error is None
+
+    scans: list[str] = []
+    await node_a.store.read(counting_log_scans, scans)
+    try:
+        [row] = await peer_rows(node_a)
+    finally:
+        await node_a.store.read(lambda conn: conn.set_trace_callback(None))
+    assert (row["backlog"], row["in_sync"]) == (0, True)
+    assert scans == []  # in sync: nothing above the peer's vector, and no whole-log count
+
+
+async def test_a_peer_never_met_is_counted_once_however_many_peers_there_are(mesh: Mesh) -> None:
+    mesh.add("a", "b", "c", "d")
+    for name in ("b", "c", "d"):
+        mesh.pair("a", mesh.peer(name))
+    node_a = await mesh.open("a")
+    await node_a.remember(("a", "wrote", "one"))
+
+    scans: list[str] = []
+    await node_a.store.read(counting_log_scans, scans)
+    try:
+        rows = await peer_rows(node_a)
+    finally:
+        await node_a.store.read(lambda conn: conn.set_trace_callback(None))
+    assert [row["backlog"] for row in rows] == [1, 1, 1]
+    assert len(scans) == 1  # one origin, counted once for all three unmet peers

@@ -11,7 +11,7 @@ import pytest
 from feral.node.node import Node
 from feral.node.wiki import WIKI_FOLDER, build_pages, list_pages, read_page, slugify, write_pages
 from feral.storage.delta_log import changes_since
-from feral.sync.errors import ConfigError, NotFoundError
+from feral.sync.errors import NotFoundError, PathRefused
 
 from .support import ManualClock, now_ms
 
@@ -206,7 +206,7 @@ def test_a_topic_that_names_a_path_is_refused(tmp_path):
     compile_into(tmp_path, [fact("Alice", "age", "30")])
     (tmp_path / "secret.md").write_text('---\ntopic: "x"\n---\n', encoding="utf-8")
     for topic in ("../secret", "../secret.md", "/etc/passwd", "..\\secret", "a/../../secret"):
-        with pytest.raises(ConfigError, match="is a path, not a wiki topic"):
+        with pytest.raises(PathRefused, match="is a path, not a wiki topic"):
             read_page(tmp_path, topic)
 
 
@@ -225,7 +225,7 @@ def test_a_symlinked_page_pointing_outside_the_wiki_is_refused(tmp_path):
     outside = tmp_path / "elsewhere.md"
     outside.write_text('---\ntopic: "Mallory"\nsources: []\n---\n', encoding="utf-8")
     (tmp_path / WIKI_FOLDER / "mallory.md").symlink_to(outside)
-    with pytest.raises(ConfigError, match="outside"):
+    with pytest.raises(PathRefused, match="outside"):
         read_page(tmp_path, "Mallory")
 
 

@@ -19,7 +19,7 @@ from feral.node.working_memory import (
     message_tokens,
     parse_transcript_line,
 )
-from feral.sync.errors import FeralError
+from feral.sync.errors import InvalidInput
 
 from .transcripts import SESSIONS, transcript
 
@@ -171,7 +171,7 @@ def test_blank_transcript_lines_are_skipped():
     ],
 )
 def test_a_bad_transcript_line_is_refused_naming_the_line(line, expected):
-    with pytest.raises(FeralError) as info:
+    with pytest.raises(InvalidInput) as info:
         parse_transcript_line(line, 7)
     assert expected in str(info.value)
 

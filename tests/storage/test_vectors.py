@@ -8,6 +8,7 @@ import struct
 import pytest
 
 from feral.storage.connection import Connection
+from feral.storage.errors import CorruptDatabase, EmbeddingError
 from feral.storage.search import search_vector
 from feral.storage.store import run_write
 from feral.storage.vectors import (
@@ -18,8 +19,8 @@ from feral.storage.vectors import (
     pack_vector,
     reset_vectors,
     search_similar,
+    unpack_vector,
 )
-from feral.sync.errors import FeralError
 from feral.sync.schema import EPISODES, FACTS
 from tests.embedders import HashingEmbedder
 
@@ -91,14 +92,19 @@ def test_pack_vector_writes_little_endian_float32_of_exactly_dim_values():
     ids=["NaN", "inf", "-inf"],
 )
 def test_pack_vector_rejects_values_that_are_not_finite(vector):
-    with pytest.raises(FeralError, match="NaN or infinity"):
+    with pytest.raises(EmbeddingError, match="NaN or infinity"):
         pack_vector(vector, 3)
 
 
 @pytest.mark.parametrize("length", [0, 2, 4])
 def test_pack_vector_rejects_the_wrong_dimension(length):
-    with pytest.raises(FeralError, match="expected 3"):
+    with pytest.raises(EmbeddingError, match="expected 3"):
         pack_vector([0.5] * length, 3)
+
+
+def test_a_stored_vector_that_is_not_float32_values_is_a_corrupt_database():
+    with pytest.raises(CorruptDatabase, match="7 bytes is not float32 values"):
+        unpack_vector(b"\x00" * 7)
 
 
 # -- embedding the queue -------------------------------------------------------------------------

@@ -1,0 +1,87 @@
+"""What every command shares: the home, running the node, and the one error mapping.
+
+Kept apart from cli/main.py so the command modules import it and main.py imports them at the
+top: nothing imports main.py, and there is no import cycle to break with a late import.
+
+Errors: every :class:`FeralError` that leaves a command reaches :class:`FeralGroup`, which
+prints it as one line on stderr and exits with the kind's ``exit_code`` (the mapping drawn in
+sync/errors.py; DESIGN §6: 1 a runtime error, 2 a usage error). Commands raise the error and
+never catch it to print it themselves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from feral.node.node import Node
+from feral.sync.errors import FeralError
+
+__all__ = ["FeralGroup", "fail", "pass_home", "run", "with_node"]
+
+T = TypeVar("T")
+
+pass_home = click.make_pass_decorator(Path)
+"""Hand a command the home folder chosen by ``--home`` (or its default)."""
+
+
+class FeralGroup(click.Group):
+    """The ``feral`` group: the one place a :class:`FeralError` becomes an exit status."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except FeralError as exc:
+            fail(ctx, exc)
+
+
+def fail(ctx: click.Context, error: FeralError) -> NoReturn:
+    """Print ``error`` on stderr and exit with its kind's ``exit_code`` (sync/errors.py).
+
+    The line reads as click's own errors do (``Error: ...``); a message over several lines is
+    joined into one, so a caller reading stderr gets one line per failure (DESIGN §6).
+    """
+    message = " ".join(str(error).split("\n")) or type(error).__name__
+    click.echo(f"Error: {message}", err=True)
+    ctx.exit(error.exit_code)
+
+
+def _loop_factory(fast_loop: bool) -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop for the long-running server where it is installed (not on Windows)."""
+    if not fast_loop:
+        return None
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    return uvloop.new_event_loop
+
+
+def run(coro: Awaitable[T], *, fast_loop: bool = False) -> T:
+    """Run a coroutine to completion on a fresh event loop (uvloop with ``fast_loop``)."""
+    with asyncio.Runner(loop_factory=_loop_factory(fast_loop)) as runner:
+        return runner.run(_as_coroutine(coro))
+
+
+async def _as_coroutine(awaitable: Awaitable[T]) -> T:
+    return await awaitable
+
+
+def with_node(home: Path, fn: Callable[[Node], Awaitable[T]], *, serving: bool = False) -> T:
+    """Open the node in ``home``, run ``fn`` on it, and always close it.
+
+    ``serving`` is for the long-running server: uvloop, and an integrity check at start.
+    """
+
+    async def body() -> T:
+        node = await Node.open(home, check=serving)
+        try:
+            return await fn(node)
+        finally:
+            await node.close()
+
+    return run(body(), fast_loop=serving)

@@ -1,0 +1,120 @@
+"""The helpers every command shares (cli/context.py) and the shape of the cli package."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from feral.cli.context import FeralGroup
+from feral.cli.main import cli
+from feral.sync.errors import (
+    FeralError,
+    HomeFileError,
+    InvalidArgument,
+    InvalidInput,
+    NotFoundError,
+)
+
+CLI = Path(__file__).resolve().parents[2] / "cli"
+
+
+def group_raising(error: FeralError) -> click.Group:
+    """A group built as ``feral`` is, with one subcommand that fails with ``error``."""
+
+    @click.group(cls=FeralGroup)
+    def group() -> None:
+        pass
+
+    @group.group()
+    def inner() -> None:
+        pass
+
+    @inner.command()
+    def fails() -> None:
+        raise error
+
+    return group
+
+
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [
+        (InvalidArgument("--top-k must be positive"), 2),
+        (NotFoundError("no memory with id 'x'"), 1),
+        (HomeFileError("clock: cannot write the clock mark"), 1),
+        (InvalidInput("line 3: invalid JSON"), 1),
+    ],
+)
+def test_a_feral_error_leaving_a_command_is_one_line_and_its_kinds_exit_status(error, status):
+    result = CliRunner().invoke(group_raising(error), ["inner", "fails"], catch_exceptions=False)
+    assert result.exit_code == status == error.exit_code
+    assert result.stderr == f"Error: {error}\n"
+    assert result.stdout == ""
+
+
+def test_a_message_over_several_lines_still_prints_as_one():
+    error = InvalidInput("line 1: bad\nsee the manual")
+    result = CliRunner().invoke(group_raising(error), ["inner", "fails"], catch_exceptions=False)
+    assert result.stderr == "Error: line 1: bad see the manual\n"
+
+
+def test_the_feral_group_is_the_one_that_maps_errors():
+    assert isinstance(cli, FeralGroup)
+
+
+def imported_modules(path: Path) -> set[str]:
+    """The modules ``path`` imports, relative imports resolved within feral.cli."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = "feral.cli." * bool(node.level) + (node.module or "")
+            names.add(base.rstrip("."))
+            names.update(f"{base}.{alias.name}".replace("..", ".") for alias in node.names)
+    return names
+
+
+def test_no_module_imports_cli_main_so_there_is_no_cycle():
+    for path in sorted(CLI.glob("*.py")):
+        if path.name != "__main__.py":  # `python -m feral.cli` runs main's group
+            assert "feral.cli.main" not in imported_modules(path), path.name
+
+
+def test_main_imports_every_command_module_at_the_top():
+    tree = ast.parse((CLI / "main.py").read_text(encoding="utf-8"))
+    late = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom | ast.Import)]
+    assert all(n in tree.body for n in late), "an import inside a function"
+
+
+def test_only_the_shared_flag_spells_out_the_json_option():
+    spelled = [p.name for p in sorted(CLI.glob("*.py")) if '"--json"' in p.read_text("utf-8")]
+    assert spelled == ["output.py"]
+
+
+def every_command(group: click.Group, prefix: str = "feral") -> list[tuple[str, click.Command]]:
+    found: list[tuple[str, click.Command]] = []
+    for name, command in sorted(group.commands.items()):
+        found.append((f"{prefix} {name}", command))
+        if isinstance(command, click.Group):
+            found.extend(every_command(command, f"{prefix} {name}"))
+    return found
+
+
+def test_every_json_flag_reads_the_same():
+    flags = [
+        (name, param)
+        for name, command in every_command(cli)
+        for param in command.params
+        if "--json" in getattr(param, "opts", ())
+    ]
+    assert len(flags) >= 13
+    for name, param in flags:
+        assert isinstance(param, click.Option) and param.is_flag, name
+        assert param.name == "as_json", name
+        assert param.help is not None and param.help.startswith("Print "), name
+        assert param.help.endswith(" as JSON."), name
