@@ -23,12 +23,12 @@ The tree (tests/sync/test_errors.py holds the classes to it, row by row)::
     ├── NotFoundError             not_found         404   1
     │   └── PathRefused           not_found         404   1
     ├── HomeFileError             home_file         500   1
-    └── StorageError              refused           400   1
-        ├── MigrationError        refused           400   1
-        ├── ExtensionUnavailable  refused           400   1
-        ├── ModelUnavailable      refused           400   1
-        ├── CorruptDatabase       refused           400   1
-        └── EmbeddingError        refused           400   1
+    └── StorageError              storage_error     500   1
+        ├── MigrationError        storage_error     500   1
+        ├── ExtensionUnavailable  storage_error     500   1
+        ├── ModelUnavailable      storage_error     500   1
+        ├── CorruptDatabase       storage_error     500   1
+        └── EmbeddingError        storage_error     500   1
 
 What each kind stands for:
 
@@ -53,7 +53,8 @@ What each kind stands for:
   missing, or an embedder's vector cannot be stored.
 
 The HTTP rows keep what the API answered before the tree had them, except that a bad argument
-is 400 ``invalid_argument``, not 409 ``not_available``. Third-party errors are translated at
+is 400 ``invalid_argument`` (not 409 ``not_available``) and a database that fails is 500
+``storage_error`` (not 400: the request was not at fault). Third-party errors are translated at
 each layer boundary with ``raise ... from exc``.
 """
 

@@ -28,7 +28,7 @@ from starlette.datastructures import Headers
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from feral.sync.errors import ConfigError
+from feral.sync.errors import HomeFileError
 
 from ..identity import write_private_file
 from .errors import error_response
@@ -65,7 +65,7 @@ def load_or_create_api_token(home: Path) -> tuple[str, bool]:
         The token, and whether it was just made.
 
     Raises:
-        ConfigError: the file cannot be read, is readable by other users, or holds no usable
+        HomeFileError: the file cannot be read, is readable by other users, or holds no usable
             token (at least 16 printable characters, no spaces); the message names the file.
     """
     path = home / API_TOKEN_FILE
@@ -78,9 +78,9 @@ def load_or_create_api_token(home: Path) -> tuple[str, bool]:
         write_private_file(path, (token + "\n").encode("ascii"))
         return token, True
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+        raise HomeFileError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     if os.name == "posix" and stat.S_IMODE(mode) & 0o077:
-        raise ConfigError(
+        raise HomeFileError(
             f"{path}: readable by other users (mode {stat.S_IMODE(mode):o}); chmod 600 it"
         )
     try:
@@ -88,7 +88,7 @@ def load_or_create_api_token(home: Path) -> tuple[str, bool]:
     except UnicodeDecodeError:
         token = ""
     if len(token) < MIN_TOKEN_CHARS or len(token) > MAX_TOKEN_CHARS or not _token_chars(token):
-        raise ConfigError(
+        raise HomeFileError(
             f"{path}: the API token must be {MIN_TOKEN_CHARS} to {MAX_TOKEN_CHARS} printable ASCII "
             "characters without spaces; delete the file to have a new one made"
         )

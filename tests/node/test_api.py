@@ -52,7 +52,7 @@ from feral.node.node import Node
 from feral.node.search import SearchRequest
 from feral.node.service import SyncService
 from feral.storage.static_model import DEFAULT_EMBEDDER, load_embedder
-from feral.sync.errors import ConfigError, FeralError, InvalidArgument
+from feral.sync.errors import ConfigError, FeralError, HomeFileError, InvalidArgument
 from tests.cli.helpers import feral
 from tests.sync.test_errors import every_feral_error
 
@@ -612,15 +612,15 @@ def test_an_unusable_token_file_is_a_config_error_naming_it(tmp_path: Path):
     path = tmp_path / API_TOKEN_FILE
     path.write_text("short\n")
     path.chmod(0o600)
-    with pytest.raises(ConfigError, match=f"{path}: the API token must be"):
+    with pytest.raises(HomeFileError, match=f"{path}: the API token must be"):
         load_or_create_api_token(tmp_path)
     path.write_text("has spaces in it but is long enough\n")
-    with pytest.raises(ConfigError, match="without spaces"):
+    with pytest.raises(HomeFileError, match="without spaces"):
         load_or_create_api_token(tmp_path)
     path.write_text(TOKEN + "\n")
     assert load_or_create_api_token(tmp_path) == (TOKEN, False)
     path.chmod(0o644)
-    with pytest.raises(ConfigError, match="readable by other users"):
+    with pytest.raises(HomeFileError, match="readable by other users"):
         load_or_create_api_token(tmp_path)
 
 
