@@ -15,7 +15,7 @@ from itertools import chain
 from operator import itemgetter
 
 from feral.sync.codec import decode_values, encode_values
-from feral.sync.delta import MAX_PAGE_DELTAS, Delta, Page, Version
+from feral.sync.delta import MAX_PAGE_DELTAS, Delta, Page
 from feral.sync.errors import ProtocolError
 from feral.sync.hlc import check_skew
 from feral.sync.schema import TABLES, Table, Value, table_by_code, table_by_name
@@ -29,7 +29,6 @@ __all__ = [
     "apply_page",
     "changes_since",
     "clock_high_water",
-    "current_version",
     "log_entry_counts",
     "version_vector",
 ]
@@ -163,14 +162,6 @@ def clock_high_water(conn: Connection) -> int:
     """
     row = conn.execute("SELECT max(hlc) FROM version_vector").fetchone()
     return int(row[0] or 0)
-
-
-def current_version(conn: Connection, table: Table, row_id: RowId) -> Version | None:
-    """The ``(hlc, origin)`` of a row, or ``None`` if this node has never seen it."""
-    row = conn.execute(
-        f"SELECT hlc, origin FROM {_quote(table.name)} WHERE id = ?", (row_id,)
-    ).fetchone()
-    return Version(row[0], NodeId(row[1])) if row else None
 
 
 def changes_since(

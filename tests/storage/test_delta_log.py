@@ -19,17 +19,15 @@ from feral.storage.delta_log import (
     apply_page,
     changes_since,
     clock_high_water,
-    current_version,
     version_vector,
 )
 from feral.storage.memories import find_row
 from feral.storage.store import run_write
 from feral.sync.codec import decode_page, encode_page
-from feral.sync.delta import MAX_PAGE_DELTAS, Delta, Page, Version
+from feral.sync.delta import MAX_PAGE_DELTAS, Delta, Page
 from feral.sync.errors import ClockSkewError, NotFoundError, ProtocolError, SchemaError
 from feral.sync.hlc import pack
 from feral.sync.ids import fact_id
-from feral.sync.schema import FACTS
 from feral.sync.types import NodeId, RowId
 
 from .support import (
@@ -104,8 +102,6 @@ def test_a_local_write_appends_one_log_entry_and_advances_the_vector(make_replic
     )
     assert version_vector(a.conn) == {A: row["hlc"]}
     assert clock_high_water(a.conn) == row["hlc"]
-    assert current_version(a.conn, FACTS, row["id"]) == Version(row["hlc"], A)
-    assert current_version(a.conn, FACTS, RowId("nothing")) is None
 
 
 def test_changes_since_pages_each_origin_in_hlc_order_within_the_limit(pair):
