@@ -19,6 +19,7 @@ from .types import NodeId, RowId
 __all__ = [
     "FINGERPRINT_LENGTH",
     "PUBLIC_KEY_LENGTH",
+    "caseless",
     "fact_id",
     "new_ulid",
     "node_id_for",
@@ -46,11 +47,18 @@ def normalise(text: str) -> str:
 
     Canonical caseless form (Unicode D145: NFD, case fold, then NFC again, because folding can
     leave a decomposed sequence, as in "ΐ" against "Ϊ́"), whitespace collapsed and stripped.
+
+    For ASCII text the three steps of :func:`caseless` equal ``lower()``: the common case, and
+    about 15% quicker that way (kept for speed; tests/sync/test_fast_paths.py holds the two to
+    the same result). :func:`fact_id` hashes what this returns, so facts share the shortcut.
     """
-    if text.isascii():  # the common case, and for ASCII all three steps equal lower()
-        return " ".join(text.lower().split())
-    folded = unicodedata.normalize("NFD", text).casefold()
-    return " ".join(unicodedata.normalize("NFC", folded).split())
+    folded = text.lower() if text.isascii() else caseless(text)
+    return " ".join(folded.split())
+
+
+def caseless(text: str) -> str:
+    """Unicode's canonical caseless form (D145) of ``text``, whitespace left as it is."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", text).casefold())
 
 
 def fact_id(subject: str, predicate: str, obj: str) -> RowId:
@@ -60,19 +68,11 @@ def fact_id(subject: str, predicate: str, obj: str) -> RowId:
         SchemaError: the text is not valid Unicode (a lone surrogate, e.g. from undecodable
             command-line bytes), so it could be neither hashed nor stored.
     """
-    if subject.isascii() and predicate.isascii() and obj.isascii():
-        # The common case, spelled out: each fact written pays for this, and for ASCII text
-        # :func:`normalise` is lower() and whitespace collapsed, and the encoding cannot fail.
-        encoded = (
-            f"{' '.join(subject.lower().split())}\x1f{' '.join(predicate.lower().split())}"
-            f"\x1f{' '.join(obj.lower().split())}"
-        ).encode("ascii")
-    else:
-        key = f"{normalise(subject)}\x1f{normalise(predicate)}\x1f{normalise(obj)}"
-        try:
-            encoded = key.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise SchemaError("a fact's text is not valid Unicode") from exc
+    key = f"{normalise(subject)}\x1f{normalise(predicate)}\x1f{normalise(obj)}"
+    try:
+        encoded = key.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise SchemaError("a fact's text is not valid Unicode") from exc
     return RowId("f" + _sha256(encoded).hexdigest()[:31])
 
 

@@ -35,6 +35,8 @@ Kind = Literal["text", "int", "real", "bool"]
 _PY_TYPE: dict[Kind, type] = {"text": str, "int": int, "real": float, "bool": bool}
 """The one Python type of each kind (a ``bool`` is no ``int`` here, as in :meth:`Column.check`)."""
 _NONE_TYPE = type(None)
+_PLAIN_TYPES = frozenset({*_PY_TYPE.values(), _NONE_TYPE})
+"""The exact types :meth:`Column.accepts_all` answers for itself; other types go to ``check``."""
 _INF = math.inf
 
 SCHEMA_VERSION = 1
@@ -93,22 +95,31 @@ class Column:
             raise SchemaError(f"column {self.name!r}: text contains a NUL character")
 
     def accepts_all(self, values: Sequence[object]) -> bool:
-        """Whether :meth:`check` would accept every one of ``values``; ``False`` means "not sure".
+        """Whether :meth:`check` accepts every one of ``values``: the same verdict, for a batch.
 
-        A batch test a column at a time: each step is one loop in C over the whole column (type
-        set, min/max, one join), where :meth:`check` costs a Python call per value. It answers
-        ``True`` only for exact types, so anything unusual goes to :meth:`check` for its verdict.
+        Each step is one loop in C over the whole column (type set, min/max, one join), where
+        :meth:`check` costs a Python call per value; that saving is why the rules are written
+        twice, and the property tests in tests/sync/test_fast_paths.py hold the two to the same
+        verdict for values of every type. A value of an unusual type (a subclass of ``str``,
+        say) gets :meth:`check`'s own verdict. On ``False`` the caller checks value by value,
+        which names the first problem.
         """
         types = set(map(type, values))
         if _NONE_TYPE in types:
             if not self.nullable:
                 return False
             types.discard(_NONE_TYPE)
-            if not types:
-                return True
             values = [v for v in values if v is not None]
-        if len(types) != 1 or types.pop() is not _PY_TYPE[self.kind]:
-            return False
+        if not types:
+            return True  # no values, or only nulls where null is allowed
+        if types == {_PY_TYPE[self.kind]}:
+            return self._values_fit(values)
+        if types <= _PLAIN_TYPES:
+            return False  # a value of another plain type, which check refuses
+        return all(map(self._passes, values))
+
+    def _values_fit(self, values: Sequence[object]) -> bool:
+        """:meth:`check`'s range rules for values that all have the kind's exact type."""
         if self.kind == "text":
             return self._texts_fit(values)  # type: ignore[arg-type]
         if self.kind == "int":
@@ -121,14 +132,21 @@ class Column:
         joined = "".join(texts)
         if "\x00" in joined:
             return False
-        longest = max(map(len, texts), default=0)
+        longest = max(map(len, texts))
         if joined.isascii():
             return longest <= self.max_bytes
-        if longest * 4 > self.max_bytes:  # UTF-8 spends at most 4 bytes on a character
-            return False
         try:
-            joined.encode("utf-8")  # fails on a lone surrogate anywhere (joining pairs none up)
+            if longest * 4 <= self.max_bytes:  # UTF-8 spends at most 4 bytes on a character
+                joined.encode("utf-8")  # fails on a lone surrogate anywhere (joining pairs none up)
+                return True
+            return max(map(len, map(str.encode, texts))) <= self.max_bytes
         except UnicodeEncodeError:
+            return False
+
+    def _passes(self, value: object) -> bool:
+        try:
+            self.check(value)
+        except SchemaError:
             return False
         return True
 
@@ -163,7 +181,8 @@ class Table:
         The common cases (ASCII text, plain integers, finite floats, bools, allowed nulls) are
         accepted inline; anything else goes through :meth:`Column.check`, which decides exactly
         and names the problem. This runs for every delta received, so the fast path is worth
-        its few lines.
+        its few lines; it only ever accepts, and tests/sync/test_fast_paths.py holds it to
+        :meth:`Column.check`'s verdict and message for values of every type.
         """
         if len(values) != len(self.columns):
             raise SchemaError(
@@ -185,12 +204,14 @@ class Table:
             column.check(value)
 
     def accepts_all(self, rows: Sequence[Sequence[object]]) -> bool:
-        """Whether :meth:`check_values` would accept every row; ``False`` means "not sure".
+        """Whether :meth:`check_values` accepts every row: the same verdict, for a batch.
 
         A batch of local writes is tested a column at a time (see :meth:`Column.accepts_all`),
         which costs a fraction of checking each row; on ``False`` the caller checks row by row,
         which finds and names the first problem exactly as it always has.
         """
+        if not rows:
+            return True
         if set(map(len, rows)) != {len(self.columns)}:
             return False
         return all(
