@@ -38,6 +38,7 @@ __all__ = [
     "nuke",
     "row_dict",
     "select_sql",
+    "stamp_changes",
     "remember_fact",
     "set_archived",
 ]
@@ -66,36 +67,73 @@ def commit_local(
     The high-water mark is read inside the transaction, so a second process writing to the same
     home is serialised by SQLite's write lock and always stamps above this one.
     """
-    floor = clock_high_water(conn)
-    deltas = []
-    name = _batch_table(origin, changes)
-    if name is None:
-        for table, row_id, values in changes:
-            floor = stamp(floor)
-            delta = Delta(table.name, row_id, floor, origin, values)
-            delta.check()
-            deltas.append(delta)
-    else:
-        # Everything but the stamps is already checked, so each stamp is checked on its own;
-        # Delta.check on a bad one raises exactly what checking each delta would have.
-        for _, row_id, values in changes:
-            floor = stamp(floor)
-            delta = Delta(name, row_id, floor, origin, values)
-            if type(floor) is not int or not 0 < floor <= MAX_PACKED:
-                delta.check()
-            deltas.append(delta)
+    deltas = stamp_changes(origin, stamp, clock_high_water(conn), changes)
     apply_deltas(conn, deltas)
     return deltas
 
 
-def _batch_table(origin: NodeId, changes: Sequence[Change]) -> str | None:
-    """The one table of a batch that passes every check but its stamps, else ``None``.
+def stamp_changes(
+    origin: NodeId, stamp: Stamp, floor: int, changes: Sequence[Change]
+) -> list[Delta]:
+    """Stamp each change above ``floor`` and check it: the deltas, or the first one's error.
 
-    A batch of many rows (an import) is checked as a whole, a column at a time, before it is
-    stamped; one that fails, or is mixed, is checked delta by delta, and so fails exactly as
-    it always has.
+    The result is always :func:`_stamp_each`'s; a batch of many rows of one table (an import)
+    gets it faster from :func:`_stamp_batch`. The fast path's shortcuts are tied to the slow
+    path by the property tests in tests/storage/test_commit_paths.py (same deltas, same error).
     """
-    if len(changes) < _BATCH_CHECK_MIN:
+    batch = _batch(origin, changes)
+    if batch is None:
+        return _stamp_each(origin, stamp, floor, changes)
+    return _stamp_batch(origin, stamp, floor, *batch)
+
+
+def _stamp_each(origin: NodeId, stamp: Stamp, floor: int, changes: Sequence[Change]) -> list[Delta]:
+    """The definition: each change stamped in turn and checked as the delta it becomes."""
+    deltas = []
+    for table, row_id, values in changes:
+        floor = stamp(floor)
+        delta = Delta(table.name, row_id, floor, origin, values)
+        delta.check()
+        deltas.append(delta)
+    return deltas
+
+
+def _stamp_batch(
+    origin: NodeId,
+    stamp: Stamp,
+    floor: int,
+    name: str,
+    row_ids: Sequence[RowId],
+    rows: Sequence[tuple[Value, ...]],
+) -> list[Delta]:
+    """:func:`_stamp_each` for a batch that :func:`_batch` has checked in all but its stamps.
+
+    So each stamp is checked on its own: one in range is all :meth:`Delta.check` asks of it,
+    and one out of range goes to :meth:`Delta.check`, which raises what the slow path would.
+    """
+    deltas = []
+    for row_id, values in zip(row_ids, rows, strict=True):
+        floor = stamp(floor)
+        delta = Delta(name, row_id, floor, origin, values)
+        if type(floor) is not int or not 0 < floor <= MAX_PACKED:
+            delta.check()
+        deltas.append(delta)
+    return deltas
+
+
+_Batch = tuple[str, Sequence[RowId], Sequence[tuple[Value, ...]]]
+
+
+def _batch(origin: NodeId, changes: Sequence[Change]) -> _Batch | None:
+    """A batch's one table name, ids and rows if it passes every check but its stamps, else
+    ``None``, and the batch goes to :func:`_stamp_each`.
+
+    A batch of many rows (an import) is checked as a whole, a column at a time
+    (:func:`feral.sync.delta.accepts_batch`), before it is stamped. Anything else (a short,
+    mixed, malformed or refused batch) is checked delta by delta, and so fails exactly as it
+    always has; only tuples are taken apart here, since taking apart an iterator would use it up.
+    """
+    if len(changes) < _BATCH_CHECK_MIN or set(map(type, changes)) != {tuple}:
         return None
     try:
         tables, row_ids, rows = zip(*changes, strict=True)
@@ -105,7 +143,7 @@ def _batch_table(origin: NodeId, changes: Sequence[Change]) -> str | None:
     if len(names) != 1:
         return None
     (name,) = names
-    return name if accepts_batch(name, origin, row_ids, rows) else None
+    return (name, row_ids, rows) if accepts_batch(name, origin, row_ids, rows) else None
 
 
 def row_dict(table: Table, record: Sequence[Any]) -> Row:
