@@ -168,3 +168,16 @@ def test_a_refused_batch_raises_what_the_row_by_row_path_raises_and_writes_nothi
 def fact_change(row_id: str) -> Change:
     values = (RowId(row_id), "s", "p", "o", 0.5, None, 1, False)
     return FACTS, RowId(row_id), values
+
+
+def test_a_batch_holding_a_change_given_as_an_iterator_is_written_as_row_by_row(tmp_path):
+    # The batch test used to take every change apart, using an iterator up, and the batch then
+    # failed to unpack it where the row-by-row path wrote it.
+    changes: list[Any] = [fact_change(f"r{i}") for i in range(_BATCH_CHECK_MIN)]
+    changes[3] = iter(changes[3])
+    conn = open_sync(tmp_path / "feral.db", synchronous="NORMAL")
+    try:
+        written = run_write(conn, commit_local, A, RecordingStamp(), changes)
+    finally:
+        conn.close()
+    assert [d.row_id for d in written] == [f"r{i}" for i in range(_BATCH_CHECK_MIN)]
