@@ -35,7 +35,7 @@ from feral.sync.schema import FACTS, TABLES
 from feral.sync.types import NodeId, RowId
 
 from ..sync.strategies import row_ids, rows
-from ..sync.test_fast_paths import anything, outcome
+from ..sync.test_fast_paths import anything, misfits, outcome
 from .support import A, assert_unchanged, snapshot
 
 BAD_STAMPS = [0, -1, MAX_PACKED + 1, 1 << 80, True, 1.5, "7", None]
@@ -78,7 +78,7 @@ def broken(draw: st.DrawFn, change: tuple[Any, ...]) -> Any:
     kind = draw(st.sampled_from(["value", "length", "id", "table", "shape", "tombstone"]))
     if kind == "value":
         at = draw(st.integers(0, len(values) - 1))
-        return table, row_id, (*values[:at], draw(anything), *values[at + 1 :])
+        return table, row_id, (*values[:at], draw(misfits(table.columns[at])), *values[at + 1 :])
     if kind == "length":
         return table, row_id, values[:-1] if draw(st.booleans()) else (*values, None)
     if kind == "id":
