@@ -124,6 +124,7 @@ def test_stamping_a_batch_gives_what_stamping_each_change_gives(changes, stamp, 
 def test_a_well_formed_batch_takes_the_batch_path(changes):
     # Otherwise the properties here would compare the row-by-row path with itself.
     assert _batch(A, changes) is not None
+    assert _batch(A, changes[: _BATCH_CHECK_MIN - 1]) is None  # a short one goes row by row
 
 
 # On database files
