@@ -27,28 +27,18 @@ class StorageError(FeralError):
 class MigrationError(StorageError):
     """A schema migration failed; the database was left at the previous step."""
 
-    code, http_status, exit_code = "storage_error", 500, 1
-
 
 class ExtensionUnavailable(StorageError):
     """The SQLite build in use cannot load sqlite-vec."""
-
-    code, http_status, exit_code = "storage_error", 500, 1
 
 
 class ModelUnavailable(StorageError):
     """The embedding model shipped with feral is missing or damaged (storage/static_model.py)."""
 
-    code, http_status, exit_code = "storage_error", 500, 1
-
 
 class CorruptDatabase(StorageError):
     """The database file fails SQLite's integrity check or is not a database at all."""
 
-    code, http_status, exit_code = "storage_error", 500, 1
-
 
 class EmbeddingError(StorageError):
     """An embedder's vector that cannot be stored: the wrong size, or NaN or infinity."""
-
-    code, http_status, exit_code = "storage_error", 500, 1

@@ -4,7 +4,8 @@ Each class also says how it reaches people: the API error ``code`` and HTTP stat
 with (node/api.py), and the exit status of the ``feral`` command that hit it (cli/context.py).
 The mapping lives on the classes, as plain data, so a kind declared in a higher layer
 (storage/errors.py) carries its own row and neither cli/ nor node/ keeps a second copy. Exit 2 is
-DESIGN §6's usage error; every other refusal is a runtime error, exit 1.
+DESIGN §6's usage error; every other refusal is a runtime error, exit 1. A kind answered as its
+parent is declares nothing and inherits the row.
 
 The tree (tests/sync/test_errors.py holds the classes to it, row by row)::
 
@@ -94,8 +95,6 @@ class FeralError(Exception):
 class DecodeError(FeralError):
     """Bytes that do not decode to a valid message, page or delta."""
 
-    code, http_status, exit_code = "refused", 400, 1
-
 
 class ProtocolError(FeralError):
     """A decodable message that breaks the protocol's rules."""
@@ -106,13 +105,9 @@ class ProtocolError(FeralError):
 class SchemaError(ProtocolError):
     """A delta naming a table or column the schema lacks, or holding a wrongly typed value."""
 
-    code, http_status, exit_code = "invalid_value", 422, 1
-
 
 class ClockError(FeralError):
     """A clock that cannot produce a stamp (for example, it has drifted too far ahead)."""
-
-    code, http_status, exit_code = "refused", 400, 1
 
 
 class ClockSkewError(ClockError):
@@ -123,8 +118,6 @@ class ClockSkewError(ClockError):
         window_ms: the window that was exceeded.
         peer: who sent it, when known.
     """
-
-    code, http_status, exit_code = "refused", 400, 1
 
     def __init__(self, offset_ms: int, window_ms: int, peer: str | None = None) -> None:
         self.offset_ms = offset_ms
@@ -139,8 +132,6 @@ class ClockSkewError(ClockError):
 
 class AuthError(FeralError):
     """A peer that cannot prove its identity, or that is not paired with this node."""
-
-    code, http_status, exit_code = "refused", 400, 1
 
 
 class ConfigError(FeralError):
@@ -181,8 +172,6 @@ class PathRefused(NotFoundError):
 
     A kind of not-found, so a caller learns only that there is no such page.
     """
-
-    code, http_status, exit_code = "not_found", 404, 1
 
 
 class HomeFileError(FeralError):
