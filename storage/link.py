@@ -197,7 +197,18 @@ class LinkHandler:
         return Handled(authenticated=True)
 
     def _answer(self, conn: Connection, event: DeltasRequested) -> None:
-        pages, vector = delta_log.answer_request(conn, event.since, event.limit)
+        """Send what the peer asked for, or say it is caught up.
+
+        A request stays open in the session until it is answered; one whose read failed and
+        went unanswered would keep the link up and silent for good (it never asks again). So
+        a failed read refuses the link with ``storage_error``, and the dialler reconnects.
+        """
+        try:
+            pages, vector = delta_log.answer_request(conn, event.since, event.limit)
+        except (FeralError, DatabaseError) as exc:
+            message = str(exc) if isinstance(exc, FeralError) else f"read failed: {exc}"
+            self.session.fail("storage_error", message, CLOSE_INTERNAL)
+            return
         if pages:
             self.session.send_pages(pages)
         else:
