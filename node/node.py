@@ -13,7 +13,7 @@ import asyncio
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
@@ -93,7 +93,10 @@ class Node:
         self.home = home
         self.epoch = epoch
         self.links: dict[NodeId, Link] = {}
-        """Authenticated live links by peer id (filled by the peer layer)."""
+        """Authenticated live links by peer id (filled by the peer layer): the one that pushes."""
+        self.standby: dict[NodeId, list[Link]] = {}
+        """Older live links with the same peers, oldest first, each taking over when the link
+        after it ends (node/peer.py: a peer's one-off ``sync now`` beside its serve link)."""
         self._tasks: set[asyncio.Task[None]] = set()
         self.identity = identity
         self.settings = settings
@@ -156,9 +159,13 @@ class Node:
         """Tell every live link (but ``exclude``) that something committed here (live sync)."""
         for link in list(self.links.values()):
             if link is not exclude:
-                task = asyncio.ensure_future(link.local_changed())
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+                self.spawn(link.local_changed())
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` as a task that :meth:`close` waits for."""
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     # -- local writes --------------------------------------------------------------------------
 
