@@ -55,29 +55,33 @@ def links_between(*nodes: FeralNode) -> int:
     return count
 
 
-def test_a_links_dialer_survives_a_failed_write_and_sync_resumes_by_itself(mesh: Mesh) -> None:
+@pytest.mark.parametrize("locked", ["dialler", "accepter"])
+def test_a_links_dialer_survives_a_failed_write_and_sync_resumes_by_itself(
+    mesh: Mesh, locked: str
+) -> None:
     laptop, server = mesh.add("laptop", "server")
     pair(laptop, server, dial=True)
     pair(server, laptop, dial=False)
     mesh.start(laptop, server)
     assert wait_until(linked(server, laptop, "warm-up from the server"), LINK_UP_S), "no link"
+    victim, writer = (laptop, server) if locked == "dialler" else (server, laptop)
 
-    # Another process holds the laptop's write lock past the busy timeout (5 s), as a long
-    # import does: the link's next write (applying the server's push) fails.
-    locker = sqlean.connect(str(laptop.database), timeout=5, isolation_level=None)
+    # Another process holds the victim's write lock past the busy timeout (5 s), as a long
+    # import does: the link's next write there (applying the other side's push) fails.
+    locker = sqlean.connect(str(victim.database), timeout=5, isolation_level=None)
     try:
         locker.execute("BEGIN IMMEDIATE")
-        server.run("memory", "remember", "written while the laptop is locked")
-        failed = wait_until(lambda: "database is locked" in laptop.serve_log(), 60)
-        assert failed, f"the link's write never failed: {laptop.serve_log()}"
+        writer.run("memory", "remember", "written while the other side is locked")
+        failed = wait_until(lambda: "database is locked" in victim.serve_log(), 60)
+        assert failed, f"the link's write never failed: {victim.serve_log()}"
     finally:
         locker.execute("ROLLBACK")
         locker.close()
 
-    after = linked(server, laptop, "written after the lock is gone")
-    assert wait_until(after, 90), f"sync did not resume: {laptop.serve_log()}"
-    assert holds(laptop, "written while the laptop is locked")
-    lines = [line for line in laptop.serve_log().splitlines() if "database is locked" in line]
+    after = linked(writer, victim, "written after the lock is gone")
+    assert wait_until(after, 90), f"sync did not resume: {victim.serve_log()}"
+    assert holds(victim, "written while the other side is locked")
+    lines = [line for line in victim.serve_log().splitlines() if "database is locked" in line]
     assert len(lines) == 1, lines
     assert laptop.serving and server.serving
 
