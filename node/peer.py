@@ -71,14 +71,14 @@ class FailureLog:
         """The link with ``who`` (a node id, or what else names it) failed with ``message``."""
         if self._last.get(who) != message:
             self._last[who] = message
-            log.warning("! link with %s failed: %s (reconnecting)", who, message)
+            log.warning("! link with %s failed: %s (the link will be retried)", who, message)
 
     def crashed(self, who: str, exc: Exception) -> None:
         """An unexpected error (a defect) ended the link: its traceback, once per streak."""
         message = f"{type(exc).__name__}: {exc}"
         if self._last.get(who) != message:
             self._last[who] = message
-            log.error("! link with %s crashed (reconnecting)", who, exc_info=exc)
+            log.error("! link with %s crashed (the link will be retried)", who, exc_info=exc)
 
     def recovered(self, who: str) -> None:
         """A link with ``who`` authenticated and recorded it: the next failure is news."""
