@@ -95,8 +95,7 @@ class Node:
         self.links: dict[NodeId, Link] = {}
         """Authenticated live links by peer id (filled by the peer layer): the one that pushes."""
         self.standby: dict[NodeId, list[Link]] = {}
-        """Older live links with the same peers, oldest first, each taking over when the link
-        after it ends (node/peer.py: a peer's one-off ``sync now`` beside its serve link)."""
+        """Older live links with those peers, oldest first, next to push (node/peer.py)."""
         self._tasks: set[asyncio.Task[None]] = set()
         self.identity = identity
         self.settings = settings
