@@ -162,6 +162,8 @@ def apply_migrations(
         MigrationError: naming the step; that step is rolled back, earlier ones stay.
     """
     applied: list[str] = []
+    if not pending(conn, migrations):
+        return applied  # read-only: no write lock, and a full disk still opens
     for migration in migrations:
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -177,7 +179,8 @@ def apply_migrations(
             )
             conn.execute("COMMIT")
         except (DatabaseError, sqlean.Warning) as exc:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+                conn.execute("ROLLBACK")
             raise MigrationError(f"migration {migration.name} failed: {exc}") from exc
         applied.append(migration.name)
     return applied
