@@ -123,6 +123,22 @@ UPDATE version_vector SET entries = (
   SELECT count(*) FROM delta_log WHERE delta_log.origin = version_vector.origin);
 """,
     ),
+    Migration(
+        "0006_integrity_alarms",
+        """
+CREATE TABLE integrity_alarms (
+  origin TEXT NOT NULL,
+  hlc INTEGER NOT NULL,
+  peer TEXT NOT NULL,
+  tbl INTEGER NOT NULL,
+  row_id TEXT NOT NULL,
+  first_at INTEGER NOT NULL,
+  last_at INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  PRIMARY KEY (origin, hlc, peer)
+) STRICT;
+""",
+    ),
 )
 
 
