@@ -161,7 +161,8 @@ def _open_or_read(
     try:
         return open_sync(path, synchronous=synchronous, check=check), None
     except StorageError as exc:
-        return open_for_reading(path, exc), exc
+        conn = open_for_reading(path, exc)
+        return conn, StorageError(f"{path} can only be read: the disk is full or failing ({exc})")
 
 
 class Store:

@@ -69,6 +69,7 @@ def assert_one_line_failure(result: subprocess.CompletedProcess[str], what: str)
     assert len(errors) == 1 and errors[0] == result.stderr.strip().splitlines()[-1], (
         f"{what}: {result.stderr}"
     )
+    assert "full" in errors[0], f"{what}: the error does not say the disk is full: {errors[0]}"
 
 
 def devices(tmp_path: Path, disk: Path) -> tuple[Mesh, FeralNode, FeralNode]:
