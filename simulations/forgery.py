@@ -34,14 +34,14 @@ def relayed_entries(node: SimNode) -> list[tuple[NodeId, int]]:
 def forge_collision(node: SimNode, origin: NodeId, hlc: int) -> list[str]:
     """Send ``node`` a forged entry at ``(origin, hlc)``; returns what went wrong (nothing if
     the alarm was raised and nothing changed)."""
-    values = ("forged", "says", "not what was written", 0.25, None, 1, False)
+    values = (FORGED_ROW, "forged", "says", "not what was written", 0.25, None, 1, False)
     forged = Delta("facts", FORGED_ROW, hlc, origin, values)
     conn = node.conn
     before = (export.state_digest(conn), delta_log.version_vector(conn))
     collided: list[Delta] = []
     now = max(node.wall(), hlc >> COUNTER_BITS)
     run_write(conn, delta_log.apply_page, Page(origin, 0, (forged,)), now_ms=now,
-              max_skew_ms=MAX_SKEW_MS, peer=FORGER, checked=True, collided=collided)  # fmt: skip
+              max_skew_ms=MAX_SKEW_MS, peer=FORGER, collided=collided)  # fmt: skip
     problems = []
     if collided != [forged]:
         problems.append(f"{node.name}: no integrity alarm for a forged entry at {origin}:{hlc}")
