@@ -24,7 +24,7 @@ from feral.storage.memories import Stamp
 from feral.storage.rows import EpisodeRow, ExecutionRow, FactRow
 from feral.storage.static_model import load_embedder
 from feral.storage.store import Store
-from feral.storage.vectors import Embedder, embed_pending, reset_vectors
+from feral.storage.vectors import Embedder, embed_pending, embedding_due, reset_vectors
 from feral.sync.delta import Page
 from feral.sync.errors import ConfigError, NotAvailable
 from feral.sync.hlc import DEFAULT_MAX_DRIFT_MS, HybridClock
@@ -282,8 +282,14 @@ class Node:
         self.notify_changed()
 
     async def _embed(self) -> None:
-        """Bring derived vectors up to date with what was just written (no-op with no model)."""
-        if self.embedder is None:
+        """Bring derived vectors up to date with what was just written (no-op with no model).
+
+        Vectors are derived and may lag: nothing is written when nothing is queued, and a
+        database open only for reading (a full disk) is embedded once it can be written.
+        """
+        if self.embedder is None or self.store.read_only is not None:
+            return
+        if not await self.store.read(embedding_due, self.embedder):
             return
         while await self.store.write(embed_pending, self.embedder):
             pass

@@ -367,6 +367,12 @@ class PeerLink:
             log.warning(
                 "! log hole for %s: asking %s again", sorted(handled.holes), self.result.peer
             )
+        if handled.collisions and isinstance(event, PageReceived):
+            log.warning(
+                "! integrity alarm: %s sent %d entries of %s at stamps this node holds with "
+                "other content; kept ours (see feral sync status)",
+                self.result.peer, handled.collisions, event.page.origin,
+            )  # fmt: skip
         if handled.applied:
             await self.node.remote_applied(exclude=self)
         if isinstance(event, PageReceived) and handled.committed and self.progress:

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from feral.sync.delta import Delta
 from feral.sync.errors import ClockSkewError, FeralError, ProtocolError
 from feral.sync.holes import HoleRepair
 from feral.sync.session import (
@@ -76,6 +77,8 @@ class Handled:
         applied: rows that page added here (the node embeds them and tells its other links).
         refused: the error code a received page was refused with (the link is failing).
         holes: origins found with a hole in this copy, asked for again from the start.
+        collisions: entries of that page whose stamp this node holds with other content: an
+            integrity alarm (storage/integrity.py), recorded and never applied.
     """
 
     authenticated: bool = False
@@ -83,6 +86,7 @@ class Handled:
     applied: int = 0
     refused: str | None = None
     holes: frozenset[NodeId] = field(default_factory=frozenset)
+    collisions: int = 0
 
 
 def writes(event: Event) -> bool:
@@ -217,11 +221,13 @@ class LinkHandler:
     def _apply(self, conn: Connection, event: PageReceived) -> Handled:
         """Merge the page under :data:`PAGE_SAVEPOINT`; ack it, or refuse the link."""
         page, peer = event.page, self.result.peer
+        collided: list[Delta] = []
         conn.execute(f"SAVEPOINT {PAGE_SAVEPOINT}")
         try:
             applied = delta_log.apply_page(
                 conn, page, now_ms=self.session.local.now_ms(), max_skew_ms=self.max_skew_ms(),
                 peer=peer, checked=True, repair=page.origin in self.holes.repairing,
+                collided=collided,
             )  # fmt: skip
         except (FeralError, DatabaseError) as exc:
             conn.execute(f"ROLLBACK TO {PAGE_SAVEPOINT}")
@@ -232,7 +238,7 @@ class LinkHandler:
         self.result.received += applied
         if applied and peer is not None:
             peer_status.record_transfer(conn, peer, received=applied)
-        return Handled(committed=True, applied=applied)
+        return Handled(committed=True, applied=applied, collisions=len(collided))
 
     def _refuse_page(self, exc: FeralError | DatabaseError) -> str:
         """Refuse the link for a page that could not be applied; returns the error code.
