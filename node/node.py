@@ -20,6 +20,7 @@ from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from feral.storage import delta_log, export, memories, stats
 from feral.storage.connection import Connection
+from feral.storage.erase import finish_erasing
 from feral.storage.memories import Stamp
 from feral.storage.rows import EpisodeRow, ExecutionRow, FactRow
 from feral.storage.static_model import load_embedder
@@ -40,7 +41,7 @@ from .phrases import parse_fact
 from .search import SearchRequest, SearchResult, run_search
 from .sessions import IngestResult, SessionMemory, ingest
 from .summarise import summariser_for
-from .wiki import build_pages, list_pages, read_page, write_pages
+from .wiki import build_pages, list_pages, pages_citing, read_page, write_pages
 from .working_memory import Message
 
 __all__ = ["DATABASE_FILE", "IMPORT_BATCH", "Node", "SearchResult", "default_home", "wall_clock_ms"]
@@ -277,9 +278,18 @@ class Node:
         return new_ulid(self.now_ms(), secrets.token_bytes(10))
 
     async def _committed(self) -> None:
-        """After a local write: derived vectors, then live links (DESIGN §5, live sync)."""
+        """After a local write: derived vectors, erasure, then live links (DESIGN §5)."""
         await self._embed()
+        await self._finish_erasing()
         self.notify_changed()
+
+    async def _finish_erasing(self) -> None:
+        """After a commit that erased rows (a nuke, here or from a peer: storage/erase.py):
+        empty the WAL, which still holds the pages as they were, and recompile at once any
+        wiki page that showed one of those rows."""
+        erased = await self.store.read(finish_erasing)
+        if erased and pages_citing(self.home, erased):
+            await self.compile_wiki()
 
     async def _embed(self) -> None:
         """Bring derived vectors up to date with what was just written (no-op with no model).
@@ -385,8 +395,9 @@ class Node:
         return await self.store.read(delta_log.version_vector)
 
     async def remote_applied(self, exclude: object = None) -> None:
-        """A peer's page added rows here: derived vectors, then every other live link."""
+        """A peer's page added rows here: derived vectors, erasure, then every other live link."""
         await self._embed()
+        await self._finish_erasing()
         self.notify_changed(exclude=exclude)
 
     async def apply_page(self, page: Page, peer: str | None = None, *, repair: bool = False) -> int:
@@ -404,6 +415,7 @@ class Node:
             checked=True,
         )
         await self._embed()
+        await self._finish_erasing()
         return applied
 
 

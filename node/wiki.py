@@ -50,6 +50,7 @@ __all__ = [
     "WikiPage",
     "build_pages",
     "list_pages",
+    "pages_citing",
     "read_page",
     "slugify",
     "write_pages",
@@ -281,6 +282,16 @@ def list_pages(home: Path) -> list[dict[str, Any]]:
         if front is not None:
             found.append({**front, "path": f"{WIKI_FOLDER}/{path.name}"})
     return sorted(found, key=lambda p: (normalise(p["topic"]), p["topic"], p["path"]))
+
+
+def pages_citing(home: Path, row_ids: Iterable[str]) -> list[dict[str, Any]]:
+    """The compiled pages that list one of ``row_ids`` among their sources.
+
+    A nuked row's words stay on such a page until it is compiled again, and the API serves
+    the pages as they are on disk: so a nuke (local or from a peer) recompiles at once.
+    """
+    wanted = set(row_ids)
+    return [page for page in list_pages(home) if wanted.intersection(page["sources"])]
 
 
 def read_page(home: Path, topic: str) -> str:

@@ -166,6 +166,9 @@ def _set_pragmas(conn: Connection, synchronous: str) -> None:
         conn.execute(f"PRAGMA synchronous = {synchronous}")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA trusted_schema = OFF")
+        # Freed cells and pages are zeroed, so a nuked row's words do not linger in the file's
+        # free space (storage/erase.py).
+        conn.execute("PRAGMA secure_delete = ON")
     except DatabaseError as exc:
         raise CorruptDatabase(f"cannot use the database: {exc}") from exc
 

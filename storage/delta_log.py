@@ -23,6 +23,7 @@ from feral.sync.types import NodeId, RowId, VersionVector
 
 from . import integrity
 from .connection import Connection
+from .erase import erase_outdated
 
 __all__ = [
     "answer_request",
@@ -78,13 +79,15 @@ def apply_deltas(conn: Connection, deltas: Sequence[Delta]) -> None:
     """Merge ``deltas`` into their rows, append them to the log and advance the vector.
 
     Must run inside a write transaction. Deltas already in the log are ignored (idempotent).
+    A write that a tombstone outdates is kept as a tombstone, and a new tombstone drops the
+    payloads of its row's earlier entries (storage/erase.py): a nuke erases here and on peers.
 
     One pass builds both the rows and the log entries: this runs for every write, local or
     remote, and its Python work is a visible share of a batch's time.
     """
     rows: dict[str, list[list[Value]]] = defaultdict(list)
     entries: dict[NodeId, list[_LogEntry]] = defaultdict(list)
-    for delta in deltas:
+    for delta in erase_outdated(conn, deltas):
         table, row_id, hlc, origin, values = (
             delta.table,
             delta.row_id,

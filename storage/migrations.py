@@ -139,6 +139,19 @@ CREATE TABLE integrity_alarms (
 ) STRICT;
 """,
     ),
+    Migration(
+        # A hard delete erases (storage/erase.py): the full-text indexes remove a deleted row's
+        # terms from their pages at once instead of leaving them under a delete marker until a
+        # merge, and the tombstones of each table are found without a scan.
+        "0007_erase_on_nuke",
+        """
+INSERT INTO episodes_fts(episodes_fts, rank) VALUES ('secure-delete', 1);
+INSERT INTO facts_fts(facts_fts, rank) VALUES ('secure-delete', 1);
+CREATE INDEX episodes_tombstones ON episodes(id) WHERE deleted = 1;
+CREATE INDEX facts_tombstones ON facts(id) WHERE deleted = 1;
+CREATE INDEX exec_log_tombstones ON exec_log(id) WHERE deleted = 1;
+""",
+    ),
 )
 
 

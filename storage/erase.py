@@ -1,0 +1,170 @@
+"""Erasing a hard-deleted row's words from the delta log and the files (issue 11, #8).
+
+A tombstone keeps only the row's id and clocks, but the log keeps every entry it received, and a
+nuked row's earlier entries carried its content in full. Those entries keep their place (origin,
+stamp, table and row id), so each origin's log stays gap-free and entry counts still balance;
+only their payloads go. A peer that asks for them later receives tombstones at the old stamps:
+each loses to the newer tombstone it also receives (or to whatever newer write it holds), so
+every node converges to the same row, and no node ever sends the words on again.
+
+The rule kept, for every row whose current state is a tombstone stamped ``T``: each log entry of
+that row older than ``T`` (by ``(hlc, origin)``, the merge order) has no payload. A write that
+arrives already outdated by a tombstone is stored as a tombstone at its own stamp. Both sides of
+a link apply it through :func:`erase_outdated`, called by every write (local or remote), so a
+node that receives a remote tombstone erases exactly as the node that nuked.
+
+The rest of the erasure is SQLite's: ``secure_delete`` zeroes freed cells and pages
+(storage/connection.py), the full-text indexes remove a deleted row's terms at once (migration
+``0006_erase_on_nuke``), and :func:`checkpoint_wal` empties the WAL, which still holds the pages
+as they were before the nuke.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+
+from feral.sync.delta import Delta
+from feral.sync.schema import table_by_name
+
+from .connection import Connection
+
+__all__ = ["checkpoint_wal", "erase_outdated", "finish_erasing"]
+
+_Key = tuple[str, str]
+"""A row: its table's name and its id."""
+_Version = tuple[int, str]
+"""A write's place in the merge order: ``(hlc, origin)``."""
+
+_BLANK_EARLIER = """
+UPDATE delta_log SET payload = NULL
+FROM (SELECT value ->> 0 AS tbl, value ->> 1 AS row_id, value ->> 2 AS hlc, value ->> 3 AS origin
+      FROM json_each(?)) AS dead
+WHERE delta_log.payload IS NOT NULL AND delta_log.tbl = dead.tbl
+  AND delta_log.row_id = dead.row_id AND (delta_log.hlc, delta_log.origin) < (dead.hlc, dead.origin)
+"""
+
+
+def erase_outdated(conn: Connection, deltas: Sequence[Delta]) -> Sequence[Delta]:
+    """``deltas`` with each write a tombstone outdates turned into a tombstone at its own stamp.
+
+    Also drops the payloads of the logged entries of every row this batch newly turns into a
+    tombstone (one scan of the log for the batch: a nuke is rare, a log index on row ids would
+    cost every write). Must run inside the batch's write transaction, before it is applied.
+    """
+    current = _current_states(conn, deltas)
+    if not current and all(d.values is not None for d in deltas):
+        return deltas
+    newest = _newest(deltas, current)
+    dead = {key: version for key, (version, tombstone) in newest.items() if tombstone}
+    if not dead:
+        return deltas
+    rescan = [
+        ((table_by_name(table).code, row_id), version)
+        for (table, row_id), version in dead.items()
+        if (table, row_id) in current and current[table, row_id] != (version, True)
+    ]
+    if rescan:
+        conn.execute(_BLANK_EARLIER, (json.dumps([[*row, *version] for row, version in rescan]),))
+        _note_erased(conn, [row for row, _ in rescan])
+    return [_outdated(d, dead) for d in deltas]
+
+
+def _note_erased(conn: Connection, rows: list[tuple[int, str]]) -> None:
+    """Remember, for :func:`finish_erasing`, the rows whose words this transaction erased.
+
+    A TEMP table belongs to this connection alone and rolls back with the transaction, so a
+    refused page leaves nothing to finish.
+    """
+    conn.execute(_ERASED_TABLE)
+    conn.executemany("INSERT OR IGNORE INTO temp.erased(tbl, row_id) VALUES (?, ?)", rows)
+
+
+_ERASED_TABLE = (
+    "CREATE TEMP TABLE IF NOT EXISTS erased (tbl INTEGER NOT NULL, row_id TEXT NOT NULL, "
+    "PRIMARY KEY (tbl, row_id)) STRICT, WITHOUT ROWID"
+)
+
+
+def finish_erasing(conn: Connection) -> list[str]:
+    """After the commit of writes that erased rows: empty the WAL, and name those rows.
+
+    Run outside a transaction, on the connection that wrote. Returns the ids erased since the
+    last call (the caller recompiles what it derived from them, such as wiki pages); nothing
+    when nothing was erased, so calling it after every write costs one small read.
+    """
+    conn.execute(_ERASED_TABLE)
+    ids = [str(row_id) for (row_id,) in conn.execute("SELECT row_id FROM temp.erased")]
+    if ids:
+        conn.execute("DELETE FROM temp.erased")
+        checkpoint_wal(conn)
+    return ids
+
+
+def _outdated(delta: Delta, dead: dict[_Key, _Version]) -> Delta:
+    version = dead.get((delta.table, delta.row_id))
+    if delta.values is None or version is None or (delta.hlc, delta.origin) >= version:
+        return delta
+    return Delta(delta.table, delta.row_id, delta.hlc, delta.origin, None)
+
+
+def _newest(
+    deltas: Sequence[Delta], current: dict[_Key, tuple[_Version, bool]]
+) -> dict[_Key, tuple[_Version, bool]]:
+    """For each row that is or may become a tombstone, its newest version after the batch."""
+    newest = dict(current)
+    for delta in deltas:
+        key = (delta.table, delta.row_id)
+        if delta.values is not None and key not in newest:
+            continue  # a write to a row no tombstone touches
+        version = (delta.hlc, delta.origin)
+        held = newest.get(key)
+        if held is None or version > held[0]:
+            newest[key] = (version, delta.values is None)
+    return newest
+
+
+def _current_states(conn: Connection, deltas: Sequence[Delta]) -> dict[_Key, tuple[_Version, bool]]:
+    """The stored version of each row a batch tombstone names, and of each row written in the
+    batch that is a tombstone now: ``{(table, id): ((hlc, origin), is_tombstone)}``."""
+    named: dict[str, set[str]] = defaultdict(set)
+    written: dict[str, set[str]] = defaultdict(set)
+    for delta in deltas:
+        (written if delta.values is not None else named)[delta.table].add(delta.row_id)
+    states: dict[_Key, tuple[_Version, bool]] = {}
+    for table in sorted(named.keys() | written.keys()):
+        quoted = '"' + table + '"'  # a name from the schema registry (Delta.check)
+        if named[table]:
+            states.update(_states(conn, table, named[table], f"SELECT * FROM {quoted}"))
+        if written[table] - named[table] and _has_tombstones(conn, quoted):
+            query = f"SELECT * FROM {quoted} WHERE deleted = 1"
+            states.update(_states(conn, table, written[table] - named[table], query))
+    return states
+
+
+def _has_tombstones(conn: Connection, quoted: str) -> bool:
+    """Whether the table holds any tombstone (one probe of its partial index, migration 0006)."""
+    return conn.execute(f"SELECT 1 FROM {quoted} WHERE deleted = 1 LIMIT 1").fetchone() is not None
+
+
+def _states(
+    conn: Connection, table: str, ids: set[str], rows: str
+) -> dict[_Key, tuple[_Version, bool]]:
+    records = conn.execute(
+        f"SELECT t.id, t.hlc, t.origin, t.deleted FROM json_each(?) AS j "
+        f"CROSS JOIN ({rows}) AS t ON t.id = j.value",
+        (json.dumps(sorted(ids)),),
+    )
+    return {(table, i): ((h, o), bool(d)) for i, h, o, d in records}
+
+
+def checkpoint_wal(conn: Connection) -> bool:
+    """Copy the WAL into the database file and truncate it to nothing, outside a transaction.
+
+    After a nuke the WAL still holds the pages as they were before it, words included, until
+    they are checkpointed and overwritten. Returns ``False`` if a reader in another process kept
+    part of the WAL in use past the busy timeout: those frames go at the next checkpoint.
+    """
+    busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    return int(busy) == 0
