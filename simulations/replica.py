@@ -49,6 +49,16 @@ class MemoryReplica:
             if merge.decide(self.version(key), delta) is merge.Decision.APPLY:
                 self.rows[key] = delta
             self.log.setdefault(delta.origin, {}).setdefault(delta.hlc, delta)
+        self._erase_outdated()
+
+    def _erase_outdated(self) -> None:
+        """A nuke erases (storage/erase.py): each logged entry of a row whose winner is a
+        tombstone, and older than it, is kept at its place as a tombstone, without the words."""
+        for entries in self.log.values():
+            for hlc, entry in entries.items():
+                winner = self.rows[entry.table, entry.row_id]
+                if winner.is_tombstone and entry.version < winner.version:
+                    entries[hlc] = Delta(entry.table, entry.row_id, hlc, entry.origin, None)
 
     def vector(self) -> VersionVector:
         return {origin: max(entries) for origin, entries in self.log.items() if entries}

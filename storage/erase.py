@@ -29,6 +29,7 @@ from feral.sync.delta import Delta
 from feral.sync.schema import table_by_name
 
 from .connection import Connection
+from .vectors import drop_vectors
 
 __all__ = ["checkpoint_wal", "erase_outdated", "finish_erasing"]
 
@@ -49,57 +50,30 @@ WHERE delta_log.payload IS NOT NULL AND delta_log.tbl = dead.tbl
 def erase_outdated(conn: Connection, deltas: Sequence[Delta]) -> Sequence[Delta]:
     """``deltas`` with each write a tombstone outdates turned into a tombstone at its own stamp.
 
-    Also drops the payloads of the logged entries of every row this batch newly turns into a
-    tombstone (one scan of the log for the batch: a nuke is rare, a log index on row ids would
-    cost every write). Must run inside the batch's write transaction, before it is applied.
+    Also drops the payloads of the logged entries (and the vectors) of every row this batch
+    newly turns into a tombstone: one scan of the log for the batch, since a nuke is rare and an
+    index of the log by row would cost every write. Must run inside the batch's write
+    transaction, before it is applied.
     """
+    kinds = {(delta.table, delta.values is None) for delta in deltas}
+    if not any(nuking for _, nuking in kinds) and not any(
+        _has_tombstones(conn, table) for table in {table for table, _ in kinds}
+    ):
+        return deltas  # the common case: no tombstone in the batch or in its tables
     current = _current_states(conn, deltas)
-    if not current and all(d.values is not None for d in deltas):
-        return deltas
     newest = _newest(deltas, current)
     dead = {key: version for key, (version, tombstone) in newest.items() if tombstone}
-    if not dead:
-        return deltas
-    rescan = [
-        ((table_by_name(table).code, row_id), version)
-        for (table, row_id), version in dead.items()
-        if (table, row_id) in current and current[table, row_id] != (version, True)
+    erased = [
+        key for key, version in dead.items() if current.get(key, (version, True)) != (version, True)
     ]
-    if rescan:
-        conn.execute(_BLANK_EARLIER, (json.dumps([[*row, *version] for row, version in rescan]),))
-        _note_erased(conn, [row for row, _ in rescan])
-    return [_outdated(d, dead) for d in deltas]
-
-
-def _note_erased(conn: Connection, rows: list[tuple[int, str]]) -> None:
-    """Remember, for :func:`finish_erasing`, the rows whose words this transaction erased.
-
-    A TEMP table belongs to this connection alone and rolls back with the transaction, so a
-    refused page leaves nothing to finish.
-    """
-    conn.execute(_ERASED_TABLE)
-    conn.executemany("INSERT OR IGNORE INTO temp.erased(tbl, row_id) VALUES (?, ?)", rows)
-
-
-_ERASED_TABLE = (
-    "CREATE TEMP TABLE IF NOT EXISTS erased (tbl INTEGER NOT NULL, row_id TEXT NOT NULL, "
-    "PRIMARY KEY (tbl, row_id)) STRICT, WITHOUT ROWID"
-)
-
-
-def finish_erasing(conn: Connection) -> list[str]:
-    """After the commit of writes that erased rows: empty the WAL, and name those rows.
-
-    Run outside a transaction, on the connection that wrote. Returns the ids erased since the
-    last call (the caller recompiles what it derived from them, such as wiki pages); nothing
-    when nothing was erased, so calling it after every write costs one small read.
-    """
-    conn.execute(_ERASED_TABLE)
-    ids = [str(row_id) for (row_id,) in conn.execute("SELECT row_id FROM temp.erased")]
-    if ids:
-        conn.execute("DELETE FROM temp.erased")
-        checkpoint_wal(conn)
-    return ids
+    if erased:
+        rows = [(table_by_name(table).code, row_id) for table, row_id in erased]
+        blank = [[*row, *dead[key]] for row, key in zip(rows, erased, strict=True)]
+        conn.execute(_BLANK_EARLIER, (json.dumps(blank),))
+        _note_erased(conn, rows)
+        for table, row_id in erased:
+            drop_vectors(conn, table, [row_id])
+    return [_outdated(d, dead) for d in deltas] if dead else deltas
 
 
 def _outdated(delta: Delta, dead: dict[_Key, _Version]) -> Delta:
@@ -137,15 +111,16 @@ def _current_states(conn: Connection, deltas: Sequence[Delta]) -> dict[_Key, tup
         quoted = '"' + table + '"'  # a name from the schema registry (Delta.check)
         if named[table]:
             states.update(_states(conn, table, named[table], f"SELECT * FROM {quoted}"))
-        if written[table] - named[table] and _has_tombstones(conn, quoted):
+        if written[table] - named[table] and _has_tombstones(conn, table):
             query = f"SELECT * FROM {quoted} WHERE deleted = 1"
             states.update(_states(conn, table, written[table] - named[table], query))
     return states
 
 
-def _has_tombstones(conn: Connection, quoted: str) -> bool:
+def _has_tombstones(conn: Connection, table: str) -> bool:
     """Whether the table holds any tombstone (one probe of its partial index, migration 0006)."""
-    return conn.execute(f"SELECT 1 FROM {quoted} WHERE deleted = 1 LIMIT 1").fetchone() is not None
+    query = f'SELECT 1 FROM "{table}" WHERE deleted = 1 LIMIT 1'
+    return conn.execute(query).fetchone() is not None
 
 
 def _states(
@@ -168,3 +143,34 @@ def checkpoint_wal(conn: Connection) -> bool:
     """
     busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     return int(busy) == 0
+
+
+def _note_erased(conn: Connection, rows: list[tuple[int, str]]) -> None:
+    """Remember, for :func:`finish_erasing`, the rows whose words this transaction erased.
+
+    A TEMP table belongs to this connection alone and rolls back with the transaction, so a
+    refused page leaves nothing to finish.
+    """
+    conn.execute(_ERASED_TABLE)
+    conn.executemany("INSERT OR IGNORE INTO temp.erased(tbl, row_id) VALUES (?, ?)", rows)
+
+
+_ERASED_TABLE = (
+    "CREATE TEMP TABLE IF NOT EXISTS erased (tbl INTEGER NOT NULL, row_id TEXT NOT NULL, "
+    "PRIMARY KEY (tbl, row_id)) STRICT, WITHOUT ROWID"
+)
+
+
+def finish_erasing(conn: Connection) -> list[str]:
+    """After the commit of writes that erased rows: empty the WAL, and name those rows.
+
+    Run outside a transaction, on the connection that wrote. Returns the ids erased since the
+    last call (the caller recompiles what it derived from them, such as wiki pages); nothing
+    when nothing was erased, so calling it after every write costs one small read.
+    """
+    conn.execute(_ERASED_TABLE)
+    ids = [str(row_id) for (row_id,) in conn.execute("SELECT row_id FROM temp.erased")]
+    if ids:
+        conn.execute("DELETE FROM temp.erased")
+        checkpoint_wal(conn)
+    return ids

@@ -22,6 +22,7 @@ from .errors import CorruptDatabase, EmbeddingError
 __all__ = [
     "VECTOR_TABLES",
     "Embedder",
+    "drop_vectors",
     "embed_pending",
     "embedding_due",
     "embedder_in_use",
@@ -170,6 +171,21 @@ def embed_pending(conn: Connection, embedder: Embedder, limit: int = EMBED_BATCH
         )
         done += len(rows)
     return done
+
+
+def drop_vectors(conn: Connection, table: str, row_ids: Sequence[str]) -> None:
+    """Delete the vectors of hard-deleted rows now, inside the tombstone's transaction.
+
+    :func:`embed_pending` would too, but only once an embedder runs again; a vector is derived
+    from the row's words and goes with them (sqlite-vec zeroes a deleted vector's bytes).
+    """
+    if embedder_in_use(conn) is None or table not in {t.name for t in VECTOR_TABLES}:
+        return
+    conn.execute(
+        f"DELETE FROM {table}_vec WHERE rowid IN "
+        f"(SELECT t.rowid FROM json_each(?) AS j CROSS JOIN {table} AS t ON t.id = j.value)",
+        (json.dumps(list(row_ids)),),
+    )
 
 
 def unpack_vector(blob: bytes) -> list[float]:

@@ -1,0 +1,64 @@
+"""A nuke erases the row's words from the log, here and on every peer (storage/erase.py)."""
+
+from __future__ import annotations
+
+from feral.storage.delta_log import changes_since, log_entry_counts, version_vector
+from feral.storage.erase import finish_erasing
+
+from .support import A, B, C, all_deltas, export_text, pull, sync_until_quiet
+
+SECRET = "zanzibarquux"
+
+
+def payloads_holding(replica, word: str) -> int:
+    rows = replica.conn.execute("SELECT payload FROM delta_log WHERE payload IS NOT NULL")
+    return sum(word.encode() in bytes(payload) for (payload,) in rows)
+
+
+def test_a_nuke_drops_the_words_from_every_earlier_entry_of_its_row(make_replica):
+    a, b = make_replica("a", A), make_replica("b", B)
+    row = a.remember("user", "vault_code", SECRET)
+    pull(b, a)
+    b.archive(row["id"])
+    pull(a, b)
+    counts = log_entry_counts(a.conn)
+    a.nuke(row["id"])
+    assert payloads_holding(a, SECRET) == 0
+    # Every entry keeps its place: the log stays gap-free and the counts still balance.
+    assert log_entry_counts(a.conn) == {**counts, A: counts[A] + 1}
+    assert [d.values for d in all_deltas(a.conn) if d.row_id == row["id"]] == [None, None, None]
+    assert finish_erasing(a.conn) == [row["id"]]
+    assert finish_erasing(a.conn) == []
+
+
+def test_a_node_that_applies_a_remote_tombstone_erases_the_same_way(make_replica):
+    a, b = make_replica("a", A), make_replica("b", B)
+    row = a.remember("user", "vault_code", SECRET)
+    sync_until_quiet([(a, b)])
+    assert payloads_holding(b, SECRET) == 1
+    a.nuke(row["id"])
+    sync_until_quiet([(a, b)])
+    assert payloads_holding(b, SECRET) == 0
+    assert export_text(a.conn) == export_text(b.conn)
+    assert SECRET not in export_text(b.conn)
+
+
+def test_an_outdated_write_arriving_after_the_tombstone_is_logged_as_a_tombstone(make_replica):
+    a, b, c = make_replica("a", A), make_replica("b", B), make_replica("c", C)
+    row = a.remember("user", "vault_code", SECRET)
+    sync_until_quiet([(a, b)])
+    b.archive(row["id"])  # b's write, which c will hear of only after the nuke
+    stale = [page for page in changes_since(b.conn, {}) if page.origin == B]
+    sync_until_quiet([(a, b)])
+    a.nuke(row["id"])
+    for page in changes_since(a.conn, {}):  # c learns a's own log first: created, then nuked
+        if page.origin == A:
+            c.apply(page)
+    for page in stale:  # then b's archive, from a copy made before the nuke
+        c.apply(page)
+    assert payloads_holding(c, SECRET) == 0
+    sync_until_quiet([(a, b), (b, c)])
+    assert export_text(a.conn) == export_text(b.conn) == export_text(c.conn)
+    assert version_vector(a.conn) == version_vector(c.conn)
+    assert log_entry_counts(a.conn) == log_entry_counts(c.conn)
+    assert all(payloads_holding(r, SECRET) == 0 for r in (a, b, c))
