@@ -18,6 +18,7 @@ from feral.node.peer import LinkResult
 from feral.node.service import SyncService, dial
 from feral.node.status import peer_rows, sync_status
 from feral.sync.errors import NotFoundError
+from feral.sync.text import printable
 from feral.sync.types import NodeId
 
 from .context import pass_home, with_node
@@ -134,7 +135,9 @@ def now(home: Path, target: str | None, as_json: bool) -> None:
             "received": r.received,
             "sent": r.sent,
             "ok": r.error is None and r.quiet,
-            "error": r.error if r.error or r.quiet else "the link closed before the round ended",
+            "error": printable(r.error)
+            if r.error
+            else (None if r.quiet else "the link closed before the round ended"),
         }
         for r in results
     ]
@@ -175,7 +178,7 @@ def status(home: Path, as_json: bool) -> None:
         rows.append((
             p["node_id"][:12], p["url"] or "(accept only)", "yes" if p["reachable"] else "no",
             _when(p["last_sync_at"]), _lag(p["hlc_lag_ms"]), p["backlog"],
-            "yes" if p["in_sync"] else "no", link, shorten(p["last_error"] or "-", 50),
+            "yes" if p["in_sync"] else "no", link, shorten(printable(p["last_error"] or "-"), 50),
         ))  # fmt: skip
     echo_table(
         rows,

@@ -33,6 +33,7 @@ from .delta import Page
 from .errors import DecodeError, FeralError, SchemaError
 from .messages import Ack, Auth, CaughtUp, ErrorMessage, Hello, Vector
 from .schema import SCHEMA_VERSION
+from .text import printable
 from .types import NodeId, VersionVector
 
 __all__ = [
@@ -248,7 +249,9 @@ class SyncSession:
             return
         if isinstance(message, ErrorMessage):
             self.state = State.CLOSING
-            self._events.append(Failed(message.code, message.message, True, CLOSE_POLICY))
+            # The peer's words, escaped once here for every place they are shown or kept.
+            code, text = printable(message.code), printable(message.message)
+            self._events.append(Failed(code, text, True, CLOSE_POLICY))
         elif self.state is State.HANDSHAKE:
             self._receive_handshake(message)
         else:
@@ -401,7 +404,9 @@ class SyncSession:
             return
         self.state = State.OPEN
         offset = peer.wall_ms - local.now_ms()
-        self._events.append(Authenticated(peer.node_id, peer.name, peer.epoch, offset))
+        self._events.append(
+            Authenticated(peer.node_id, printable(peer.name), printable(peer.epoch), offset)
+        )
 
     def _receive_open(self, message: Message) -> None:
         if isinstance(message, Vector):
