@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -257,9 +258,20 @@ def export(home: Path, output: Path | None) -> None:
         sys.stdout.write("".join(lines))
         return
     try:
-        output.write_text("".join(lines), encoding="utf-8")
+        _write_owner_only(output, "".join(lines))
     except OSError as exc:
         raise click.ClickException(f"cannot write {output}: {exc.strerror}") from exc
+
+
+def _write_owner_only(path: Path, text: str) -> None:
+    """Write ``text`` to ``path``, creating it 0600: an export holds every memory in full.
+
+    An existing file (or ``/dev/stdout``) is truncated and written in place, and keeps the
+    mode its owner gave it.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 def parse_import_line(line: str, number: int) -> tuple[str, str, str] | None:

@@ -11,7 +11,7 @@ import pytest
 from feral.cli.memory_commands import parse_import_line
 from feral.sync.errors import InvalidInput
 
-from .helpers import feral, feral_json, turn_off_embeddings
+from .helpers import feral, feral_json, feral_process, turn_off_embeddings
 
 
 def remember(home, *args):
@@ -149,3 +149,30 @@ def test_usage_errors_exit_2(tmp_path):
     assert feral(tmp_path, "memory", "remember").exit_code == 2
     assert feral(tmp_path, "memory", "remember", "--subject", "x").exit_code == 2
     assert feral(tmp_path, "memory", "search", "x", "--strategy", "magic").exit_code == 2
+
+
+def test_memory_export_o_creates_a_world_readable_file(tmp_path):
+    remember(tmp_path, "my doctor's name is Dr. Chen")
+    expected = feral(tmp_path, "memory", "export").stdout
+    new = tmp_path / "export.jsonl"
+    previous = os.umask(0o022)  # the usual umask, which leaves new files world-readable
+    try:
+        assert feral(tmp_path, "memory", "export", "-o", str(new)).exit_code == 0
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(os.stat(new).st_mode) == 0o600
+    assert new.read_text(encoding="utf-8") == expected
+
+
+def test_memory_export_o_still_writes_to_an_existing_file_and_to_stdout(tmp_path):
+    remember(tmp_path, "my doctor's name is Dr. Chen")
+    expected = feral(tmp_path, "memory", "export").stdout
+    existing = tmp_path / "existing.jsonl"
+    existing.write_text("an older, longer export that must not survive at its end\n" * 9)
+    os.chmod(existing, 0o640)
+    assert feral(tmp_path, "memory", "export", "-o", str(existing)).exit_code == 0
+    assert existing.read_text(encoding="utf-8") == expected
+    assert stat.S_IMODE(os.stat(existing).st_mode) == 0o640  # the user's file keeps its mode
+    piped = feral_process(tmp_path, "memory", "export", "-o", "/dev/stdout")
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout == expected
