@@ -40,11 +40,11 @@ _Version = tuple[int, str]
 
 _BLANK_EARLIER = """
 UPDATE delta_log SET payload = NULL
-FROM (SELECT value ->> 0 AS tbl, value ->> 1 AS row_id, value ->> 2 AS hlc, value ->> 3 AS origin
-      FROM json_each(?)) AS dead
-WHERE delta_log.payload IS NOT NULL AND delta_log.tbl = dead.tbl
-  AND delta_log.row_id = dead.row_id AND (delta_log.hlc, delta_log.origin) < (dead.hlc, dead.origin)
+WHERE payload IS NOT NULL AND row_id IN (SELECT value ->> 1 FROM json_each(?1))
+  AND (hlc, origin) < (SELECT value ->> 2, value ->> 3 FROM json_each(?1)
+                       WHERE value ->> 0 = delta_log.tbl AND value ->> 1 = delta_log.row_id)
 """
+"""One scan of the log; the ids' ``IN`` list is built once, the stamps are looked up per match."""
 
 
 def erase_outdated(conn: Connection, deltas: Sequence[Delta]) -> Sequence[Delta]:
