@@ -141,6 +141,11 @@ VARIANTS = (
     ),  # fmt: skip
     Variant("tombstone_dropped", "convergence", ((memories, "nuke", _nuke_without_tombstone),)),
     Variant(
+        "nuke_keeps_words",
+        "convergence",
+        ((delta_log, "erase_outdated", lambda conn, deltas: deltas),),
+    ),  # fmt: skip
+    Variant(
         "clock_before_skew_check",
         "convergence",
         ((delta_log, "apply_page", _clock_before_skew_check),),

@@ -21,7 +21,14 @@ from feral.storage.store import open_sync
 from feral.sync.types import NodeId
 
 from .keys import FakeKeys, fingerprint
-from .model import Ledger, SimulationError, log_stamps, log_summary, store_records
+from .model import (
+    Ledger,
+    SimulationError,
+    log_stamps,
+    log_summary,
+    store_records,
+    words_kept_after_nuke,
+)
 from .network import Link, ManualClock, SimNetwork, SimTime
 from .simnode import SimNode
 
@@ -338,8 +345,8 @@ class Cluster:
 
     def check_step(self) -> None:
         """Safety after every step: clocks never go back, vectors claim only what is logged
-        (as a gap-free prefix of each origin's writes), the log's entry counts are true, and
-        no stamp beyond the window was applied."""
+        (as a gap-free prefix of each origin's writes), the log's entry counts are true, no
+        log keeps the words of a nuked row, and no stamp beyond the window was applied."""
         problems = list(self.ledger.problems)
         for node in self.nodes:
             problems += node.problems
@@ -348,6 +355,8 @@ class Cluster:
             if mark < node.high_water:
                 problems.append(f"{node.name}'s high-water mark went back to {mark}")
             node.high_water = mark
+            if kept := words_kept_after_nuke(node.conn):
+                problems.append(f"{node.name}'s log keeps the words of {kept} nuked entries")
             summary = log_summary(node.conn)
             counts = delta_log.log_entry_counts(node.conn)
             if counts != {origin: count for origin, (count, _) in summary.items()}:

@@ -21,7 +21,15 @@ from feral.sync.types import NodeId, RowId
 
 from .replica import RowKey, row_record
 
-__all__ = ["Ledger", "Record", "SimulationError", "log_stamps", "log_summary", "store_records"]
+__all__ = [
+    "Ledger",
+    "Record",
+    "SimulationError",
+    "log_stamps",
+    "log_summary",
+    "store_records",
+    "words_kept_after_nuke",
+]
 
 Record = tuple[tuple[Value, ...], int, NodeId, bool]
 """A row as the oracle compares it: values in column order, hlc, origin, deleted."""
@@ -109,3 +117,22 @@ def log_summary(conn: Conn) -> dict[NodeId, tuple[int, int]]:
             "SELECT origin, count(*), max(hlc) FROM delta_log GROUP BY origin"
         )
     }
+
+
+def words_kept_after_nuke(conn: Conn) -> int:
+    """How many log entries still hold a payload although their row is a newer tombstone.
+
+    A nuke erases (storage/erase.py): on every node, at every step, an entry older than its
+    row's tombstone has no payload, so no node can send a nuked row's words to anyone, a
+    device that joins later included.
+    """
+    total = 0
+    for table in TABLES:
+        (count,) = conn.execute(
+            f'SELECT count(*) FROM delta_log AS d JOIN "{table.name}" AS t ON t.id = d.row_id '
+            "WHERE d.tbl = ? AND t.deleted = 1 AND d.payload IS NOT NULL "
+            "AND (d.hlc, d.origin) < (t.hlc, t.origin)",
+            (table.code,),
+        ).fetchone()
+        total += count
+    return total
