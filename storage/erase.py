@@ -88,9 +88,10 @@ def _newest(
 ) -> dict[_Key, tuple[_Version, bool]]:
     """For each row that is or may become a tombstone, its newest version after the batch."""
     newest = dict(current)
+    touched = newest.keys() | {(d.table, d.row_id) for d in deltas if d.values is None}
     for delta in deltas:
         key = (delta.table, delta.row_id)
-        if delta.values is not None and key not in newest:
+        if key not in touched:
             continue  # a write to a row no tombstone touches
         version = (delta.hlc, delta.origin)
         held = newest.get(key)
