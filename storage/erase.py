@@ -15,7 +15,7 @@ node that receives a remote tombstone erases exactly as the node that nuked.
 
 The rest of the erasure is SQLite's: ``secure_delete`` zeroes freed cells and pages
 (storage/connection.py), the full-text indexes remove a deleted row's terms at once (migration
-``0006_erase_on_nuke``), and :func:`checkpoint_wal` empties the WAL, which still holds the pages
+``0007_erase_on_nuke``), and :func:`checkpoint_wal` empties the WAL, which still holds the pages
 as they were before the nuke.
 """
 
@@ -119,7 +119,7 @@ def _current_states(conn: Connection, deltas: Sequence[Delta]) -> dict[_Key, tup
 
 
 def _has_tombstones(conn: Connection, table: str) -> bool:
-    """Whether the table holds any tombstone (one probe of its partial index, migration 0006)."""
+    """Whether the table holds any tombstone (one probe of its partial index, migration 0007)."""
     query = f'SELECT 1 FROM "{table}" WHERE deleted = 1 LIMIT 1'
     return conn.execute(query).fetchone() is not None
 

@@ -39,7 +39,29 @@ def find_collisions(conn: Connection, origin: NodeId, deltas: Sequence[Delta]) -
             (origin, min(d.hlc for d in deltas), max(d.hlc for d in deltas)),
         )
     }
-    return [d for d in deltas if d.hlc in held and not _same(d, *held[d.hlc])]
+    return [
+        d
+        for d in deltas
+        if d.hlc in held and not _same(d, *held[d.hlc]) and not _erased_copy(conn, d, held[d.hlc])
+    ]
+
+
+def _erased_copy(conn: Connection, delta: Delta, held: tuple[int, str, bytes | None]) -> bool:
+    """Whether the held entry is ``delta`` with its words erased by a nuke (storage/erase.py).
+
+    A nuke drops the payload of its row's older entries, so a peer that has not heard of the
+    tombstone yet may send such an entry with its words: the same write, not a collision, as
+    long as this node holds the row as a newer tombstone.
+    """
+    code, row_id, payload = held
+    if payload is not None or delta.values is None or row_id != delta.row_id:
+        return False
+    if table_by_name(delta.table).code != code:
+        return False
+    row = conn.execute(
+        f'SELECT hlc, origin, deleted FROM "{delta.table}" WHERE id = ?', (row_id,)
+    ).fetchone()
+    return row is not None and bool(row[2]) and (row[0], row[1]) > (delta.hlc, delta.origin)
 
 
 def _same(delta: Delta, code: int, row_id: str, payload: bytes | None) -> bool:

@@ -62,3 +62,15 @@ def test_an_outdated_write_arriving_after_the_tombstone_is_logged_as_a_tombstone
     assert version_vector(a.conn) == version_vector(c.conn)
     assert log_entry_counts(a.conn) == log_entry_counts(c.conn)
     assert all(payloads_holding(r, SECRET) == 0 for r in (a, b, c))
+
+
+def test_an_entry_erased_here_is_no_collision_when_a_peer_sends_it_with_its_words(make_replica):
+    from feral.storage.integrity import find_collisions
+
+    a, b = make_replica("a", A), make_replica("b", B)
+    row = a.remember("user", "vault_code", SECRET)
+    sync_until_quiet([(a, b)])
+    before_nuke = [d for page in changes_since(b.conn, {}) for d in page.deltas]
+    a.nuke(row["id"])
+    # b's copy, sent before it heard of the nuke, holds the words a has since erased.
+    assert find_collisions(a.conn, A, before_nuke) == []
