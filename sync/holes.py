@@ -10,9 +10,11 @@ rule.
 A repair is judged only by a CaughtUp that follows the re-sent stream: one that was on its way
 before the peer read the request says nothing about the repair. The stream has begun once a
 page of the origin continuing from the start (``after`` 0) arrives; the peer's next CaughtUp
-follows the whole stream, and if it still shows the hole the link ends rather than loop. Until
-then nothing may move the peer's cursor for that origin away from the stream (see
-:attr:`HoleRepair.busy`).
+follows the whole stream. If it still shows the hole and the peer holds no more of the origin
+than when we asked, the link ends rather than loop (``log_diverged``). If the peer holds more
+(it was taking entries back itself, from a third node, below the stream's cursor), we ask
+again: the peer's count only grows, so this ends. Until the repair is judged nothing may move
+the peer's cursor for that origin away from the stream (see :attr:`HoleRepair.busy`).
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ class HoleRepair:
     """Origins being taken again from the start: their pages are merged whole."""
     streaming: set[NodeId] = field(default_factory=set)
     """Those of :attr:`repairing` whose re-sent stream has begun."""
+    asked: dict[NodeId, int] = field(default_factory=dict)
+    """For each origin of :attr:`repairing`, how many entries the peer held when we asked."""
 
     @property
     def busy(self) -> bool:
@@ -80,13 +84,17 @@ class HoleRepair:
             origin for origin, hlc in peer_vector.items()
             if vector.get(origin) == hlc and peer_entries.get(origin, 0) > entries.get(origin, 0)
         )  # fmt: skip
-        if holes & self.streaming:
-            return HoleCheck(holes & self.streaming, diverged=True)
-        self.repairing -= self.streaming  # each stream that ended closed its hole
+        judged = holes & self.streaming
+        stuck = {o for o in judged if peer_entries.get(o, 0) <= self.asked[o]}
+        if stuck:
+            return HoleCheck(frozenset(stuck), diverged=True)
+        self.repairing -= self.streaming - holes  # each stream that ended closed its hole
         self.streaming.clear()
-        new = holes - self.repairing
+        new = (holes - self.repairing) | judged  # judged: the peer's copy grew meanwhile
         if not new:
             return HoleCheck(frozenset())
         self.repairing |= new
+        self.asked = {o: self.asked.get(o, 0) for o in self.repairing}
+        self.asked.update({o: peer_entries.get(o, 0) for o in new})
         # A Vector resets the peer's every cursor: origins still waiting are asked for again.
         return HoleCheck(new, ask=frozenset(self.repairing))

@@ -58,3 +58,16 @@ def test_a_second_hole_asks_again_for_every_origin_still_waiting():
     found = repair.check({A: 9, B: 5}, {A: 3, B: 2}, {A: 9, B: 5}, {A: 4, B: 3})
     assert found.holes == {B} and found.ask == {A, B}
     assert found.request({A: 9, B: 5}) == {A: 0, B: 0}
+
+
+def test_a_hole_left_because_the_peer_took_entries_back_meanwhile_is_asked_for_again():
+    """The peer was repairing its own copy from a third node while it streamed to us: its count
+    grew below the stream's cursor. Not divergence: ask again (its count only grows)."""
+    repair = HoleRepair()
+    repair.check({A: 9}, {A: 3}, {A: 9}, {A: 4})
+    repair.page(A, 0)
+    again = repair.check({A: 9}, {A: 4}, {A: 9}, {A: 6})
+    assert not again.diverged and again.ask == {A} and repair.repairing == {A}
+    assert not repair.check({A: 9}, {A: 4}, {A: 9}, {A: 6}).ask  # crossed: still waiting
+    repair.page(A, 0)
+    assert repair.check({A: 9}, {A: 4}, {A: 9}, {A: 6}).diverged  # the same count: stuck
