@@ -38,7 +38,7 @@ class Variant:
 
     name: str
     machine: str
-    """Which machine must catch it: ``convergence`` or ``agreement``."""
+    """Which machine must catch it: ``convergence``, ``agreement`` or ``repair``."""
     patches: tuple[tuple[object, str, object], ...]
 
 
@@ -176,7 +176,7 @@ VARIANTS = (
     ),  # fmt: skip
     Variant(
         "round_ends_before_the_hole_check",
-        "convergence",
+        "repair",
         (
             (SyncSession, "quiet", property(_quiet_on_arrival)),
             (SyncSession, "_receive_caught_up", _caught_up_never_said_again),
@@ -184,7 +184,7 @@ VARIANTS = (
     ),
     Variant(
         "anti_entropy_cancels_a_repair",
-        "convergence",
+        "repair",
         ((link.LinkHandler, "anti_entropy", _anti_entropy_always),),
     ),
 )
