@@ -161,6 +161,14 @@ def status(home: Path, as_json: bool) -> None:
     click.echo(f"node      {result['node_id']} ({result['name']})")
     click.echo(f"hlc       {result['hlc']}")
     click.echo(f"digest    {result['state_digest']}")
+    alarms = result["integrity_alarms"]
+    if alarms["count"]:
+        latest = alarms["latest"]
+        click.echo(
+            f"INTEGRITY {alarms['count']} colliding entries received (latest from "
+            f"{latest['peer'][:12] or 'unknown'}: {latest['origin'][:12]} stamp {latest['hlc']}); "
+            "kept ours, this node and its peers disagree"
+        )
     rows = []
     for p in result["peers"]:
         link = "wss" if p["encrypted"] else "ws (unencrypted)"

@@ -13,7 +13,7 @@ import asyncio
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
@@ -24,7 +24,7 @@ from feral.storage.memories import Stamp
 from feral.storage.rows import EpisodeRow, ExecutionRow, FactRow
 from feral.storage.static_model import load_embedder
 from feral.storage.store import Store
-from feral.storage.vectors import Embedder, embed_pending, reset_vectors
+from feral.storage.vectors import Embedder, embed_pending, embedding_due, reset_vectors
 from feral.sync.delta import Page
 from feral.sync.errors import ConfigError, NotAvailable
 from feral.sync.hlc import DEFAULT_MAX_DRIFT_MS, HybridClock
@@ -93,7 +93,9 @@ class Node:
         self.home = home
         self.epoch = epoch
         self.links: dict[NodeId, Link] = {}
-        """Authenticated live links by peer id (filled by the peer layer)."""
+        """Authenticated live links by peer id (filled by the peer layer): the one that pushes."""
+        self.standby: dict[NodeId, list[Link]] = {}
+        """Older live links with those peers, oldest first, next to push (node/peer.py)."""
         self._tasks: set[asyncio.Task[None]] = set()
         self.identity = identity
         self.settings = settings
@@ -156,9 +158,13 @@ class Node:
         """Tell every live link (but ``exclude``) that something committed here (live sync)."""
         for link in list(self.links.values()):
             if link is not exclude:
-                task = asyncio.ensure_future(link.local_changed())
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+                self.spawn(link.local_changed())
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` as a task that :meth:`close` waits for."""
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     # -- local writes --------------------------------------------------------------------------
 
@@ -276,8 +282,14 @@ class Node:
         self.notify_changed()
 
     async def _embed(self) -> None:
-        """Bring derived vectors up to date with what was just written (no-op with no model)."""
-        if self.embedder is None:
+        """Bring derived vectors up to date with what was just written (no-op with no model).
+
+        Vectors are derived and may lag: nothing is written when nothing is queued, and a
+        database open only for reading (a full disk) is embedded once it can be written.
+        """
+        if self.embedder is None or self.store.read_only is not None:
+            return
+        if not await self.store.read(embedding_due, self.embedder):
             return
         while await self.store.write(embed_pending, self.embedder):
             pass

@@ -17,8 +17,10 @@ from collections.abc import Callable
 from typing import Protocol
 
 from feral.storage.link import Handled, LinkHandler, LinkResult, writes
+from feral.sync.errors import FeralError
 from feral.sync.ids import node_id_for
 from feral.sync.session import (
+    CLOSE_INTERNAL,
     CLOSE_POLICY,
     Authenticated,
     Event,
@@ -33,7 +35,14 @@ from feral.sync.types import NodeId
 from .identity import sign, verify
 from .node import Node
 
-__all__ = ["NO_PROGRESS_TIMEOUT_S", "SEND_TIMEOUT_S", "LinkResult", "PeerLink", "Transport"]
+__all__ = [
+    "NO_PROGRESS_TIMEOUT_S",
+    "SEND_TIMEOUT_S",
+    "FailureLog",
+    "LinkResult",
+    "PeerLink",
+    "Transport",
+]
 
 log = logging.getLogger("feral.peer")
 
@@ -45,6 +54,36 @@ SEND_TIMEOUT_S = NO_PROGRESS_TIMEOUT_S
 """A frame the peer has not taken off the socket within this long means it stopped reading: the
 link is dropped rather than left waiting on a full buffer, holding its slot and its lock. What
 waits meanwhile is bounded by the session's window of unacknowledged pages."""
+
+
+class FailureLog:
+    """The serve log's account of failing links: one line per failure, not one per retry.
+
+    A lock held by a long import (or a full disk) fails every reconnect the same way until it
+    is gone; the log says so once, and again only when the failure changes or after the link
+    with that peer came up again in between.
+    """
+
+    def __init__(self) -> None:
+        self._last: dict[str, str] = {}
+
+    def failed(self, who: str, message: str) -> None:
+        """The link with ``who`` (a node id, or what else names it) failed with ``message``."""
+        if self._last.get(who) != message:
+            self._last[who] = message
+            log.warning("! link with %s failed: %s (the link will be retried)", who, message)
+
+    def crashed(self, who: str, exc: Exception) -> None:
+        """An unexpected error (a defect) ended the link: its traceback, once per streak."""
+        message = f"{type(exc).__name__}: {exc}"
+        if self._last.get(who) != message:
+            self._last[who] = message
+            log.error("! link with %s crashed (the link will be retried)", who, exc_info=exc)
+
+    def recovered(self, who: str) -> None:
+        """A link with ``who`` authenticated and recorded it: the next failure is news."""
+        if self._last.pop(who, None) is not None:
+            log.info("= link with %s is up again", who)
 
 
 class Transport(Protocol):
@@ -70,6 +109,8 @@ class PeerLink:
         url: the peer's URL, for status.
         until_quiet: end the link once both sides have caught up (one sync round).
         progress: called with the number of rows in each page applied.
+        failures: where the serve log hears of the link's own failures (none for a CLI round,
+            which reports its result instead).
     """
 
     def __init__(
@@ -81,8 +122,10 @@ class PeerLink:
         url: str | None = None,
         until_quiet: bool = False,
         progress: Callable[[int], None] | None = None,
+        failures: FailureLog | None = None,
     ) -> None:
         self.node = node
+        self.failures = failures
         self.transport = transport
         self.until_quiet = until_quiet
         self.progress = progress
@@ -141,12 +184,15 @@ class PeerLink:
                     await self._flush()
             await self._hang_up()
         except (OSError, asyncio.IncompleteReadError) as exc:
-            await self.node.store.write(
-                self.handler.record_failure,
+            await self._record(
                 "connection_lost",
                 f"connection lost: {exc}",
                 unreachable=True,
             )
+        except FeralError as exc:  # this node's database failed under the link
+            await self._store_failed(exc)
+        finally:
+            self._unregister()
         self.result.quiet = self.result.quiet or self.session.quiet
         return self.result
 
@@ -164,19 +210,110 @@ class PeerLink:
             return None
 
     async def local_changed(self) -> None:
-        """A local commit happened: push it if the link is idle (live sync)."""
-        async with self._lock:
-            self.session.local_changed()
-            await self._handle_events()
-            await self._flush()
+        """A local commit happened: push it if the link is idle (live sync).
+
+        Runs in a task of its own, so a failing database fails the link here: the link's own
+        loop then ends, and whoever dialled reconnects.
+        """
+        try:
+            async with self._lock:
+                self.session.local_changed()
+                await self._handle_events()
+                await self._flush()
+        except FeralError as exc:
+            await self._store_failed(exc)
         if self.session.close_code is not None:  # refused meanwhile (e.g. unpaired): hang up
             await self._hang_up()
 
     async def anti_entropy(self) -> None:
         """Re-send our vector, so the peer re-checks what we lack."""
+        try:
+            async with self._lock:
+                await self.node.store.read(self.handler.anti_entropy)
+                await self._flush()
+        except FeralError as exc:
+            await self._store_failed(exc)
+            await self._hang_up()
+
+    async def _store_failed(self, exc: FeralError) -> None:
+        """This node's database failed under the link: refuse it with ``storage_error`` (1011),
+        say so once in the serve log, and record it in status if the database lets us.
+
+        Frames an answer queued inside a transaction that did not commit (an ack, say) are
+        dropped, never sent: only the Error goes out.
+        """
+        message = str(exc)
         async with self._lock:
-            await self.node.store.read(self.handler.anti_entropy)
+            self.session.frames_to_send()
+            self.session.fail("storage_error", message, CLOSE_INTERNAL)
+            self.session.events_received()  # our own refusal: reported here, not answered
             await self._flush()
+        if self.result.error is None:
+            self.result.error, self.result.error_code = message, "storage_error"
+        if self.failures is not None:
+            self.failures.failed(self._who(), message)
+        await self._record("storage_error", message, unreachable=False)
+
+    async def _record(self, code: str, message: str, *, unreachable: bool) -> None:
+        """Write a failure into status; a database failing again is the serve log's to tell
+        (once, by :class:`FailureLog`), never a reason for the link to raise."""
+        try:
+            await self.node.store.write(
+                self.handler.record_failure, code, message, unreachable=unreachable
+            )
+        except FeralError as exc:
+            if self.failures is not None:
+                self.failures.failed(self._who(), str(exc))
+
+    def _who(self) -> str:
+        return self.result.peer or self.handler.url or "an unidentified peer"
+
+    # -- one live link per peer ----------------------------------------------------------------
+
+    def _register(self, peer: NodeId) -> None:
+        """Make this the link that pushes to ``peer``; an older one waits on standby.
+
+        A ``sync now`` from the peer's other process opens a second link for its round; when
+        that ends, the older link takes the pushes back (:meth:`_unregister`) instead of the
+        peer being left with none. Two serve links between the same pair (both dialled at
+        once) are one too many: the dialled link of the node with the greater id yields to
+        the one it accepted, so both ends keep the link the smaller id dialled.
+        """
+        node = self.node
+        current = node.links.get(peer)
+        if current is not None and current is not self:
+            node.standby.setdefault(peer, []).append(current)
+        node.links[peer] = self
+        if self.failures is not None:
+            self.failures.recovered(peer)
+        if node.node_id > peer:
+            live = [node.links[peer], *node.standby.get(peer, [])]
+            mine = [x for x in live if isinstance(x, PeerLink) and x.handler.expected]
+            if len(mine) < len(live):  # an accepted link is up too
+                for link in mine:
+                    node.spawn(link.step_aside())
+
+    def _unregister(self) -> None:
+        """This link ended: if it was pushing, the newest link on standby takes over, and
+        looks for what was committed meanwhile (live sync must not wait for anti-entropy)."""
+        node, peer = self.node, self.result.peer
+        if peer is None:
+            return
+        standby = node.standby.get(peer, [])
+        if self in standby:
+            standby.remove(self)
+        if node.links.get(peer) is self:
+            del node.links[peer]
+            if standby:
+                node.links[peer] = back = standby.pop()
+                node.spawn(back.local_changed())
+        if not standby:
+            node.standby.pop(peer, None)
+
+    async def step_aside(self) -> None:
+        """Close this dialled link in favour of the one the peer dialled (see :meth:`_register`)."""
+        log.info("= %s: a link the peer dialled is up; closing ours", self.result.peer)
+        await self.transport.close(1000, "a link with this peer is already up")
 
     async def _hang_up(self) -> None:
         """Close with the session's code, or normally (1000) when the peer ended the link.
@@ -225,11 +362,17 @@ class PeerLink:
         handled: Handled = await run(self.handler.handle, event)
         if isinstance(event, Authenticated) and handled.authenticated:
             log.info("= authenticated %s (%s)", event.peer, event.name)
-            self.node.links[event.peer] = self
+            self._register(event.peer)
         if handled.holes:
             log.warning(
                 "! log hole for %s: asking %s again", sorted(handled.holes), self.result.peer
             )
+        if handled.collisions and isinstance(event, PageReceived):
+            log.warning(
+                "! integrity alarm: %s sent %d entries of %s at stamps this node holds with "
+                "other content; kept ours (see feral sync status)",
+                self.result.peer, handled.collisions, event.page.origin,
+            )  # fmt: skip
         if handled.applied:
             await self.node.remote_applied(exclude=self)
         if isinstance(event, PageReceived) and handled.committed and self.progress:

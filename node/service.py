@@ -5,6 +5,12 @@ uvicorn, whose WebSocket implementation is the websockets library. Peers with a 
 by websockets clients that reconnect with exponential backoff and jitter. Live sync: every local
 commit, including one made by another process on the same home (seen through SQLite's
 ``data_version``), is pushed to every connected peer.
+
+Every task here is supervised: a link that fails for any reason (the peer, the network, this
+node's own database refusing a write because another process holds its lock) ends that link
+only; the failure is logged once (:class:`~feral.node.peer.FailureLog`) and recorded in status
+where the database allows, and the dialler tries again with backoff. A dialler does not dial
+while a link the peer dialled is up, so a pair keeps one link (docs/PROTOCOL.md §7).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import logging
 import os
 import random
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import uvicorn
@@ -26,13 +33,13 @@ from websockets.exceptions import InvalidHandshake, InvalidURI
 
 from feral.sync.backoff import reconnect_delays
 from feral.sync.codec import MAX_FRAME_BYTES
-from feral.sync.errors import ConfigError
+from feral.sync.errors import ConfigError, FeralError
 from feral.sync.types import NodeId
 
 from .api import MemoryApi, is_loopback_host, load_or_create_api_token
 from .config import PeerSettings, load_settings
 from .node import Node
-from .peer import LinkResult, PeerLink
+from .peer import FailureLog, LinkResult, PeerLink
 from .transport import ClientTransport, ServerTransport
 
 __all__ = ["MAX_PEERS", "SyncService", "dial", "sync_url"]
@@ -59,12 +66,19 @@ async def dial(
     *,
     until_quiet: bool,
     progress: Callable[[int], None] | None = None,
+    failures: FailureLog | None = None,
 ) -> LinkResult:
-    """Connect to ``peer`` and run a link (one round if ``until_quiet``); never raises."""
+    """Connect to ``peer`` and run a link (one round if ``until_quiet``).
+
+    With ``failures`` (``feral serve``) it never raises: a status write the database refuses
+    is logged there and the link goes on. Without (a CLI round), such an error is raised.
+    """
     assert peer.url is not None
     from feral.storage import peers as peer_status
 
-    await node.store.write(peer_status.record_attempt, peer.node_id, peer.url, node.now_ms())
+    await _bookkeep(
+        node, failures, peer, peer_status.record_attempt, peer.node_id, peer.url, node.now_ms()
+    )
     try:
         async with connect(
             sync_url(peer.url),
@@ -80,18 +94,13 @@ async def dial(
             transport = ClientTransport(connection, encrypted=peer.url.startswith("wss://"))
             link = PeerLink(
                 node, transport, expected=peer.node_id, url=peer.url,
-                until_quiet=until_quiet, progress=progress,
+                until_quiet=until_quiet, progress=progress, failures=failures,
             )  # fmt: skip
-            try:
-                return await link.run()
-            finally:
-                if node.links.get(peer.node_id) is link:
-                    del node.links[peer.node_id]
+            return await link.run()
     except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
         message = f"cannot reach {peer.url}: {exc}"
-        await node.store.write(
-            peer_status.record_error, peer.node_id, message, node.now_ms(), unreachable=True
-        )
+        await _bookkeep(node, failures, peer, peer_status.record_error, peer.node_id, message,
+                        node.now_ms(), unreachable=True)  # fmt: skip
         return LinkResult(peer=peer.node_id, error=message, error_code="unreachable")
 
 
@@ -117,6 +126,23 @@ def anti_entropy_interval() -> float:
     return seconds
 
 
+async def _bookkeep(
+    node: Node,
+    failures: FailureLog | None,
+    peer: PeerSettings,
+    fn: Callable[..., None],
+    *args: Any,
+    **kwargs: Any,
+) -> None:
+    """A peer-status write of the dialler: under ``serve`` its failure is logged, never fatal."""
+    try:
+        await node.store.write(fn, *args, **kwargs)
+    except FeralError as exc:
+        if failures is None:
+            raise
+        failures.failed(peer.node_id, str(exc))
+
+
 class SyncService:
     """Everything ``feral serve`` runs for one node until SIGINT or SIGTERM."""
 
@@ -140,6 +166,7 @@ class SyncService:
         self.port = port
         self.server_links = 0
         self.anti_entropy_s = anti_entropy_interval()
+        self.failures = FailureLog()
         self._dialers: dict[NodeId, asyncio.Task[None]] = {}
         if require_token is None:
             require_token = not is_loopback_host(host)
@@ -200,14 +227,13 @@ class SyncService:
             return
         await websocket.accept()
         self.server_links += 1
-        link = PeerLink(self.node, ServerTransport(websocket))
+        link = PeerLink(self.node, ServerTransport(websocket), failures=self.failures)
         try:
             await link.run()
+        except Exception as exc:  # a defect: this link only; the peer dials again
+            self.failures.crashed(link.result.peer or "an accepted peer", exc)
         finally:
             self.server_links -= 1
-            peer = link.result.peer
-            if peer is not None and self.node.links.get(peer) is link:
-                del self.node.links[peer]
 
     def _start_dialers(self) -> None:
         wanted = {p.node_id: p for p in self.node.settings.sync.peers if p.url}
@@ -219,23 +245,38 @@ class SyncService:
                 self._dialers[node_id] = asyncio.create_task(self._dial_forever(peer))
 
     async def _dial_forever(self, peer: PeerSettings) -> None:
+        """Keep a link with ``peer`` up: redial after any end, with backoff and jitter; not
+        while a link the peer dialled is up (one link per pair)."""
         delays = reconnect_delays(random.random)
         while True:
-            result = await dial(self.node, peer, until_quiet=False)
+            while peer.node_id in self.node.links:
+                await asyncio.sleep(WATCH_INTERVAL_S)
+            try:
+                result = await dial(self.node, peer, until_quiet=False, failures=self.failures)
+            except Exception as exc:  # a defect: say it once, and try again later
+                self.failures.crashed(peer.node_id, exc)
+                result = LinkResult(peer=peer.node_id, error=str(exc), error_code="internal")
             if result.error is None:
                 delays = reconnect_delays(random.random)
             await asyncio.sleep(next(delays))
 
     async def _watch(self) -> None:
         """Push commits made by other processes, pick up settings changes, run anti-entropy."""
-        version = await self._data_version()
+        version: int | None = None
+        with contextlib.suppress(FeralError):  # failing now: the loop says so, once
+            version = await self._data_version()
         settings_mtime = self._settings_mtime()
         elapsed = 0.0
         while True:
             await asyncio.sleep(WATCH_INTERVAL_S)
             elapsed += WATCH_INTERVAL_S
-            current = await self._data_version()
-            if current != version:
+            try:
+                current = await self._data_version()
+            except FeralError as exc:  # the database is failing: say so once, keep watching
+                self.failures.failed("the database watch", str(exc))
+                continue
+            self.failures.recovered("the database watch")
+            if current != version:  # (a spurious push after a failed read finds nothing)
                 version = current
                 self.node.notify_changed()
             mtime = self._settings_mtime()

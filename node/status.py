@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from feral.storage import delta_log, export, peers as peer_status
+from feral.storage import delta_log, export, integrity, peers as peer_status
 from feral.sync.hlc import unpack
 
 from .node import Node
@@ -22,6 +22,7 @@ def _lag_ms(ours: int, theirs: dict[str, int]) -> int | None:
 async def peer_rows(node: Node) -> list[dict[str, Any]]:
     """Each paired peer with what the last links recorded about it."""
     recorded = await node.store.read(peer_status.peer_statuses)
+    alarms = await node.store.read(integrity.alarm_counts)
     vector = await node.version_vector()
     high = max(vector.values(), default=0)
     unmet = any(peer.node_id not in recorded for peer in node.settings.sync.peers)
@@ -42,7 +43,9 @@ async def peer_rows(node: Node) -> list[dict[str, Any]]:
                 "last_sync_at": seen.get("last_sync_at"),
                 "hlc_lag_ms": _lag_ms(high, theirs),
                 "backlog": seen.get("backlog", whole_log),
-                "in_sync": bool(theirs) and theirs == vector,
+                # Equal vectors with a colliding entry from this peer are not equal state.
+                "in_sync": bool(theirs) and theirs == vector and not alarms.get(peer.node_id),
+                "integrity_alarms": alarms.get(peer.node_id, 0),
                 "clock_offset_ms": seen.get("clock_offset_ms"),
                 "last_error": seen.get("last_error"),
                 "errors": seen.get("errors", 0),
@@ -60,6 +63,7 @@ async def sync_status(node: Node) -> dict[str, Any]:
         "hlc": await node.store.read(delta_log.clock_high_water),
         "state_digest": await node.store.read(export.state_digest),
         "vector": await node.version_vector(),
+        "integrity_alarms": await node.store.read(integrity.alarm_summary),
         "max_clock_skew_ms": node.settings.sync.max_clock_skew_ms,
         "peers": await peer_rows(node),
     }

@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from feral.storage import delta_log, link, memories
+from feral.storage import delta_log, integrity, link, memories
 from feral.sync import merge
-from feral.sync.delta import Page, Version
+from feral.sync.delta import Delta, Page, Version
 from feral.sync.errors import ProtocolError
 from feral.sync.hlc import COUNTER_BITS, check_skew
 from feral.sync.messages import CaughtUp
@@ -71,7 +71,8 @@ def _gap(page: Page, held: int) -> ProtocolError:
 
 def _vector_before_commit(conn: Conn, page: Page, *, now_ms: int, max_skew_ms: int,
                           peer: str | None = None, checked: bool = False,
-                          repair: bool = False) -> int:  # fmt: skip
+                          repair: bool = False, collided: list[Delta] | None = None,
+                          ) -> int:  # fmt: skip
     """The vector moves over the page in its own transaction, before the rows are written."""
     if not checked:
         page.check()
@@ -95,7 +96,8 @@ def _vector_before_commit(conn: Conn, page: Page, *, now_ms: int, max_skew_ms: i
 
 def _clock_before_skew_check(conn: Conn, page: Page, *, now_ms: int, max_skew_ms: int,
                              peer: str | None = None, checked: bool = False,
-                             repair: bool = False) -> int:  # fmt: skip
+                             repair: bool = False, collided: list[Delta] | None = None,
+                             ) -> int:  # fmt: skip
     """The stamps are taken into the clock (the high-water mark) first, then checked against
     the clock they just moved: the check can no longer fail."""
     if not checked:
@@ -169,6 +171,11 @@ VARIANTS = (
         "convergence",
         ((delta_log, "apply_page", _clock_before_skew_check),),
     ),  # fmt: skip
+    Variant(
+        "collisions_ignored",
+        "convergence",
+        ((integrity, "find_collisions", lambda conn, origin, deltas: []),),
+    ),
     Variant(
         "high_water_not_kept",
         "convergence",

@@ -95,6 +95,11 @@ class SimNode:
         return self._conn
 
     @property
+    def is_down(self) -> bool:
+        """Whether the database is closed (a device stopped by a rule)."""
+        return self._conn is None
+
+    @property
     def stats(self) -> Counter[str]:
         return self.cluster.stats
 

@@ -45,6 +45,7 @@ from feral.sync.hlc import COUNTER_BITS
 from feral.sync.ids import fact_id
 
 from .cluster import TOPOLOGIES, Cluster
+from .forgery import forge_collision, relayed_entries
 from .network import Link
 from .profiles import TOTALS, pytest_settings
 from .simnode import MAX_SKEW_MS, SimNode
@@ -253,6 +254,19 @@ class ConvergenceMachine(RuleBasedStateMachine):
             self.c.backup(i)
         else:
             self.c.restore(i, new_identity=action == "restore-as-new")
+
+    @rule(node=node_index, i=pick)
+    def forge_colliding_entry(self, node: int, i: int) -> None:
+        """A hostile paired device sends a node an entry under a stamp the node holds for
+        another origin, with other content: an integrity alarm, and nothing changes. A device
+        that is down, or holds nothing relayed yet, is skipped."""
+        n = self.node(node)
+        if n.is_down:
+            return
+        held = relayed_entries(n)
+        if held:
+            n.problems.extend(forge_collision(n, *held[i % len(held)]))
+            TOTALS["forged"] += 1
 
     # -- checks --------------------------------------------------------------------------------
 

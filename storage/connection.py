@@ -29,6 +29,8 @@ __all__ = [
     "DatabaseError",
     "Parameters",
     "connect",
+    "connect_immutable",
+    "out_of_space",
     "sqlite_version",
 ]
 
@@ -105,6 +107,43 @@ def connect(path: Path | str, *, synchronous: str = "FULL", check: bool = True) 
         conn.close()
         raise
     return conn
+
+
+def connect_immutable(path: Path) -> Connection:
+    """Open ``path`` read-only as an immutable file: no lock, no ``-wal`` or ``-shm`` file.
+
+    Only for a database whose WAL is empty (storage/store.py's ``open_for_reading``): SQLite
+    then reads the file alone, which holds every committed write.
+    """
+    uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
+    try:
+        conn: Connection = sqlean.connect(
+            uri, uri=True, isolation_level=None, check_same_thread=False
+        )
+        _load_vec(conn)
+        conn.execute("PRAGMA trusted_schema = OFF")
+    except DatabaseError as exc:
+        raise StorageError(f"cannot open database {path} for reading: {exc}") from exc
+    return conn
+
+
+_SQLITE_IOERR, _SQLITE_FULL = 10, 13
+
+
+def out_of_space(error: BaseException) -> bool:
+    """Whether ``error`` (or what caused it) is SQLite's full disk or failed I/O.
+
+    A full filesystem shows as ``SQLITE_FULL`` on a write, and as ``SQLITE_IOERR`` when the
+    shared-memory file of a WAL database cannot be made; extended codes keep the primary one
+    in their low byte.
+    """
+    cause: BaseException | None = error
+    while cause is not None:
+        code = getattr(cause, "sqlite_errorcode", None)
+        if isinstance(code, int) and code & 0xFF in (_SQLITE_IOERR, _SQLITE_FULL):
+            return True
+        cause = cause.__cause__
+    return False
 
 
 def _load_vec(conn: Connection) -> None:

@@ -21,6 +21,7 @@ from feral.sync.hlc import check_skew
 from feral.sync.schema import TABLES, Table, Value, table_by_code, table_by_name
 from feral.sync.types import NodeId, RowId, VersionVector
 
+from . import integrity
 from .connection import Connection
 
 __all__ = [
@@ -206,6 +207,7 @@ def apply_page(
     peer: str | None = None,
     checked: bool = False,
     repair: bool = False,
+    collided: list[Delta] | None = None,
 ) -> int:
     """Validate and merge one page from a peer; returns how many of its deltas were new here.
 
@@ -222,6 +224,11 @@ def apply_page(
     node's own writes that this database lacks is how a wiped database, or one restored from an
     older copy, takes its history back.
 
+    An entry whose ``(origin, hlc)`` this log holds with other content is a collision
+    (storage/integrity.py): it is recorded as an integrity alarm against ``peer``, added to
+    ``collided`` when given, and never applied, in a repair neither: a repair re-sends what we
+    hold, so it may fill holes but never replace an entry we have.
+
     Raises:
         SchemaError, ProtocolError: a malformed page, or one that would leave a gap.
         ClockSkewError: a stamp beyond the skew window; nothing (clock or cursor) moves.
@@ -236,9 +243,22 @@ def apply_page(
             f"page for {page.origin} continues from {page.after}, but this node holds only "
             f"up to {held}: applying it would leave a gap"
         )
-    # In a repair (a re-sent snapshot of an origin this node holds with a hole) every delta is
-    # merged: the log ignores the entries it has, and the guarded upsert keeps the winners.
-    fresh = list(page.deltas) if repair else [d for d in page.deltas if d.hlc > held]
+    # Entries at or below what we hold are normally skipped; those we hold are checked first.
+    clashes = integrity.find_collisions(
+        conn, page.origin, [d for d in page.deltas if d.hlc <= held]
+    )
+    if clashes:
+        integrity.record_collisions(conn, clashes, peer or "", now_ms)
+        if collided is not None:
+            collided.extend(clashes)
+    # In a repair (a re-sent snapshot of an origin this node holds with a hole) every other
+    # delta is merged: the log ignores the entries it has, and the guarded upsert keeps the
+    # winners.
+    if repair:
+        bad = {d.hlc for d in clashes}
+        fresh = [d for d in page.deltas if d.hlc not in bad]
+    else:
+        fresh = [d for d in page.deltas if d.hlc > held]
     if fresh:
         apply_deltas(conn, fresh)
     return len(fresh)

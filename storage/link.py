@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from feral.sync.delta import Delta
 from feral.sync.errors import ClockSkewError, FeralError, ProtocolError
 from feral.sync.holes import HoleRepair
 from feral.sync.session import (
@@ -76,6 +77,8 @@ class Handled:
         applied: rows that page added here (the node embeds them and tells its other links).
         refused: the error code a received page was refused with (the link is failing).
         holes: origins found with a hole in this copy, asked for again from the start.
+        collisions: entries of that page whose stamp this node holds with other content: an
+            integrity alarm (storage/integrity.py), recorded and never applied.
     """
 
     authenticated: bool = False
@@ -83,6 +86,7 @@ class Handled:
     applied: int = 0
     refused: str | None = None
     holes: frozenset[NodeId] = field(default_factory=frozenset)
+    collisions: int = 0
 
 
 def writes(event: Event) -> bool:
@@ -204,7 +208,18 @@ class LinkHandler:
         return Handled(authenticated=True)
 
     def _answer(self, conn: Connection, event: DeltasRequested) -> None:
-        pages, vector = delta_log.answer_request(conn, event.since, event.limit)
+        """Send what the peer asked for, or say it is caught up.
+
+        A request stays open in the session until it is answered; one whose read failed and
+        went unanswered would keep the link up and silent for good (it never asks again). So
+        a failed read refuses the link with ``storage_error``, and the dialler reconnects.
+        """
+        try:
+            pages, vector = delta_log.answer_request(conn, event.since, event.limit)
+        except (FeralError, DatabaseError) as exc:
+            message = str(exc) if isinstance(exc, FeralError) else f"read failed: {exc}"
+            self.session.fail("storage_error", message, CLOSE_INTERNAL)
+            return
         if pages:
             self.session.send_pages(pages)
         else:
@@ -213,11 +228,13 @@ class LinkHandler:
     def _apply(self, conn: Connection, event: PageReceived) -> Handled:
         """Merge the page under :data:`PAGE_SAVEPOINT`; ack it, or refuse the link."""
         page, peer = event.page, self.result.peer
+        collided: list[Delta] = []
         conn.execute(f"SAVEPOINT {PAGE_SAVEPOINT}")
         try:
             applied = delta_log.apply_page(
                 conn, page, now_ms=self.session.local.now_ms(), max_skew_ms=self.max_skew_ms(),
                 peer=peer, checked=True, repair=self.holes.page(page.origin, page.after),
+                collided=collided,
             )  # fmt: skip
         except (FeralError, DatabaseError) as exc:
             conn.execute(f"ROLLBACK TO {PAGE_SAVEPOINT}")
@@ -228,7 +245,7 @@ class LinkHandler:
         self.result.received += applied
         if applied and peer is not None:
             peer_status.record_transfer(conn, peer, received=applied)
-        return Handled(committed=True, applied=applied)
+        return Handled(committed=True, applied=applied, collisions=len(collided))
 
     def _refuse_page(self, exc: FeralError | DatabaseError) -> str:
         """Refuse the link for a page that could not be applied; returns the error code.

@@ -123,6 +123,22 @@ UPDATE version_vector SET entries = (
   SELECT count(*) FROM delta_log WHERE delta_log.origin = version_vector.origin);
 """,
     ),
+    Migration(
+        "0006_integrity_alarms",
+        """
+CREATE TABLE integrity_alarms (
+  origin TEXT NOT NULL,
+  hlc INTEGER NOT NULL,
+  peer TEXT NOT NULL,
+  tbl INTEGER NOT NULL,
+  row_id TEXT NOT NULL,
+  first_at INTEGER NOT NULL,
+  last_at INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  PRIMARY KEY (origin, hlc, peer)
+) STRICT;
+""",
+    ),
 )
 
 
@@ -162,6 +178,8 @@ def apply_migrations(
         MigrationError: naming the step; that step is rolled back, earlier ones stay.
     """
     applied: list[str] = []
+    if not pending(conn, migrations):
+        return applied  # read-only: no write lock, and a full disk still opens
     for migration in migrations:
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -177,7 +195,8 @@ def apply_migrations(
             )
             conn.execute("COMMIT")
         except (DatabaseError, sqlean.Warning) as exc:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+                conn.execute("ROLLBACK")
             raise MigrationError(f"migration {migration.name} failed: {exc}") from exc
         applied.append(migration.name)
     return applied

@@ -17,6 +17,7 @@ does not fit ``fn`` fails ``mypy``, not a user's write.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
 from collections.abc import Callable
@@ -27,11 +28,11 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 from feral.sync.errors import FeralError
 
-from .connection import Connection, DatabaseError, connect
+from .connection import Connection, DatabaseError, connect, connect_immutable, out_of_space
 from .errors import StorageError
-from .migrations import apply_migrations
+from .migrations import apply_migrations, pending
 
-__all__ = ["Store", "open_sync", "run_write"]
+__all__ = ["Store", "open_for_reading", "open_sync", "roll_back", "run_write"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -39,6 +40,10 @@ T = TypeVar("T")
 
 def open_sync(path: Path | str, *, synchronous: str = "FULL", check: bool = False) -> Connection:
     """Open a database synchronously and bring its schema up to date.
+
+    Opening writes nothing when nothing is pending (no migration, the epoch already set), so a
+    database on a full disk still opens; see :func:`open_for_reading` for the files SQLite
+    itself needs.
 
     Args:
         check: run SQLite's ``quick_check`` first. It reads the whole file, so it belongs at
@@ -58,11 +63,41 @@ def open_sync(path: Path | str, *, synchronous: str = "FULL", check: bool = Fals
     return conn
 
 
+def open_for_reading(path: Path, error: StorageError) -> Connection:
+    """The database opened read-only after ``error``, if the disk is full and that is safe.
+
+    A WAL database needs its ``-wal`` and ``-shm`` files, which the first connection creates
+    and the last one removes; on a full disk they cannot be created, and every command,
+    ``memory export`` included, would fail. When no ``-wal`` file holds anything, the last
+    connection checkpointed everything into the database file, so reading the file alone
+    (SQLite's ``immutable``) reads every committed write: the user can still rescue their data.
+
+    Raises:
+        StorageError: ``error`` itself when it is not a full disk, the WAL holds writes, or a
+            migration is pending (the schema is not the one this code reads).
+    """
+    wal = Path(f"{path}-wal")
+    if not out_of_space(error) or (wal.exists() and wal.stat().st_size > 0):
+        raise error
+    conn = connect_immutable(path)
+    try:
+        if pending(conn):
+            raise error
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 def _ensure_epoch(conn: Connection) -> None:
-    """Give a new database a random log epoch, so a wiped or replaced log can be told apart."""
-    conn.execute(
-        "INSERT OR IGNORE INTO meta(key, value) VALUES ('epoch', ?)", (secrets.token_hex(8),)
-    )
+    """Give a new database a random log epoch, so a wiped or replaced log can be told apart.
+
+    Read first: an existing epoch needs no write (and no write lock) at every open.
+    """
+    if conn.execute("SELECT 1 FROM meta WHERE key = 'epoch'").fetchone() is None:
+        conn.execute(
+            "INSERT OR IGNORE INTO meta(key, value) VALUES ('epoch', ?)", (secrets.token_hex(8),)
+        )
 
 
 def run_write(
@@ -81,15 +116,28 @@ def run_write(
         result = fn(conn, *args, **kwargs)
         conn.execute("COMMIT")
     except FeralError:
-        conn.execute("ROLLBACK")
+        roll_back(conn)
         raise
     except DatabaseError as exc:
-        conn.execute("ROLLBACK")
+        roll_back(conn)
         raise StorageError(f"write failed: {exc}") from exc
     except BaseException:
-        conn.execute("ROLLBACK")
+        roll_back(conn)
         raise
     return result
+
+
+def roll_back(conn: Connection) -> None:
+    """Roll back the open transaction, if SQLite has not already done so.
+
+    After some errors (a full disk, an I/O error, an interrupt) SQLite rolls the transaction
+    back by itself, and a ``ROLLBACK`` then fails with "cannot rollback - no transaction is
+    active": raised from the handler, that error would replace the one that explains the
+    failure. A ``ROLLBACK`` that fails for any other reason is dropped for the same reason.
+    """
+    if conn.in_transaction:
+        with contextlib.suppress(DatabaseError):
+            conn.execute("ROLLBACK")
 
 
 def _read(
@@ -106,6 +154,17 @@ def _read(
         raise StorageError(f"read failed: {exc}") from exc
 
 
+def _open_or_read(
+    path: Path, *, synchronous: str, check: bool
+) -> tuple[Connection, StorageError | None]:
+    """:func:`open_sync`, else (a full disk) :func:`open_for_reading` and the reason."""
+    try:
+        return open_sync(path, synchronous=synchronous, check=check), None
+    except StorageError as exc:
+        conn = open_for_reading(path, exc)
+        return conn, StorageError(f"{path} can only be read: the disk is full or failing ({exc})")
+
+
 class Store:
     """One node's database, opened with its migrations applied.
 
@@ -113,10 +172,18 @@ class Store:
     always :meth:`close`, which closes the connection and joins its thread.
     """
 
-    def __init__(self, conn: Connection, executor: ThreadPoolExecutor, path: Path) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        executor: ThreadPoolExecutor,
+        path: Path,
+        read_only: StorageError | None = None,
+    ) -> None:
         self._conn = conn
         self._executor = executor
         self.path = path
+        self.read_only = read_only
+        """Why the database could be opened only for reading (a full disk), else ``None``."""
         self._write_lock = asyncio.Lock()
         self._closed = False
 
@@ -135,13 +202,13 @@ class Store:
         # Opened (and migrated, and checked) on the thread that will own it; a refused
         # database fails here, and its thread is joined before the error goes up.
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="feral-db")
-        opening = partial(open_sync, path, synchronous=synchronous, check=check)
+        opening = partial(_open_or_read, path, synchronous=synchronous, check=check)
         try:
-            conn = await asyncio.get_running_loop().run_in_executor(executor, opening)
+            conn, read_only = await asyncio.get_running_loop().run_in_executor(executor, opening)
         except BaseException:
             executor.shutdown(wait=True)
             raise
-        return cls(conn, executor, path)
+        return cls(conn, executor, path, read_only)
 
     async def close(self) -> None:
         """Close the connection on its thread, then join the thread (again: a no-op)."""
@@ -169,6 +236,13 @@ class Store:
     async def write(
         self, fn: Callable[Concatenate[Connection, P], T], /, *args: P.args, **kwargs: P.kwargs
     ) -> T:
-        """Run ``fn(conn, ...)`` as the only writer, in one ``BEGIN IMMEDIATE`` transaction."""
+        """Run ``fn(conn, ...)`` as the only writer, in one ``BEGIN IMMEDIATE`` transaction.
+
+        Raises:
+            StorageError: the write failed (rolled back), or the database is open only for
+                reading (a full disk: the reason it could not be opened for writing).
+        """
+        if self.read_only is not None:
+            raise StorageError(f"cannot write: {self.read_only}")
         async with self._write_lock:
             return await self._call(run_write, self._conn, fn, *args, **kwargs)

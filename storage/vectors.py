@@ -23,6 +23,7 @@ __all__ = [
     "VECTOR_TABLES",
     "Embedder",
     "embed_pending",
+    "embedding_due",
     "embedder_in_use",
     "ensure_vector_tables",
     "pack_vector",
@@ -131,6 +132,13 @@ def _text_of(table: Table, row: Sequence[object]) -> str:
             names = entities
         return f"{summary} {names}".strip()
     return " ".join(str(part).replace("_", " ") for part in row)
+
+
+def embedding_due(conn: Connection, embedder: Embedder) -> bool:
+    """Whether :func:`embed_pending` has anything to do (a read: most opens need no write)."""
+    if embedder_in_use(conn) != (embedder.name, embedder.dim):
+        return True
+    return conn.execute("SELECT 1 FROM embed_queue LIMIT 1").fetchone() is not None
 
 
 def embed_pending(conn: Connection, embedder: Embedder, limit: int = EMBED_BATCH) -> int:

@@ -15,6 +15,7 @@ from websockets.typing import Origin
 from feral.node import service as service_module
 from feral.node.config import save_settings, without_peer
 from feral.node.node import Node
+from feral.node.peer import PeerLink
 from feral.node.service import dial, sync_url
 from feral.sync.codec import decode_message
 from feral.sync.messages import Hello
@@ -236,3 +237,28 @@ async def test_a_dialer_reconnects_after_the_server_restarts(mesh: Mesh) -> None
         async with mesh.serve(node_b, "b"):
             await wait_until(lambda: holds(node_a, offline["id"]), "a to reconnect and catch up")
     await assert_converged(node_a, node_b)
+
+
+# One link per pair
+
+
+async def test_two_nodes_that_dial_each_other_keep_one_link(mesh: Mesh) -> None:
+    """Whoever dialled first, one link stays: a dialler waits while the peer's link is up,
+    and if both opened at once the greater id's dialled link yields (docs/PROTOCOL.md §7)."""
+    mesh.add("a", "b")
+    mesh.pair("a", mesh.peer("b"))
+    mesh.pair("b", mesh.peer("a"))
+    node_a, node_b = await mesh.open("a"), await mesh.open("b")
+
+    def settled() -> bool:
+        here, there = node_a.links.get(node_b.node_id), node_b.links.get(node_a.node_id)
+        if not isinstance(here, PeerLink) or not isinstance(there, PeerLink):
+            return False
+        dialled = [end.handler.expected is not None for end in (here, there)]
+        return dialled.count(True) == 1 and not node_a.standby and not node_b.standby
+
+    async with mesh.serve(node_a, "a"), mesh.serve(node_b, "b"):
+        await wait_until(settled, "one link between the pair")
+        row = await node_b.remember(("b", "wrote", "live"))
+        await wait_until(lambda: holds(node_a, row["id"]), "a live push over the one link")
+        await wait_until(settled, "still one link after the push")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlean
 
 from feral.storage.link import Handled, LinkHandler, writes
 from feral.storage.peers import peer_statuses
@@ -339,3 +340,35 @@ def test_only_a_request_for_deltas_is_answered_without_a_write() -> None:
         lambda: Failed("x", "y", False, CLOSE_POLICY),
     ]
     assert all(writes(make()) for make in others)
+
+
+def test_a_failed_local_push_during_answer_request_fails_the_link_instead_of_muting_it(
+    devices: Devices,
+) -> None:
+    """A read that fails while a live push is being answered must not leave the request open.
+
+    The session marks a request open until the handler answers it; an answer that raised left
+    it open for good, so the link stayed up and never pushed again. Now the link is refused
+    with ``storage_error`` (1011), and whoever dialled reconnects.
+    """
+    laptop, phone = devices.replica("laptop"), devices.replica("phone")
+    dialer = devices.end(laptop, expected=phone.node_id, url="ws://phone")
+    server = devices.end(phone)
+    exchange(dialer, server)
+    assert server.session.quiet
+    phone.remember("phone", "wrote", "after the round")
+
+    def deny_log_reads(action: int, table: str | None, *_: object) -> int:
+        denied = action == sqlean.SQLITE_READ and table == "delta_log"
+        return sqlean.SQLITE_DENY if denied else sqlean.SQLITE_OK
+
+    phone.conn.set_authorizer(deny_log_reads)  # type: ignore[attr-defined]
+    server.session.local_changed()
+    pump(server)
+    phone.conn.set_authorizer(None)  # type: ignore[attr-defined]
+
+    (failure,) = server.failures()
+    assert (failure.code, failure.close_code) == ("storage_error", CLOSE_INTERNAL)
+    assert "access to delta_log.hlc is prohibited" in failure.message
+    assert server.session.state is State.CLOSING
+    assert server.status(laptop.node_id)["last_error"] == failure.message

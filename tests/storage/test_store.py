@@ -10,8 +10,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import sqlean
 
-from feral.storage.connection import DatabaseError
+from feral.storage.connection import Connection, DatabaseError
 from feral.storage.delta_log import clock_high_water
 from feral.storage.errors import CorruptDatabase, StorageError
 from feral.storage.export import export_lines
@@ -214,3 +215,36 @@ async def test_a_store_and_a_synchronous_connection_share_one_file(tmp_path: Pat
     finally:
         other.close()
         await store.close()
+
+
+def test_a_write_that_sqlite_already_rolled_back_raises_its_own_error(tmp_path: Path) -> None:
+    """A full disk, an I/O error or ``OR ROLLBACK`` end the transaction inside SQLite; the
+    ``ROLLBACK`` that follows must not replace the error with "no transaction is active"."""
+    conn = open_sync(tmp_path / "db.sqlite")
+    try:
+        conn.execute("INSERT INTO meta(key, value) VALUES ('k', 'v')")
+
+        def collide(c: Connection) -> None:
+            c.execute("INSERT OR ROLLBACK INTO meta(key, value) VALUES ('k', 'w')")
+
+        with pytest.raises(StorageError, match="UNIQUE constraint failed") as caught:
+            run_write(conn, collide)
+        assert "no transaction is active" not in str(caught.value)
+        assert not conn.in_transaction
+        assert conn.execute("SELECT value FROM meta WHERE key = 'k'").fetchall() == [("v",)]
+    finally:
+        conn.close()
+
+
+def test_opening_a_database_with_nothing_pending_takes_no_write_lock(tmp_path: Path) -> None:
+    """No migration, no epoch to set: an open only reads, so it opens while another process
+    holds the write lock (a long import) and on a full disk, where no write can succeed."""
+    path = tmp_path / "db.sqlite"
+    open_sync(path).close()
+    writer = sqlean.connect(str(path), isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        conn = open_sync(path)
+        conn.close()
+    finally:
+        writer.close()

@@ -1,0 +1,50 @@
+"""A hostile paired device forging another origin's entry (issue 11, finding 7).
+
+Each ``(origin, hlc)`` names one write. A forged entry under a stamp a node already holds, with
+other content, must be an integrity alarm (storage/integrity.py) and change nothing: not the
+rows, not the log, not the vector. The forged page goes through the node's own ``apply_page``,
+as a page from a peer does.
+"""
+
+from __future__ import annotations
+
+from feral.storage import delta_log, export
+from feral.storage.store import run_write
+from feral.sync.delta import Delta, Page
+from feral.sync.hlc import COUNTER_BITS
+from feral.sync.types import NodeId, RowId
+
+from .simnode import MAX_SKEW_MS, SimNode
+
+__all__ = ["FORGED_ROW", "forge_collision", "relayed_entries"]
+
+FORGED_ROW = RowId("f" + "0" * 31)
+FORGER = NodeId("hostile")
+
+
+def relayed_entries(node: SimNode) -> list[tuple[NodeId, int]]:
+    """``(origin, hlc)`` of each entry ``node`` holds from another origin."""
+    rows = node.conn.execute(
+        "SELECT origin, hlc FROM delta_log WHERE origin != ? ORDER BY origin, hlc",
+        (node.node_id,),
+    ).fetchall()
+    return [(NodeId(o), int(h)) for o, h in rows]
+
+
+def forge_collision(node: SimNode, origin: NodeId, hlc: int) -> list[str]:
+    """Send ``node`` a forged entry at ``(origin, hlc)``; returns what went wrong (nothing if
+    the alarm was raised and nothing changed)."""
+    values = (FORGED_ROW, "forged", "says", "not what was written", 0.25, None, 1, False)
+    forged = Delta("facts", FORGED_ROW, hlc, origin, values)
+    conn = node.conn
+    before = (export.state_digest(conn), delta_log.version_vector(conn))
+    collided: list[Delta] = []
+    now = max(node.wall(), hlc >> COUNTER_BITS)
+    run_write(conn, delta_log.apply_page, Page(origin, 0, (forged,)), now_ms=now,
+              max_skew_ms=MAX_SKEW_MS, peer=FORGER, collided=collided)  # fmt: skip
+    problems = []
+    if collided != [forged]:
+        problems.append(f"{node.name}: no integrity alarm for a forged entry at {origin}:{hlc}")
+    if (export.state_digest(conn), delta_log.version_vector(conn)) != before:
+        problems.append(f"{node.name}: a forged entry at {origin}:{hlc} changed its state")
+    return problems

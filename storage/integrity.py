@@ -1,0 +1,93 @@
+"""Integrity alarms: an entry that collides with one this node holds (docs/PROTOCOL.md §7).
+
+Each origin stamps its own writes with strictly increasing HLCs, so ``(origin, hlc)`` names one
+write. An incoming entry with a name this log already holds but other content (another table,
+row or values) means one of the two is forged, or its origin reused a stamp. Without per-origin
+signatures this node cannot tell which copy is the real one, only that the mesh disagrees, so it
+keeps the copy it took first, never applies or logs the other, and never drops it silently
+either: each collision is recorded here, per origin, stamp and the peer that sent it, for
+``feral sync status`` and the serve log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from feral.sync.codec import decode_values
+from feral.sync.delta import Delta
+from feral.sync.schema import Value, table_by_name
+from feral.sync.types import NodeId
+
+from .connection import Connection
+
+__all__ = ["alarm_counts", "alarm_summary", "find_collisions", "record_collisions"]
+
+
+def find_collisions(conn: Connection, origin: NodeId, deltas: Sequence[Delta]) -> list[Delta]:
+    """Those of ``deltas`` (all of ``origin``) whose stamp the log holds with other content.
+
+    One range query per call: a page holds one origin's entries in stamp order.
+    """
+    if not deltas:
+        return []
+    held = {
+        hlc: (code, row_id, payload)
+        for hlc, code, row_id, payload in conn.execute(
+            "SELECT hlc, tbl, row_id, payload FROM delta_log "
+            "WHERE origin = ? AND hlc BETWEEN ? AND ?",
+            (origin, min(d.hlc for d in deltas), max(d.hlc for d in deltas)),
+        )
+    }
+    return [d for d in deltas if d.hlc in held and not _same(d, *held[d.hlc])]
+
+
+def _same(delta: Delta, code: int, row_id: str, payload: bytes | None) -> bool:
+    """Whether ``delta`` is the stored entry: same table, row and values, types included
+    (``True == 1`` in Python, but a bool and an int are different writes)."""
+    if table_by_name(delta.table).code != code or delta.row_id != row_id:
+        return False
+    if payload is None or delta.values is None:
+        return payload is None and delta.values is None
+    return _same_values(tuple(decode_values(payload)), tuple(delta.values))
+
+
+def _same_values(ours: tuple[Value, ...], theirs: tuple[Value, ...]) -> bool:
+    return len(ours) == len(theirs) and all(
+        type(a) is type(b) and a == b for a, b in zip(ours, theirs, strict=True)
+    )
+
+
+def record_collisions(conn: Connection, deltas: Sequence[Delta], peer: str, now_ms: int) -> None:
+    """Count each colliding entry under its origin, stamp and sender (inside the page's write)."""
+    conn.executemany(
+        "INSERT INTO integrity_alarms(origin, hlc, peer, tbl, row_id, first_at, last_at, count) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, 1) ON CONFLICT(origin, hlc, peer) DO UPDATE SET "
+        "last_at = excluded.last_at, count = count + 1",
+        [
+            (d.origin, d.hlc, peer, table_by_name(d.table).code, d.row_id, now_ms, now_ms)
+            for d in deltas
+        ],
+    )
+
+
+def alarm_counts(conn: Connection) -> dict[str, int]:
+    """Per sending peer, how many colliding entries it has sent (``""``: sender unknown)."""
+    return {
+        str(peer): int(n)
+        for peer, n in conn.execute("SELECT peer, sum(count) FROM integrity_alarms GROUP BY peer")
+    }
+
+
+def alarm_summary(conn: Connection) -> dict[str, Any]:
+    """How many colliding entries arrived in all, and the latest one (``None`` if none)."""
+    total = conn.execute("SELECT coalesce(sum(count), 0) FROM integrity_alarms").fetchone()[0]
+    last = conn.execute(
+        "SELECT origin, hlc, peer, row_id, last_at FROM integrity_alarms "
+        "ORDER BY last_at DESC, origin, hlc LIMIT 1"
+    ).fetchone()
+    latest = None
+    if last is not None:
+        keys = ("origin", "hlc", "peer", "row_id", "at")
+        latest = dict(zip(keys, last, strict=True))
+    return {"count": int(total), "latest": latest}
