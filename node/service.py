@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import random
 from collections.abc import Callable
 from typing import Any
@@ -32,7 +33,7 @@ from websockets.exceptions import InvalidHandshake, InvalidURI
 
 from feral.sync.backoff import reconnect_delays
 from feral.sync.codec import MAX_FRAME_BYTES
-from feral.sync.errors import FeralError
+from feral.sync.errors import ConfigError, FeralError
 from feral.sync.types import NodeId
 
 from .api import MemoryApi, is_loopback_host, load_or_create_api_token
@@ -48,6 +49,7 @@ log = logging.getLogger("feral.service")
 MAX_PEERS = 8
 WATCH_INTERVAL_S = 0.25
 ANTI_ENTROPY_S = 60.0
+ANTI_ENTROPY_ENV = "FERAL_ANTI_ENTROPY_S"
 FRAME_LIMIT = MAX_FRAME_BYTES + 1024
 
 
@@ -102,6 +104,28 @@ async def dial(
         return LinkResult(peer=peer.node_id, error=message, error_code="unreachable")
 
 
+def anti_entropy_interval() -> float:
+    """Seconds between anti-entropy vectors: :data:`ANTI_ENTROPY_S`, or ``$FERAL_ANTI_ENTROPY_S``.
+
+    The variable exists so tests can make anti-entropy meet a long exchange (a repair) without
+    waiting minutes; a user never needs it. The watcher wakes every :data:`WATCH_INTERVAL_S`,
+    so shorter values act as that.
+
+    Raises:
+        ConfigError: the variable is not a positive number.
+    """
+    raw = os.environ.get(ANTI_ENTROPY_ENV)
+    if raw is None:
+        return ANTI_ENTROPY_S
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise ConfigError(f"{ANTI_ENTROPY_ENV} must be a positive number of seconds, got {raw!r}")
+    return seconds
+
+
 async def _bookkeep(
     node: Node,
     failures: FailureLog | None,
@@ -141,6 +165,7 @@ class SyncService:
         self.host = host
         self.port = port
         self.server_links = 0
+        self.anti_entropy_s = anti_entropy_interval()
         self.failures = FailureLog()
         self._dialers: dict[NodeId, asyncio.Task[None]] = {}
         if require_token is None:
@@ -258,7 +283,7 @@ class SyncService:
             if mtime != settings_mtime:
                 settings_mtime = mtime
                 self._reload_settings()
-            if elapsed >= ANTI_ENTROPY_S:
+            if elapsed >= self.anti_entropy_s:
                 elapsed = 0.0
                 for link in list(self.node.links.values()):
                     if isinstance(link, PeerLink):

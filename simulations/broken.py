@@ -21,6 +21,8 @@ from feral.sync import merge
 from feral.sync.delta import Delta, Page, Version
 from feral.sync.errors import ProtocolError
 from feral.sync.hlc import COUNTER_BITS, check_skew
+from feral.sync.messages import CaughtUp
+from feral.sync.session import PeerCaughtUp, State, SyncSession
 from feral.sync.types import VersionVector
 
 from . import simnode
@@ -36,7 +38,7 @@ class Variant:
 
     name: str
     machine: str
-    """Which machine must catch it: ``convergence`` or ``agreement``."""
+    """Which machine must catch it: ``convergence``, ``agreement`` or ``repair``."""
     patches: tuple[tuple[object, str, object], ...]
 
 
@@ -126,6 +128,30 @@ def _nuke_without_tombstone(conn: Conn, origin: str, stamp: Callable[[int], int]
     return row
 
 
+def _quiet_on_arrival(self: SyncSession) -> bool:
+    """Quiet once each side has said CaughtUp, whatever each said: the round ends before the
+    peer has compared our counts, so a hole on either side goes unrepaired (issue 11)."""
+    return (
+        self.state is State.OPEN
+        and self._caught_up_sent
+        and self._peer_caught_up
+        and not self._unacked
+        and not self._requested
+    )
+
+
+def _caught_up_never_said_again(self: SyncSession, message: CaughtUp) -> None:
+    """The peer's CaughtUp is noted, but ours is not said again after applying its pages."""
+    self._peer_caught_up = True
+    self._heard = message
+    self._events.append(PeerCaughtUp(dict(message.vector), dict(message.entries)))
+
+
+def _anti_entropy_always(self: link.LinkHandler, conn: Conn) -> None:
+    """Anti-entropy re-sends the vector even while a repair streams (issue 11)."""
+    self.session.send_vector(delta_log.version_vector(conn))
+
+
 VARIANTS = (
     Variant(
         "tie_break_ignores_node_id",
@@ -160,4 +186,17 @@ VARIANTS = (
         "convergence",
         ((memories, "clock_high_water", lambda conn: 0), (simnode, "read_mark", lambda node: 0)),
     ),  # fmt: skip
+    Variant(
+        "round_ends_before_the_hole_check",
+        "repair",
+        (
+            (SyncSession, "quiet", property(_quiet_on_arrival)),
+            (SyncSession, "_receive_caught_up", _caught_up_never_said_again),
+        ),
+    ),
+    Variant(
+        "anti_entropy_cancels_a_repair",
+        "repair",
+        ((link.LinkHandler, "anti_entropy", _anti_entropy_always),),
+    ),
 )

@@ -82,6 +82,8 @@ class Connection:
     ends: tuple[NodeId, NodeId]
     number: int
     queues: dict[Link, deque[Frame]] = field(default_factory=dict)
+    tampered: bool = False
+    """A hostile fault (drop, duplicate, reorder) acted on this connection."""
 
     def __post_init__(self) -> None:
         a, b = self.ends
@@ -150,16 +152,17 @@ class SimNetwork:
             if queue
         )
 
-    def _queue(self, link: Link) -> deque[Frame]:
+    def _queue(self, link: Link, *, tamper: bool = True) -> deque[Frame]:
         connection = self.connection(*link)
         if connection is None or not connection.queues[link]:
             raise ValueError(f"nothing is queued on {link}")
+        connection.tampered |= tamper
         return connection.queues[link]
 
     def pop(self, link: Link) -> Frame:
         """Take the oldest frame of one direction, for delivery."""
         self.frames_delivered += 1
-        return self._queue(link).popleft()
+        return self._queue(link, tamper=False).popleft()
 
     def drop(self, link: Link) -> None:
         """Hostile: lose the oldest frame and carry on (a WebSocket cannot do this)."""

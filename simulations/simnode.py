@@ -243,8 +243,7 @@ class SimNode:
         """The product's handler (storage/link.py), then what ``PeerLink`` does after it, plus
         the oracle's bookkeeping."""
         if isinstance(event, Failed):
-            self.last_error[peer] = f"{event.code}: {event.message}"
-            self.stats[f"failed_{event.code}"] += not event.remote
+            self._failed(peer, event)
         now = self.wall()
         if writes(event):
             handled: Handled = run_write(self.conn, link.handle, event)
@@ -254,6 +253,17 @@ class SimNode:
             self.stats["repairs"] += 1
         if isinstance(event, PageReceived):
             self._received(peer, event.page, handled, now)
+
+    def _failed(self, peer: NodeId, event: Failed) -> None:
+        """Record a failed link. Oracle: an honest connection never ends in ``log_diverged``
+        (a repair that runs to completion closes its hole, whatever else happens meanwhile:
+        anti-entropy, live pushes, the peer's own writes)."""
+        self.last_error[peer] = f"{event.code}: {event.message}"
+        self.stats[f"failed_{event.code}"] += not event.remote
+        connection = self.cluster.network.connection(self.node_id, peer)
+        honest = connection is not None and not connection.tampered
+        if event.code == "log_diverged" and not event.remote and honest:
+            self.problems.append(f"{self.name}'s repair from {peer[:6]} failed: {event.message}")
 
     def _received(self, peer: NodeId, page: Page, handled: Handled, now: int) -> None:
         """After a page: the oracle's window check, the counts, and the push to other links."""

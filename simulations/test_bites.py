@@ -18,6 +18,7 @@ from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 from .broken import VARIANTS, Variant, patched
 from .profiles import TOTALS, machine_settings
 from .test_convergence import ConvergenceMachine
+from .test_repair import RepairMachine
 from .test_store_agreement import StoreAgreementMachine
 
 __all__ = ["BOUND", "Catch", "hunt"]
@@ -28,6 +29,7 @@ BOUND = 300
 MACHINES: dict[str, type[RuleBasedStateMachine]] = {
     "convergence": ConvergenceMachine,
     "agreement": StoreAgreementMachine,
+    "repair": RepairMachine,
 }
 
 

@@ -14,10 +14,14 @@ accepted page carries a stamp beyond the skew window at the receiver's clock at 
 At the end (``teardown``) the clocks are corrected and everything heals; a few rounds run while
 stamps from a clock that was ahead are still refused; then virtual time passes the newest stamp
 (the defined recovery from a clock beyond the window: peers accept those writes once their own
-clocks come within the window of them); ``Cluster.settle`` must reach quiet (with anti-entropy
-passes, as ``feral serve`` makes them), and then every vector is equal, every export
-byte-identical, every row holds its LWW winner among all accepted writes, and every log holds
-every write.
+clocks come within the window of them); ``Cluster.sync_until_quiet`` must reach quiet, and then
+every vector is equal, every export byte-identical, every row holds its LWW winner among all
+accepted writes, and every log holds every write: quiet means both ends of every link hold the
+same, so no anti-entropy is needed to find a hole. ``Cluster.settle`` (anti-entropy passes, as
+``feral serve`` makes them) must then change nothing that breaks this.
+
+An honest connection (one no hostile fault touched) never ends in ``log_diverged``: a repair
+runs to completion whatever interleaves with it (anti-entropy, pushes, the peer's writes).
 """
 
 from __future__ import annotations
@@ -285,8 +289,8 @@ class ConvergenceMachine(RuleBasedStateMachine):
 
     def converge(self) -> None:
         """Correct every clock and heal; sync a while (stamps from a clock that was ahead are
-        still refused); let time pass the newest stamp; sync until quiet, with anti-entropy
-        passes as ``feral serve`` runs them; compare."""
+        still refused); let time pass the newest stamp; sync until quiet and compare; then run
+        anti-entropy passes as ``feral serve`` does, and compare again."""
         c = self.c
         for node in c.nodes:
             node.wall.skew_ms = 0
@@ -294,6 +298,9 @@ class ConvergenceMachine(RuleBasedStateMachine):
         c.check_step()
         newest = max((max(n.vector().values(), default=0) for n in c.nodes), default=0)
         c.time.now = max(c.time.now, newest >> COUNTER_BITS)
+        # One round finds and repairs every hole: quiet means both sides hold the same.
+        TOTALS["rounds"] += c.sync_until_quiet(MAX_ROUNDS)
+        c.check_converged()
         TOTALS["rounds"] += c.settle(MAX_ROUNDS)
         c.check_step()
         c.check_converged()

@@ -195,3 +195,65 @@ def test_the_same_scenario_twice_gives_the_same_replicas() -> None:
             cluster.close()
 
     assert run() == run()
+
+
+def _restored_with_a_hole(cluster: Cluster, i: int) -> SimNode:
+    """Node ``i`` writes, is backed up, writes what it will lose (its peer takes it), is
+    restored under its own id and writes again: its own origin now has a hole."""
+    node = cluster.nodes[i]
+    for n in range(5):
+        remember(node, f"before the backup {n}")
+    assert_converged(cluster)
+    cluster.backup(i)
+    remember(node, "lost by the restore")
+    assert_converged(cluster)
+    cluster.restore(i, new_identity=False)
+    cluster.time.advance(1_000)
+    remember(node, "after the restore")
+    return node
+
+
+@pytest.mark.parametrize("restored", [0, 1], ids=["accepting side", "dialling side"])
+def test_the_first_round_after_a_restore_finds_the_hole_and_repairs_it(
+    pair: Cluster, restored: int
+) -> None:
+    """Issue 11, findings 3 and 10: the link is quiet only once both sides hold the same, so
+    one round (no anti-entropy) repairs the hole, on whichever side of the link it is."""
+    _restored_with_a_hole(pair, restored)
+    pair.sync_until_quiet(1_000)
+    pair.check_step()
+    pair.check_converged()
+    assert pair.stats["repairs"] == 1
+    assert not any("log_diverged" in e for n in pair.nodes for e in n.last_error.values())
+
+
+def test_anti_entropy_in_the_middle_of_a_repair_does_not_cancel_it() -> None:
+    """Issue 11, finding 4: both ends re-send their vectors, round after round, while the
+    restored phone takes its own origin back one delta a page; the repair still completes."""
+    cluster = Cluster(2, "chain", page_limit=1)
+    try:
+        server, phone = cluster.nodes
+        _restored_with_a_hole(cluster, 1)
+        cluster.connect(phone, server)
+        ticks = 0
+        for _ in range(2_000):
+            link = phone.links.get(server.node_id)
+            if link is None:  # the link failed
+                break
+            busy = bool(cluster.network.busy_links())
+            if link.holes.repairing:  # asked for, or streaming
+                phone.anti_entropy(server.node_id)
+                server.anti_entropy(phone.node_id)
+                ticks += 1
+            elif ticks and not busy:
+                break
+            elif not busy:  # nothing found yet: a vector re-checks the counts
+                phone.anti_entropy(server.node_id)
+            cluster.deliver_rounds(1)
+        assert ticks >= 3, "the repair ended before anti-entropy could meet it"
+        assert cluster.stats["failed_log_diverged"] == 0, phone.last_error
+        cluster.sync_until_quiet(1_000)
+        cluster.check_step()
+        cluster.check_converged()
+    finally:
+        cluster.close()

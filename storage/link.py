@@ -145,8 +145,15 @@ class LinkHandler:
         return Handled()
 
     def anti_entropy(self, conn: Connection) -> None:
-        """Re-send our vector, so the peer re-checks what we lack."""
-        self.session.send_vector(delta_log.version_vector(conn))
+        """Re-send our vector, so the peer re-checks what we lack; not while a repair runs.
+
+        A Vector restarts the peer's stream from it, and ours claims the origin being repaired
+        up to its newest stamp: sent now, it would end the re-sent stream early and the repair
+        would fail as ``log_diverged`` (sync/holes.py). The repair ends with the peer's
+        CaughtUp, which re-checks everything the Vector would have.
+        """
+        if not self.holes.busy:
+            self.session.send_vector(delta_log.version_vector(conn))
 
     def record_failure(
         self, conn: Connection, code: str, message: str, *, unreachable: bool
@@ -226,7 +233,7 @@ class LinkHandler:
         try:
             applied = delta_log.apply_page(
                 conn, page, now_ms=self.session.local.now_ms(), max_skew_ms=self.max_skew_ms(),
-                peer=peer, checked=True, repair=page.origin in self.holes.repairing,
+                peer=peer, checked=True, repair=self.holes.page(page.origin, page.after),
                 collided=collided,
             )  # fmt: skip
         except (FeralError, DatabaseError) as exc:
@@ -285,6 +292,6 @@ class LinkHandler:
                 CLOSE_INTERNAL,
             )
             return Handled()
-        if found.holes:
+        if found.ask:
             self.session.send_vector(found.request(vector))
         return Handled(holes=found.holes)

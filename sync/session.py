@@ -115,7 +115,9 @@ class Authenticated:
 class DeltasRequested:
     """Answer with :meth:`SyncSession.send_pages` (``limit`` deltas at most) or ``send_caught_up``.
 
-    ``since`` is what the peer holds plus what is already on its way to it.
+    ``since`` is what the peer holds plus what is already on its way to it. A ``limit`` of 0
+    asks only for a fresh ``CaughtUp`` (this node's vector and entry counts): nothing is left
+    to send, but what this node holds changed since it last said so.
     """
 
     since: VersionVector
@@ -196,6 +198,12 @@ class SyncSession:
         """A local commit came in while a request was open: its answer may predate the commit."""
         self._caught_up_sent = False
         self._peer_caught_up = False
+        self._said: CaughtUp | None = None
+        """Our last CaughtUp: what this node held when it last said it had sent everything."""
+        self._heard: CaughtUp | None = None
+        """The peer's last CaughtUp: what it held when it last said so."""
+        self._applied_since_said = False
+        """A page from the peer was applied after our last CaughtUp, which is now out of date."""
         self._frames: list[bytes] = []
         self._events: list[Event] = []
         self._send(
@@ -224,13 +232,20 @@ class SyncSession:
 
     @property
     def quiet(self) -> bool:
-        """Both directions have caught up and nothing is in flight: one sync round is done."""
+        """Both directions have caught up, nothing is in flight, and both sides last said they
+        hold the same: one sync round is done (docs/PROTOCOL.md §7).
+
+        The last condition is what keeps a round open while a repair is pending on either side:
+        a side whose copy has a hole says fewer entries than its peer until the repair is done.
+        """
         return (
             self.state is State.OPEN
             and self._caught_up_sent
             and self._peer_caught_up
             and not self._unacked
             and not self._requested
+            and self._said is not None
+            and self._said == self._heard
         )
 
     # -- inputs --------------------------------------------------------------------------------
@@ -299,11 +314,18 @@ class SyncSession:
             return
         if self.state is State.OPEN and not self._unacked and not self._caught_up_sent:
             self._caught_up_sent = True
-            self._send(CaughtUp(dict(vector), dict(entries or {})))
+            self._applied_since_said = False
+            self._said = CaughtUp(dict(vector), dict(entries or {}))
+            self._send(self._said)
 
     def ack(self, page: Page) -> None:
-        """The node committed ``page``: tell the peer."""
+        """The node committed ``page``: tell the peer.
+
+        What this node holds changed, so its last CaughtUp is out of date: it says CaughtUp again
+        once the peer's own CaughtUp shows the peer's stream has ended (:meth:`_receive_open`).
+        """
         if self.state is State.OPEN:
+            self._applied_since_said = True
             self._send(Ack(page.origin, page.last_hlc))
 
     def local_changed(self) -> None:
@@ -343,14 +365,28 @@ class SyncSession:
         return True
 
     def _maybe_request(self) -> None:
-        if (
-            self.state is State.OPEN
-            and self.peer_vector is not None
-            and not self._requested
-            and len(self._unacked) < MAX_PAGES_IN_FLIGHT
-        ):
+        if len(self._unacked) < MAX_PAGES_IN_FLIGHT:
+            self._request(self.page_limit)
+
+    def _request(self, limit: int) -> None:
+        if self.state is State.OPEN and self.peer_vector is not None and not self._requested:
             self._requested = True
-            self._events.append(DeltasRequested(dict(self._sent), self.page_limit))
+            self._events.append(DeltasRequested(dict(self._sent), limit))
+
+    def _receive_caught_up(self, message: CaughtUp) -> None:
+        """The peer has sent everything. If we applied its pages since our last CaughtUp, say
+        CaughtUp again with what we hold now, so the peer can compare entry counts at the stamps
+        it just sent (a hole shows only there) and knows when the round is over.
+
+        Only a fresh CaughtUp is asked for (limit 0): our stream was complete, and what changed
+        here came from the peer, which holds it.
+        """
+        self._peer_caught_up = True
+        self._heard = message
+        self._events.append(PeerCaughtUp(dict(message.vector), dict(message.entries)))
+        if self._applied_since_said and self._caught_up_sent:
+            self._caught_up_sent = False
+            self._request(0)
 
     def _receive_handshake(self, message: Message) -> None:
         if self.peer is None and isinstance(message, Hello):
@@ -420,8 +456,7 @@ class SyncSession:
         elif isinstance(message, Ack):
             self._receive_ack(message)
         elif isinstance(message, CaughtUp):
-            self._peer_caught_up = True
-            self._events.append(PeerCaughtUp(dict(message.vector), dict(message.entries)))
+            self._receive_caught_up(message)
         else:
             self.fail("protocol_error", f"unexpected {type(message).__name__} after the "
                       "handshake (a replayed handshake?)", CLOSE_PROTOCOL)  # fmt: skip
