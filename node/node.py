@@ -26,7 +26,6 @@ from feral.storage.rows import EpisodeRow, ExecutionRow, FactRow
 from feral.storage.static_model import load_embedder
 from feral.storage.store import Store
 from feral.storage.vectors import Embedder, embed_pending, embedding_due, reset_vectors
-from feral.sync.delta import Page
 from feral.sync.errors import ConfigError, NotAvailable
 from feral.sync.hlc import DEFAULT_MAX_DRIFT_MS, HybridClock
 from feral.sync.ids import new_ulid
@@ -399,24 +398,6 @@ class Node:
         await self._embed()
         await self._finish_erasing()
         self.notify_changed(exclude=exclude)
-
-    async def apply_page(self, page: Page, peer: str | None = None, *, repair: bool = False) -> int:
-        """Merge a decoded (so already validated) page from a peer in one transaction.
-
-        A refused page changes nothing: not the rows, the log, the vector or the clock.
-        """
-        applied = await self.store.write(
-            delta_log.apply_page,
-            page,
-            repair=repair,
-            now_ms=self.now_ms(),
-            max_skew_ms=self.settings.sync.max_clock_skew_ms,
-            peer=peer,
-            checked=True,
-        )
-        await self._embed()
-        await self._finish_erasing()
-        return applied
 
 
 def _chunks(items: Iterable[tuple[str, str, str]], size: int) -> Iterator[list[Any]]:

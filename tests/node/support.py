@@ -22,10 +22,13 @@ from feral.node.identity import load_or_create_identity
 from feral.node.node import Node, wall_clock_ms
 from feral.node.service import SyncService
 from feral.node.status import sync_status
+from feral.storage import delta_log
 from feral.storage.static_model import NO_EMBEDDER
+from feral.sync.delta import Page
 from feral.sync.types import NodeId
 
 __all__ = [
+    "apply_page",
     "HOST",
     "HOUR",
     "MINUTE",
@@ -215,3 +218,14 @@ async def assert_converged(*nodes: Node) -> None:
         assert await other.export_lines() == text, f"{first.node_id} and {other.node_id} differ"
         assert await other.state_digest() == digest
         assert await other.version_vector() == vector
+
+
+async def apply_page(node: Node, page: Page, peer: NodeId | None = None) -> int:
+    """Merge a decoded page into ``node`` as a link does (one write, then the derived work);
+    returns how many rows it added."""
+    applied = await node.store.write(
+        delta_log.apply_page, page, now_ms=node.now_ms(),
+        max_skew_ms=node.settings.sync.max_clock_skew_ms, peer=peer, checked=True,
+    )  # fmt: skip
+    await node.remote_applied()
+    return applied

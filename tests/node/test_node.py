@@ -19,6 +19,7 @@ from .support import (
     ManualClock,
     Mesh,
     RecordingLink,
+    apply_page,
     now_ms,
     turn_off_embeddings,
 )
@@ -201,7 +202,7 @@ async def test_with_an_embedder_vector_and_hybrid_search_work(mesh: Mesh) -> Non
 
 
 async def apply_all(receiver: Node, pages: list[Page], sender: Node) -> list[int]:
-    return [await receiver.apply_page(page, peer=sender.node_id) for page in pages]
+    return [await apply_page(receiver, page, sender.node_id) for page in pages]
 
 
 async def pages_for(sender: Node, theirs: dict[str, int]) -> list[Page]:
@@ -222,13 +223,13 @@ async def test_applying_another_nodes_pages_converges(mesh: Mesh) -> None:
     pages = await pages_for(node_b, await node_a.version_vector())
     assert sum(await apply_all(node_a, pages, node_b)) == 3
     for page in await pages_for(node_a, await node_b.version_vector()):
-        await node_b.apply_page(page, peer=node_a.node_id)
+        await apply_page(node_b, page, node_a.node_id)
 
     assert await node_a.export_lines() == await node_b.export_lines()
     assert await node_a.state_digest() == await node_b.state_digest()
     assert await node_a.version_vector() == await node_b.version_vector()
     again = await pages_for(node_b, {})
-    assert [await node_a.apply_page(page) for page in again] == [0] * len(again)
+    assert [await apply_page(node_a, page) for page in again] == [0] * len(again)
 
 
 async def test_a_page_beyond_the_skew_window_is_refused_and_changes_nothing(mesh: Mesh) -> None:
@@ -242,7 +243,7 @@ async def test_a_page_beyond_the_skew_window_is_refused_and_changes_nothing(mesh
 
     pages = await pages_for(node_b, {})
     with pytest.raises(ClockSkewError) as refused:
-        await node_a.apply_page(pages[0], peer=node_b.node_id)
+        await apply_page(node_a, pages[0], node_b.node_id)
 
     assert node_b.node_id in str(refused.value)
     assert refused.value.window_ms == node_a.settings.sync.max_clock_skew_ms

@@ -13,7 +13,7 @@ from feral.node.wiki import WIKI_FOLDER, build_pages, list_pages, read_page, slu
 from feral.storage.delta_log import changes_since
 from feral.sync.errors import NotFoundError, PathRefused
 
-from .support import ManualClock, now_ms
+from .support import ManualClock, apply_page, now_ms
 
 _N = iter(range(10**6))
 
@@ -246,7 +246,7 @@ async def exchange(a: Node, b: Node) -> None:
     for source, target in ((a, b), (b, a)):
         while pages := await source.store.read(changes_since, await target.version_vector(), 1000):
             for page in pages:
-                await target.apply_page(page)
+                await apply_page(target, page)
 
 
 async def test_two_synced_devices_compile_identical_pages(pair):
