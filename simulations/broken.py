@@ -82,9 +82,8 @@ def _vector_before_commit(conn: Conn, page: Page, *, now_ms: int, max_skew_ms: i
         "ON CONFLICT(origin) DO UPDATE SET hlc = max(hlc, excluded.hlc)",
         (page.origin, page.last_hlc),
     )
-    conn.execute("COMMIT")  # the vector's own transaction (and the page's savepoint with it)
-    conn.execute("BEGIN IMMEDIATE")
-    conn.execute(f"SAVEPOINT {link.PAGE_SAVEPOINT}")  # the rows' transaction, where it was
+    conn.execute("COMMIT")  # the vector's own transaction
+    conn.execute("BEGIN IMMEDIATE")  # the rows' transaction, where it was
     for delta in page.deltas:
         check_skew(delta.hlc, now_ms, max_skew_ms, peer)
     if page.after > held:

@@ -107,14 +107,19 @@ def run_write(
     *args: P.args,
     **kwargs: P.kwargs,
 ) -> T:
-    """Run ``fn(conn, ...)`` in one ``BEGIN IMMEDIATE`` transaction; roll back on any error."""
+    """Run ``fn(conn, ...)`` in one ``BEGIN IMMEDIATE`` transaction; roll back on any error.
+
+    ``fn`` may roll the transaction back itself and return (storage/link.py does, for a page
+    it refuses): there is then nothing to commit.
+    """
     try:
         conn.execute("BEGIN IMMEDIATE")
     except DatabaseError as exc:
         raise StorageError(f"cannot start a write: {exc}") from exc
     try:
         result = fn(conn, *args, **kwargs)
-        conn.execute("COMMIT")
+        if conn.in_transaction:
+            conn.execute("COMMIT")
     except FeralError:
         roll_back(conn)
         raise

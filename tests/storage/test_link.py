@@ -215,7 +215,7 @@ def test_a_page_beyond_the_skew_window_is_refused_and_leaves_the_store_as_it_was
 
 
 def test_a_page_the_store_fails_on_midway_leaves_none_of_its_rows(devices: Devices) -> None:
-    """The page is applied under a savepoint: rows written before the failure go with it."""
+    """A refused page rolls its transaction back: rows written before the failure go with it."""
     laptop, phone = devices.replica("laptop"), devices.replica("phone")
     phone.remember("phone", "wrote", "first")
     phone.remember("phone", "wrote", "poison")
