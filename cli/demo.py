@@ -14,16 +14,20 @@ import socket
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from feral.node.config import PeerSettings, load_settings, save_settings, with_peer
+from feral.node.dial import dial
 from feral.node.node import Node
-from feral.node.service import SyncService, dial
 from feral.node.status import sync_status
 
 from .context import run
 from .output import echo_table, shorten
+
+if TYPE_CHECKING:
+    from feral.node.service import SyncService
 
 __all__ = ["demo"]
 
@@ -45,6 +49,8 @@ def _pair(home: Path, name: str, peers: list[PeerSettings]) -> None:
 
 @contextlib.asynccontextmanager
 async def _serving(node: Node, port: int) -> AsyncIterator[SyncService]:
+    from feral.node.service import SyncService  # the server's modules: only when serving
+
     service = SyncService(node, "127.0.0.1", port)
     ready = asyncio.Event()
     task = asyncio.create_task(service.run(ready.set))

@@ -10,12 +10,11 @@ from pathlib import Path
 
 import click
 
-from feral.node.api import API_TOKEN_FILE
 from feral.node.config import PeerSettings, load_settings, save_settings, with_peer, without_peer
+from feral.node.dial import dial
 from feral.node.identity import load_or_create_identity
 from feral.node.node import Node
 from feral.node.peer import LinkResult
-from feral.node.service import SyncService, dial
 from feral.node.status import peer_rows, sync_status
 from feral.sync.errors import NotFoundError
 from feral.sync.text import printable
@@ -197,6 +196,11 @@ def serve(home: Path, host: str, port: int) -> None:
     On a non-loopback --host the HTTP API asks for the bearer token kept in HOME/api_token
     (made on first use, mode 0600).
     """
+
+    # The server's modules (Starlette, uvicorn, the HTTP API) are imported here, not by every
+    # command: a one-shot ``sync now`` only dials.
+    from feral.node.api import API_TOKEN_FILE
+    from feral.node.service import SyncService
 
     async def body(node: Node) -> None:
         service = SyncService(node, host, port)

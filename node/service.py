@@ -2,9 +2,9 @@
 
 One server on the node's port serves ``/sync`` and the HTTP API (node/api/): a Starlette app under
 uvicorn, whose WebSocket implementation is the websockets library. Peers with a URL are dialled
-by websockets clients that reconnect with exponential backoff and jitter. Live sync: every local
-commit, including one made by another process on the same home (seen through SQLite's
-``data_version``), is pushed to every connected peer.
+by websockets clients (node/dial.py) that reconnect with exponential backoff and jitter. Live
+sync: every local commit, including one made by another process on the same home (seen through
+SQLite's ``data_version``), is pushed to every connected peer.
 
 Every task here is supervised: a link that fails for any reason (the peer, the network, this
 node's own database refusing a write because another process holds its lock) ends that link
@@ -21,26 +21,22 @@ import logging
 import os
 import random
 from collections.abc import Callable
-from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket
-from websockets.asyncio.client import connect
-from websockets.exceptions import InvalidHandshake, InvalidURI
 
 from feral.sync.backoff import reconnect_delays
-from feral.sync.codec import MAX_FRAME_BYTES
 from feral.sync.errors import ConfigError, FeralError
 from feral.sync.types import NodeId
 
 from .api import MemoryApi, is_loopback_host, load_or_create_api_token
 from .config import PeerSettings, load_settings
+from .dial import FRAME_LIMIT, dial, sync_url
 from .node import Node
 from .peer import FailureLog, LinkResult, PeerLink
-from .transport import ClientTransport, ServerTransport
+from .transport import ServerTransport
 
 __all__ = ["MAX_PEERS", "SyncService", "dial", "sync_url"]
 
@@ -50,58 +46,6 @@ MAX_PEERS = 8
 WATCH_INTERVAL_S = 0.25
 ANTI_ENTROPY_S = 60.0
 ANTI_ENTROPY_ENV = "FERAL_ANTI_ENTROPY_S"
-FRAME_LIMIT = MAX_FRAME_BYTES + 1024
-
-
-def sync_url(url: str) -> str:
-    """The peer's ``/sync`` endpoint: a URL given without a path gets ``/sync``."""
-    parts = urlsplit(url)
-    path = parts.path if parts.path not in ("", "/") else "/sync"
-    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
-
-
-async def dial(
-    node: Node,
-    peer: PeerSettings,
-    *,
-    until_quiet: bool,
-    progress: Callable[[int], None] | None = None,
-    failures: FailureLog | None = None,
-) -> LinkResult:
-    """Connect to ``peer`` and run a link (one round if ``until_quiet``).
-
-    With ``failures`` (``feral serve``) it never raises: a status write the database refuses
-    is logged there and the link goes on. Without (a CLI round), such an error is raised.
-    """
-    assert peer.url is not None
-    from feral.storage import peers as peer_status
-
-    await _bookkeep(
-        node, failures, peer, peer_status.record_attempt, peer.node_id, peer.url, node.now_ms()
-    )
-    try:
-        async with connect(
-            sync_url(peer.url),
-            proxy=None,
-            compression=None,
-            open_timeout=10,
-            ping_interval=20,
-            ping_timeout=20,
-            close_timeout=10,
-            max_size=FRAME_LIMIT,
-            max_queue=16,
-        ) as connection:
-            transport = ClientTransport(connection, encrypted=peer.url.startswith("wss://"))
-            link = PeerLink(
-                node, transport, expected=peer.node_id, url=peer.url,
-                until_quiet=until_quiet, progress=progress, failures=failures,
-            )  # fmt: skip
-            return await link.run()
-    except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
-        message = f"cannot reach {peer.url}: {exc}"
-        await _bookkeep(node, failures, peer, peer_status.record_error, peer.node_id, message,
-                        node.now_ms(), unreachable=True)  # fmt: skip
-        return LinkResult(peer=peer.node_id, error=message, error_code="unreachable")
 
 
 def anti_entropy_interval() -> float:
@@ -124,23 +68,6 @@ def anti_entropy_interval() -> float:
     if not seconds > 0:
         raise ConfigError(f"{ANTI_ENTROPY_ENV} must be a positive number of seconds, got {raw!r}")
     return seconds
-
-
-async def _bookkeep(
-    node: Node,
-    failures: FailureLog | None,
-    peer: PeerSettings,
-    fn: Callable[..., None],
-    *args: Any,
-    **kwargs: Any,
-) -> None:
-    """A peer-status write of the dialler: under ``serve`` its failure is logged, never fatal."""
-    try:
-        await node.store.write(fn, *args, **kwargs)
-    except FeralError as exc:
-        if failures is None:
-            raise
-        failures.failed(peer.node_id, str(exc))
 
 
 class SyncService:

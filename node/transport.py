@@ -6,9 +6,13 @@ fails to decode, so the peer gets the same typed error as for any other malforme
 
 from __future__ import annotations
 
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from typing import TYPE_CHECKING
+
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
+
+if TYPE_CHECKING:
+    from starlette.websockets import WebSocket
 
 __all__ = ["MAX_CLOSE_REASON_BYTES", "ClientTransport", "ServerTransport", "close_reason"]
 
@@ -32,13 +36,17 @@ class ServerTransport:
     encrypted = False  # plain ws:// (DESIGN §5: status says so)
 
     def __init__(self, websocket: WebSocket) -> None:
+        # Starlette is imported by the server that makes this, never by a command that dials.
+        from starlette.websockets import WebSocketDisconnect
+
         self.websocket = websocket
         self._closed = False
+        self._gone = (WebSocketDisconnect, RuntimeError)
 
     async def recv(self) -> bytes | None:
         try:
             message = await self.websocket.receive()
-        except (WebSocketDisconnect, RuntimeError):
+        except self._gone:
             return None
         if message["type"] == "websocket.disconnect":
             self._closed = True
@@ -50,7 +58,7 @@ class ServerTransport:
         if not self._closed:
             try:
                 await self.websocket.send_bytes(data)
-            except (WebSocketDisconnect, RuntimeError, OSError):
+            except (*self._gone, OSError):
                 self._closed = True
 
     async def close(self, code: int, reason: str) -> None:

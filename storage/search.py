@@ -18,16 +18,21 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from feral.sync.schema import Table
 
 from .connection import Connection
 from .memories import TIER_OF, Row, row_dict, select_sql
 from .vectors import VECTOR_TABLES, search_similar, stored_vectors
+
+if TYPE_CHECKING:
+    # numpy is imported by MMR when it runs (as storage/static_model.py does when a model
+    # loads), so commands that never rerank, ``sync now`` among them, skip its import time.
+    import numpy as np
+    import numpy.typing as npt
+
+    Matrix = npt.NDArray[np.float64]
 
 __all__ = [
     "MMR_POOL_FACTOR",
@@ -49,7 +54,6 @@ MMR_POOL_MAX = 400
 ``k * pool`` dot products are bounded for a large ``k``."""
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-Matrix = npt.NDArray[np.float64]
 
 
 @dataclass
@@ -204,6 +208,8 @@ def hit_vectors(conn: Connection, hits: Sequence[Hit]) -> dict[str, list[float]]
 
 def _unit_rows(hits: Sequence[Hit], vectors_by_id: Mapping[str, Sequence[float]]) -> Matrix:
     """One row per hit: its vector scaled to length 1, or zeros (no vector, or a zero one)."""
+    import numpy as np
+
     dims = {len(v) for v in vectors_by_id.values()}
     dim = max(dims, default=0)
     rows = np.zeros((len(hits), dim), dtype=np.float64)
@@ -229,6 +235,8 @@ def mmr_rerank(
     """
     if not 0.0 <= lambda_ <= 1.0:
         raise ValueError(f"mmr lambda must be from 0 to 1, got {lambda_}")
+    import numpy as np
+
     ordered = sorted(hits, key=lambda h: (-h.score, h.id))
     units = _unit_rows(ordered, vectors_by_id)
     relevance = lambda_ * np.array([h.score for h in ordered], dtype=np.float64)

@@ -1,0 +1,95 @@
+"""Dialling a peer: ``feral sync now`` runs one round, ``feral serve`` (node/service.py) redials.
+
+Apart from the server so that a command that only dials never imports the server's modules
+(Starlette, uvicorn, the HTTP API): ``feral sync now`` starts quicker, and its start-up is part
+of every one-shot sync.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidHandshake, InvalidURI
+
+from feral.sync.codec import MAX_FRAME_BYTES
+from feral.sync.errors import FeralError
+
+from .config import PeerSettings
+from .node import Node
+from .peer import FailureLog, LinkResult, PeerLink
+from .transport import ClientTransport
+
+__all__ = ["FRAME_LIMIT", "dial", "sync_url"]
+
+FRAME_LIMIT = MAX_FRAME_BYTES + 1024
+
+
+def sync_url(url: str) -> str:
+    """The peer's ``/sync`` endpoint: a URL given without a path gets ``/sync``."""
+    parts = urlsplit(url)
+    path = parts.path if parts.path not in ("", "/") else "/sync"
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+
+async def dial(
+    node: Node,
+    peer: PeerSettings,
+    *,
+    until_quiet: bool,
+    progress: Callable[[int], None] | None = None,
+    failures: FailureLog | None = None,
+) -> LinkResult:
+    """Connect to ``peer`` and run a link (one round if ``until_quiet``).
+
+    With ``failures`` (``feral serve``) it never raises: a status write the database refuses
+    is logged there and the link goes on. Without (a CLI round), such an error is raised.
+    """
+    assert peer.url is not None
+    from feral.storage import peers as peer_status
+
+    await _bookkeep(
+        node, failures, peer, peer_status.record_attempt, peer.node_id, peer.url, node.now_ms()
+    )
+    try:
+        async with connect(
+            sync_url(peer.url),
+            proxy=None,
+            compression=None,
+            open_timeout=10,
+            ping_interval=20,
+            ping_timeout=20,
+            close_timeout=10,
+            max_size=FRAME_LIMIT,
+            max_queue=16,
+        ) as connection:
+            transport = ClientTransport(connection, encrypted=peer.url.startswith("wss://"))
+            link = PeerLink(
+                node, transport, expected=peer.node_id, url=peer.url,
+                until_quiet=until_quiet, progress=progress, failures=failures,
+            )  # fmt: skip
+            return await link.run()
+    except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
+        message = f"cannot reach {peer.url}: {exc}"
+        await _bookkeep(node, failures, peer, peer_status.record_error, peer.node_id, message,
+                        node.now_ms(), unreachable=True)  # fmt: skip
+        return LinkResult(peer=peer.node_id, error=message, error_code="unreachable")
+
+
+async def _bookkeep(
+    node: Node,
+    failures: FailureLog | None,
+    peer: PeerSettings,
+    fn: Callable[..., None],
+    *args: Any,
+    **kwargs: Any,
+) -> None:
+    """A peer-status write of the dialler: under ``serve`` its failure is logged, never fatal."""
+    try:
+        await node.store.write(fn, *args, **kwargs)
+    except FeralError as exc:
+        if failures is None:
+            raise
+        failures.failed(peer.node_id, str(exc))
