@@ -100,6 +100,22 @@ async def test_a_database_error_inside_a_write_becomes_a_storage_error_and_rolls
     assert await store.read(count, "facts") == 0
 
 
+async def test_a_write_that_rolls_itself_back_returns_and_leaves_nothing(store: Store):
+    """A link refusing a page rolls the event's transaction back and returns (storage/link.py):
+    there is nothing to commit, and the write is no error."""
+    clock = HybridClock(A, ManualClock())
+
+    def remember_then_roll_back(conn):
+        remember_fact(conn, A, clock.tick, ("half", "written", "fact"), now_ms=T0)
+        conn.execute("ROLLBACK")
+        return "refused"
+
+    assert await store.write(remember_then_roll_back) == "refused"
+    assert await store.read(count, "facts") == 0
+    await store.write(remember_fact, A, clock.tick, ("still", "works", "fine"), now_ms=T0)
+    assert await store.read(count, "facts") == 1
+
+
 async def test_feral_errors_inside_a_write_pass_through_unchanged(store: Store):
     def archive_nothing(conn):
         return set_archived(conn, A, HybridClock(A, ManualClock()).tick, "nothing", True)
