@@ -228,8 +228,8 @@ class LinkHandler:
 
         The page is the first write of the event's transaction, so the rollback leaves nothing
         of it, not even half of its rows. No savepoint: under one, SQLite copies every page
-        the merge touches to a sub-journal first (a temporary file past 64 KiB), and a
-        catch-up spent about a fifth of the receiving side's time writing those copies.
+        the merge touches to a sub-journal first (a temporary file past 64 KiB), which took
+        about a fifth of the page apply's time in a catch-up.
         """
         page, peer = event.page, self.result.peer
         collided: list[Delta] = []
