@@ -20,7 +20,7 @@ from feral.storage import search as ranking
 from feral.storage.connection import Connection
 from feral.storage.store import Store
 from feral.storage.vector_index import VectorIndex
-from feral.storage.vectors import Embedder, pack_vector
+from feral.storage.vectors import Embedder, pack_vector, queue_waiting
 from feral.sync.errors import NotAvailable
 
 from .config import SearchSettings
@@ -29,6 +29,10 @@ from .limits import Fraction, Query, Strategy, StrategyName, TopK
 __all__ = ["SearchRequest", "SearchResult", "run_search"]
 
 NO_MODEL = "no embedding model is configured"
+NOT_EMBEDDED = (
+    "some rows wait to be embedded: vector search finds them once they are, "
+    "fts and hybrid find them by their words now"
+)
 
 
 class SearchRequest(Struct, frozen=True, forbid_unknown_fields=True):
@@ -130,6 +134,9 @@ async def run_search(
     started = time.perf_counter()
     plan = _plan(request, defaults, embedder)
     hits = await store.read(_search, plan, embedder, index)
+    notes = plan.notes
+    if plan.strategy == "vector" and await store.read(queue_waiting):
+        notes += (NOT_EMBEDDED,)
     elapsed = (time.perf_counter() - started) * 1000
     return SearchResult(
         [h.as_dict() for h in hits],
@@ -137,7 +144,7 @@ async def run_search(
         round(elapsed, 3),
         plan.strategy,
         plan.rerank,
-        plan.notes,
+        notes,
     )
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "ensure_vector_tables",
     "pack_vector",
     "queue_length",
+    "queue_waiting",
     "queued_rows",
     "reset_vectors",
     "search_similar",
@@ -201,6 +202,11 @@ def _bump_generation(conn: Connection) -> int:
 def queue_length(conn: Connection) -> int:
     """How many rows wait to be embedded."""
     return int(conn.execute("SELECT count(*) FROM embed_queue").fetchone()[0])
+
+
+def queue_waiting(conn: Connection) -> bool:
+    """Whether any row waits to be embedded (cheaper than counting a long queue)."""
+    return conn.execute("SELECT 1 FROM embed_queue LIMIT 1").fetchone() is not None
 
 
 def embedding_due(conn: Connection, embedder: Embedder) -> bool:
