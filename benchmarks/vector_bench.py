@@ -61,6 +61,8 @@ def _matrix(conn: Connection) -> Floats:
 
 
 def _numpy_scan(matrix: Floats, k: int) -> Timed:
+    k = min(k, len(matrix))
+
     def scan(query: bytes) -> object:
         scores = matrix @ np.frombuffer(query, dtype="<f4")
         top = np.argpartition(-scores, k - 1)[:k]

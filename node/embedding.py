@@ -35,8 +35,10 @@ from feral.storage.vectors import (
     ensure_vector_tables,
     queue_length,
     queued_rows,
+    reset_vectors,
     store_vectors,
 )
+from feral.sync.errors import NotAvailable
 
 __all__ = ["HOLD_ENV", "SERVE_LOCK_FILE", "Embedding", "serve_running", "serving_lock"]
 
@@ -89,6 +91,31 @@ class Embedding:
         self.woken = True
         if self._event is not None:
             self._event.set()
+
+    def hold_vectors(self) -> None:
+        """Search with the vectors held in memory, kept current by each batch (``feral serve``).
+
+        A long-running process pays the one load of every vector for searches several times
+        faster than sqlite-vec's scan (storage/vector_index.py); a short command does not.
+        """
+        self.index = VectorIndex()
+
+    async def reembed(self, progress: Progress | None = None) -> int:
+        """Drop every vector and embed every episode and fact again with the current embedder.
+
+        ``progress`` gets ``(done, total)`` once the rows are queued and after each batch.
+        An interrupted run loses nothing: the rest stays queued for the next drain. Returns how
+        many rows were embedded.
+
+        Raises:
+            NotAvailable: no embedder (``memory.embedder`` is ``"none"``).
+        """
+        if self.embedder is None:
+            raise NotAvailable(
+                'nothing to re-embed: vector search is off (memory.embedder is "none")'
+            )
+        await self.store.write(reset_vectors, self.embedder)
+        return await self.drain(progress)
 
     async def pending(self) -> int:
         """How many rows wait to be embedded."""

@@ -25,9 +25,8 @@ from feral.storage.memories import Stamp
 from feral.storage.rows import EpisodeRow, ExecutionRow, FactRow
 from feral.storage.static_model import load_embedder
 from feral.storage.store import Store
-from feral.storage.vector_index import VectorIndex
-from feral.storage.vectors import Embedder, reset_vectors
-from feral.sync.errors import ConfigError, NotAvailable
+from feral.storage.vectors import Embedder
+from feral.sync.errors import ConfigError
 from feral.sync.hlc import DEFAULT_MAX_DRIFT_MS, HybridClock
 from feral.sync.ids import new_ulid
 from feral.sync.schema import EPISODES, FACTS
@@ -105,9 +104,7 @@ class Node:
         self.now_ms = now_ms
         self.embedder = embedder
         self.embedding = Embedding(store, embedder)
-        """The embedding queue: drained off the write path (node/embedding.py)."""
-        self.vector_index: VectorIndex | None = None
-        """The vectors held in memory, once :meth:`hold_vectors` (``feral serve``) asks."""
+        """The embedding queue, drained off the write path, and the vectors held in memory."""
         # Logical time may run ahead of the wall clock by as much as a peer's accepted stamp
         # (the skew window), but never less than the default: a small window must not stop
         # local writes after an ordinary step back of the system clock.
@@ -297,40 +294,14 @@ class Node:
         if erased and pages_citing(self.home, erased):
             await self.compile_wiki()
 
-    def hold_vectors(self) -> None:
-        """Search with the vectors held in memory and embed in the background (``feral serve``).
-
-        A long-running process pays the one load of every vector for searches several times
-        faster than sqlite-vec's scan (storage/vector_index.py); a short command does not.
-        """
-        self.vector_index = VectorIndex()
-        self.embedding.index = self.vector_index
-
     async def embed_queued(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Embed every queued row now (no-op with no model); ``progress`` gets ``(done, total)``.
-
-        Returns how many rows got their vector. An interrupted run loses nothing: the rest stays
-        queued for the next drain.
-        """
+        Returns how many rows got their vector; if interrupted, the rest stays queued."""
         return await self.embedding.drain(progress)
 
     async def reembed(self, progress: Callable[[int, int], None] | None = None) -> int:
-        """Drop every vector and embed every episode and fact again with the current embedder.
-
-        ``progress`` gets ``(done, total)`` once the rows are queued and after each batch.
-        An interrupted run loses nothing: the rest stays queued for the next drain. Returns how
-        many rows were embedded.
-
-        Raises:
-            NotAvailable: no embedder (``memory.embedder`` is ``"none"``).
-        """
-        embedder = self.embedder
-        if embedder is None:
-            raise NotAvailable(
-                'nothing to re-embed: vector search is off (memory.embedder is "none")'
-            )
-        await self.store.write(reset_vectors, embedder)
-        return await self.embed_queued(progress)
+        """Drop every vector and embed every row again (:meth:`Embedding.reembed`)."""
+        return await self.embedding.reembed(progress)
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -391,7 +362,7 @@ class Node:
         """
         request = SearchRequest(query, top_k, strategy, alpha, mmr, mmr_lambda)
         return await run_search(
-            self.store, self.embedder, self.settings.search, request, self.vector_index
+            self.store, self.embedder, self.settings.search, request, self.embedding.index
         )
 
     # -- replication (the peer layer drives these) ---------------------------------------------

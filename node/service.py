@@ -210,7 +210,7 @@ class SyncService:
         queue to it), keeps the vectors in memory and embeds in the background.
         """
         with serving_lock(self.node.home):
-            self.node.hold_vectors()
+            self.node.embedding.hold_vectors()
             self.node.embedding.start()
             try:
                 await self._serve(started)

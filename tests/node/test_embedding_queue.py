@@ -152,7 +152,7 @@ async def test_serve_embeds_in_the_background_while_writes_and_searches_go_on(
             await wait_until(drained, "the queue to drain")  # woken by the second write too
             vector = await node.search("boiler serviced", strategy="vector", top_k=1)
             assert vector.results[0]["id"] == boiler["id"]
-            assert node.vector_index is not None and node.vector_index.loads == 1
+            assert node.embedding.index is not None and node.embedding.index.loads == 1
     finally:
         embedder.gate.set()
 
