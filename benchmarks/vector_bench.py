@@ -38,8 +38,8 @@ from feral.node.config import PeerSettings, SearchSettings, load_settings, save_
 from feral.node.node import Node
 from feral.storage.connection import Connection
 from feral.storage.search import search_vector
-from feral.storage.vector_index import VectorIndex
-from feral.storage.vectors import pack_vector
+from feral.storage.vector_index import VectorIndex, read_chunks, read_rows
+from feral.storage.vectors import embedder_in_use, pack_vector
 from feral.sync.types import NodeId
 
 from .catchup_bench import _feral, _free_port, _serve, _without_embeddings
@@ -55,9 +55,12 @@ Timed = Callable[[bytes], object]
 
 def _matrix(conn: Connection) -> Floats:
     """Every episode vector as the rows of one float32 matrix: the baseline's copy."""
-    blobs = [bytes(b) for (b,) in conn.execute("SELECT embedding FROM episodes_vec")]
-    dim = len(blobs[0]) // 4
-    return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dim).copy()
+    in_use = embedder_in_use(conn)
+    assert in_use is not None
+    found = read_chunks(conn, "episodes_vec", in_use[1]) or read_rows(
+        conn, "episodes_vec", in_use[1]
+    )
+    return found[1].copy()
 
 
 def _numpy_scan(matrix: Floats, k: int) -> Timed:

@@ -8,7 +8,7 @@ import pytest
 from feral.storage.connection import Connection
 from feral.storage.search import search_vector
 from feral.storage.store import run_write
-from feral.storage.vector_index import VectorIndex
+from feral.storage.vector_index import VectorIndex, read_chunks, read_rows
 from feral.storage.vectors import (
     Queued,
     embed_pending,
@@ -112,3 +112,26 @@ def test_a_row_written_again_while_it_was_embedded_stays_queued(a: Replica) -> N
     vectors = EMBEDDER.embed([q.text or "" for q in changed])
     assert run_write(a.conn, store_vectors, EMBEDDER, changed, vectors) == 0
     assert [q.rowid for q in queued_rows(a.conn)] == [q.rowid for q in batch]
+
+
+def test_reading_sqlite_vecs_chunks_gives_what_sqlite_vec_gives(a: Replica) -> None:
+    drain(a.conn)
+    for fact in [a.remember("user", "likes", f"parcel {i}") for i in range(40)][::3]:
+        a.nuke(fact["id"])  # holes in the chunks: cleared validity bits
+    drain(a.conn)
+    for table in ("facts_vec", "episodes_vec"):
+        fast = read_chunks(a.conn, table, EMBEDDER.dim)
+        assert fast is not None, table
+        slow = read_rows(a.conn, table, EMBEDDER.dim)
+        assert sorted(fast[0].tolist()) == sorted(slow[0].tolist())
+        by_id = dict(zip(slow[0].tolist(), slow[1], strict=True))
+        for rowid, vector in zip(*fast, strict=True):
+            assert vector.tolist() == by_id[int(rowid)].tolist()
+
+
+def test_a_layout_that_does_not_fit_falls_back_to_reading_through_sqlite_vec(a: Replica) -> None:
+    drain(a.conn)
+    assert read_chunks(a.conn, "facts_vec", EMBEDDER.dim + 1) is None  # not this layout
+    a.conn.execute("DELETE FROM facts_vec_rowids WHERE rowid = (SELECT min(rowid) FROM "
+                   "facts_vec_rowids)")  # fmt: skip
+    assert read_chunks(a.conn, "facts_vec", EMBEDDER.dim) is None  # slots disagree
