@@ -46,10 +46,15 @@ class _Matrix:
 
     @classmethod
     def of(cls, dim: int, rowids: npt.NDArray[np.int64], rows: Floats) -> _Matrix:
+        """From every vector of a table (``rows`` becomes the matrix: scaled in place)."""
         norms = np.linalg.norm(rows, axis=1)
         keep = norms > 0
-        units = (rows[keep] / norms[keep, None]).astype(np.float32)
-        return cls(dim, rowids[keep].tolist(), units)
+        if not keep.all():
+            rows, rowids, norms = rows[keep], rowids[keep], norms[keep]
+        if not rows.flags.writeable:
+            rows = rows.copy()
+        rows /= norms[:, None]
+        return cls(dim, rowids.tolist(), rows)
 
     def put(self, rowid: int, blob: bytes) -> None:
         vector = np.frombuffer(blob, dtype="<f4")
@@ -171,8 +176,8 @@ Vectors = tuple[npt.NDArray[np.int64], Floats]
 
 def read_rows(conn: Connection, name: str, dim: int) -> Vectors:
     """Every ``(rowid, vector)`` of the sqlite-vec table ``name``, through sqlite-vec itself:
-    right for any version of it, but one call into the extension per row (about 25 s for 100k
-    rows on a busy two-core machine)."""
+    right for any version of it, but one call into the extension per row (6.2 s for 100k rows
+    of 256 dimensions on a busy two-core machine, where :func:`read_chunks` took 1.9-3.0 s)."""
     pairs = conn.execute(f"SELECT rowid, embedding FROM {name}").fetchall()
     rowids = np.array([int(r) for r, _ in pairs], dtype=np.int64)
     blob = b"".join(bytes(b) for _, b in pairs)
@@ -182,7 +187,8 @@ def read_rows(conn: Connection, name: str, dim: int) -> Vectors:
 def read_chunks(conn: Connection, name: str, dim: int) -> Vectors | None:
     """The same as :func:`read_rows`, read from the tables where sqlite-vec keeps a vec0
     table's vectors: chunks of slots, each with a validity bitmap, the slots' rowids
-    (int64) and their float32 vectors. A chunk is one row, so this is some twenty times faster.
+    (int64) and their float32 vectors. A chunk of 1,024 slots is one row, so this reads a
+    hundred rows where :func:`read_rows` reads 100k.
 
     That layout is sqlite-vec's own business: anything that does not fit it (another version,
     a missing table, slots that disagree with its list of rowids) returns ``None``, and the
@@ -196,17 +202,25 @@ def read_chunks(conn: Connection, name: str, dim: int) -> Vectors | None:
         expected = {int(r) for (r,) in conn.execute(f"SELECT rowid FROM {name}_rowids")}
     except DatabaseError:
         return None
-    ids: list[npt.NDArray[np.int64]] = []
-    rows: list[Floats] = []
+    shaped = []
     for size, validity, rowids, vectors in chunks:
         if len(rowids) != 8 * size or len(vectors) != 4 * dim * size or len(validity) * 8 < size:
             return None
-        valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[:size]
-        keep = valid.astype(bool)
-        ids.append(np.frombuffer(rowids, dtype="<i8")[keep].astype(np.int64))
-        rows.append(np.frombuffer(vectors, dtype="<f4").reshape(size, dim)[keep])
-    all_ids = np.concatenate(ids) if ids else np.zeros(0, np.int64)
-    if len(all_ids) != len(expected) or set(all_ids.tolist()) != expected:
+        bits = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[:size]
+        shaped.append((bits.astype(bool), rowids, vectors, size))
+    count = sum(int(keep.sum()) for keep, *_ in shaped)
+    if count != len(expected):
         return None
-    matrix = np.concatenate(rows) if rows else np.zeros((0, dim), np.float32)
-    return all_ids, matrix
+    # One matrix filled in place: on a busy machine every fresh 100 MB array costs seconds of
+    # page faults, so there is no concatenating of per-chunk copies.
+    ids = np.empty(count, dtype=np.int64)
+    matrix = np.empty((count, dim), dtype=np.float32)
+    at = 0
+    for keep, rowids, vectors, size in shaped:
+        n = int(keep.sum())
+        ids[at : at + n] = np.frombuffer(rowids, dtype="<i8")[keep]
+        matrix[at : at + n] = np.frombuffer(vectors, dtype="<f4").reshape(size, dim)[keep]
+        at += n
+    if set(ids.tolist()) != expected:
+        return None
+    return ids, matrix
