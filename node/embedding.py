@@ -31,7 +31,7 @@ from feral.storage.vectors import (
     EMBED_BATCH,
     Embedder,
     embed_texts,
-    embedding_due,
+    embedder_in_use,
     ensure_vector_tables,
     queue_length,
     queued_rows,
@@ -79,12 +79,15 @@ class Embedding:
     async def prepare(self) -> None:
         """At open: make the vector tables match the embedder (a change re-queues every row).
 
-        Only a change writes; draining is left to the background or the command's end.
+        Only a change writes; draining is left to the background or the command's end (a
+        command that only reads still drains what it finds queued by a change of model here).
         """
         if self.embedder is None or not self.active:
             return
-        if await self.store.read(embedding_due, self.embedder):
+        wanted = (self.embedder.name, self.embedder.dim)
+        if await self.store.read(embedder_in_use) != wanted:
             await self.store.write(ensure_vector_tables, self.embedder)
+            self.woken = True
 
     def wake(self) -> None:
         """Something was queued: the background drain (if running) looks at the queue."""
