@@ -103,7 +103,8 @@ async def embed_written(node: Node) -> None:
     When a ``feral serve`` runs on the same home, the queue is left to it: the command returns
     at once, the server (woken by the commit) embeds with the model it has loaded, and the two
     processes never contend for the write lock over the same rows. A bar shows on a terminal
-    when many rows wait; a quick command with a few rows just drains.
+    when many rows wait; a quick command with a few rows just drains. A drain that fails (a
+    full disk, a lock held too long) does not fail the command: what it wrote is committed.
     """
     if not node.embedding.woken or not node.embedding.active or serve_running(node.home):
         return
@@ -112,5 +113,8 @@ async def embed_written(node: Node) -> None:
         return
     hidden = waiting < PROGRESS_FROM or not sys.stderr.isatty()
     bar = click.progressbar(length=waiting, label="Embedding", file=sys.stderr, hidden=hidden)
-    with bar:
-        await node.embed_queued(lambda done, total: bar.update(done - bar.pos))
+    try:
+        with bar:
+            await node.embed_queued(lambda done, total: bar.update(done - bar.pos))
+    except FeralError as exc:  # the write stands; its rows stay queued for the next drain
+        click.echo(f"note: embedding postponed, rows stay queued: {exc}", err=True)
