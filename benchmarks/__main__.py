@@ -1,4 +1,5 @@
-"""``python -m benchmarks [--quick] [--json] [--rows N]``: run every benchmark, print the report."""
+"""``python -m benchmarks [--quick] [--json] [--rows N] [--only NAMES]``: run the benchmarks, print
+the report."""
 
 from __future__ import annotations
 
@@ -26,6 +27,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         default=None,
         help="N facts and N episodes; incremental sync at min(N, 10k) and 10N (overrides --quick)",
     )
+    parser.add_argument(
+        "--only",
+        default="",
+        help="comma-separated measurements to run: storage, catch-up, incremental, search, "
+        "vector (the vector leg against numpy), searchable (a catch-up until embedded)",
+    )
     args = parser.parse_args(argv)
     if args.rows is not None and args.rows < 1:
         parser.error("--rows must be at least 1")
@@ -51,7 +58,8 @@ def _progress(started: float) -> Callable[[str], None]:
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     note = _progress(time.monotonic())
-    report = run(_sizes(args), progress=note)
+    only = frozenset(name.strip() for name in args.only.split(",") if name.strip())
+    report = run(_sizes(args), progress=note, only=only)
     note("done")
     print(json.dumps(report, indent=2) if args.json else render_table(report))
     return 0

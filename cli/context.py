@@ -12,18 +12,23 @@ never catch it to print it themselves.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
 
+from feral.node.embedding import serve_running
 from feral.node.node import Node
 from feral.sync.errors import FeralError
 
-__all__ = ["FeralGroup", "fail", "pass_home", "run", "with_node"]
+__all__ = ["PROGRESS_FROM", "FeralGroup", "embed_written", "fail", "pass_home", "run", "with_node"]
 
 T = TypeVar("T")
+
+PROGRESS_FROM = 2_000
+"""Rows waiting to be embedded from which the end of a command shows a bar (on a terminal)."""
 
 pass_home = click.make_pass_decorator(Path)
 """Hand a command the home folder chosen by ``--home`` (or its default)."""
@@ -72,16 +77,44 @@ async def _as_coroutine(awaitable: Awaitable[T]) -> T:
 
 
 def with_node(home: Path, fn: Callable[[Node], Awaitable[T]], *, serving: bool = False) -> T:
-    """Open the node in ``home``, run ``fn`` on it, and always close it.
+    """Open the node in ``home``, run ``fn`` on it, embed what it queued, and always close it.
 
-    ``serving`` is for the long-running server: uvloop, and an integrity check at start.
+    ``serving`` is for the long-running server: uvloop, an integrity check at start, and
+    embedding in the background instead of at the end.
     """
 
     async def body() -> T:
         node = await Node.open(home, check=serving)
         try:
-            return await fn(node)
+            result = await fn(node)
+            if not serving:
+                await embed_written(node)
+            return result
         finally:
             await node.close()
 
     return run(body(), fast_loop=serving)
+
+
+async def embed_written(node: Node) -> None:
+    """At the end of a command that wrote: embed what it queued, so its rows are searchable
+    by meaning once it returns (its rows were committed, and found by full text, before).
+
+    When a ``feral serve`` runs on the same home, the queue is left to it: the command returns
+    at once, the server (woken by the commit) embeds with the model it has loaded, and the two
+    processes never contend for the write lock over the same rows. A bar shows on a terminal
+    when many rows wait; a quick command with a few rows just drains. A drain that fails (a
+    full disk, a lock held too long) does not fail the command: what it wrote is committed.
+    """
+    if not node.embedding.woken or not node.embedding.active or serve_running(node.home):
+        return
+    waiting = await node.embedding.pending()
+    if not waiting:
+        return
+    hidden = waiting < PROGRESS_FROM or not sys.stderr.isatty()
+    bar = click.progressbar(length=waiting, label="Embedding", file=sys.stderr, hidden=hidden)
+    try:
+        with bar:
+            await node.embed_queued(lambda done, total: bar.update(done - bar.pos))
+    except FeralError as exc:  # the write stands; its rows stay queued for the next drain
+        click.echo(f"note: embedding postponed, rows stay queued: {exc}", err=True)

@@ -156,6 +156,7 @@ async def _report(nodes: dict[str, Node], shared: str) -> None:
         click.echo(f"  {name:<7} {rows} rows  sha256 {digests[name][:16]}…")
     same = len(set(digests.values())) == 1
     click.secho(f"  identical: {'yes' if same else 'NO'}", fg="green" if same else "red")
+    await laptop.embed_queued()  # what a command that wrote, or a running serve, would do
     birthday = await laptop.search("Alice birthday", top_k=3)
     click.secho("\nlaptop: feral memory search 'Alice birthday'", bold=True)
     echo_table([(f"{h['score']:.2f}", h["tier"], shorten(h["content"], 50))

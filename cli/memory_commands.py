@@ -29,7 +29,7 @@ from feral.node.working_memory import Message, parse_transcript_line
 from feral.sync.errors import InvalidInput
 
 from .context import pass_home, with_node
-from .output import echo_json, echo_table, json_option, shorten
+from .output import echo_json, echo_table, json_option, queue_line, shorten
 
 __all__ = ["memory", "parse_import_line"]
 
@@ -209,6 +209,7 @@ def stats(home: Path, as_json: bool) -> None:
         name, dim, count = embedder["name"], embedder["dim"], result["vectors"]
         unused = "" if result["vector_search"] == "on" else " (kept, not in use)"
         click.echo(f"embedder       {name} ({dim} dims), {count} vectors{unused}")
+    click.echo(f"embed queue    {queue_line(result['embed_pending'])}")
 
 
 @memory.command()

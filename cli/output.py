@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-__all__ = ["echo_json", "echo_table", "json_option", "shorten"]
+__all__ = ["echo_json", "echo_table", "json_option", "queue_line", "shorten"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -41,3 +41,10 @@ def echo_table(rows: Sequence[Sequence[object]], headers: Sequence[str]) -> None
         click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
         if index == 0:
             click.echo("  ".join("-" * w for w in widths))
+
+
+def queue_line(pending: int) -> str:
+    """The embedding queue as ``memory stats`` and ``sync status`` print it."""
+    if not pending:
+        return "empty: every row is searchable by meaning"
+    return f"{pending} row(s) waiting to be embedded (found by full text meanwhile)"

@@ -21,7 +21,7 @@ from feral.sync.text import printable
 from feral.sync.types import NodeId
 
 from .context import pass_home, with_node
-from .output import echo_json, echo_table, json_option, shorten
+from .output import echo_json, echo_table, json_option, queue_line, shorten
 
 __all__ = ["serve", "sync"]
 
@@ -163,6 +163,7 @@ def status(home: Path, as_json: bool) -> None:
     click.echo(f"node      {result['node_id']} ({result['name']})")
     click.echo(f"hlc       {result['hlc']}")
     click.echo(f"digest    {result['state_digest']}")
+    click.echo(f"embedding {queue_line(result['embed_pending'])}")
     alarms = result["integrity_alarms"]
     if alarms["count"]:
         latest = alarms["latest"]

@@ -25,8 +25,8 @@ from feral.storage.memories import Stamp
 from feral.storage.rows import EpisodeRow, ExecutionRow, FactRow
 from feral.storage.static_model import load_embedder
 from feral.storage.store import Store
-from feral.storage.vectors import Embedder, embed_pending, embedding_due, reset_vectors
-from feral.sync.errors import ConfigError, NotAvailable
+from feral.storage.vectors import Embedder
+from feral.sync.errors import ConfigError
 from feral.sync.hlc import DEFAULT_MAX_DRIFT_MS, HybridClock
 from feral.sync.ids import new_ulid
 from feral.sync.schema import EPISODES, FACTS
@@ -34,6 +34,7 @@ from feral.sync.types import NodeId, RowId, VersionVector
 
 from .clock_mark import read_mark, write_mark
 from .config import Settings, load_settings
+from .embedding import Embedding
 from .identity import Identity, load_or_create_identity
 from .limits import Strategy
 from .phrases import parse_fact
@@ -102,6 +103,8 @@ class Node:
         self.store = store
         self.now_ms = now_ms
         self.embedder = embedder
+        self.embedding = Embedding(store, embedder)
+        """The embedding queue, drained off the write path, and the vectors held in memory."""
         # Logical time may run ahead of the wall clock by as much as a peer's accepted stamp
         # (the skew window), but never less than the default: a small window must not stop
         # local writes after an ordinary step back of the system clock.
@@ -139,13 +142,14 @@ class Node:
         try:
             epoch = await store.read(stats.log_epoch)
             node = cls(home, identity, settings, store, now_ms or wall_clock_ms(), embedder, epoch)
-            await node._embed()
+            await node.embedding.prepare()
         except BaseException:
             await store.close()
             raise
         return node
 
     async def close(self) -> None:
+        await self.embedding.stop()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.store.close()
@@ -277,8 +281,8 @@ class Node:
         return new_ulid(self.now_ms(), secrets.token_bytes(10))
 
     async def _committed(self) -> None:
-        """After a local write: derived vectors, erasure, then live links (DESIGN §5)."""
-        await self._embed()
+        """After a local write: wake the embedding queue, erase, then live links (DESIGN §5)."""
+        self.embedding.wake()
         await self._finish_erasing()
         self.notify_changed()
 
@@ -290,43 +294,14 @@ class Node:
         if erased and pages_citing(self.home, erased):
             await self.compile_wiki()
 
-    async def _embed(self) -> None:
-        """Bring derived vectors up to date with what was just written (no-op with no model).
-
-        Vectors are derived and may lag: nothing is written when nothing is queued, and a
-        database open only for reading (a full disk) is embedded once it can be written.
-        """
-        if self.embedder is None or self.store.read_only is not None:
-            return
-        if not await self.store.read(embedding_due, self.embedder):
-            return
-        while await self.store.write(embed_pending, self.embedder):
-            pass
+    async def embed_queued(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Embed every queued row now (no-op with no model); ``progress`` gets ``(done, total)``.
+        Returns how many rows got their vector; if interrupted, the rest stays queued."""
+        return await self.embedding.drain(progress)
 
     async def reembed(self, progress: Callable[[int, int], None] | None = None) -> int:
-        """Drop every vector and embed every episode and fact again with the current embedder.
-
-        ``progress`` gets ``(done, total)`` once the rows are queued and after each batch.
-        An interrupted run loses nothing: the rest stays queued for the next open. Returns how
-        many rows were embedded.
-
-        Raises:
-            NotAvailable: no embedder (``memory.embedder`` is ``"none"``).
-        """
-        embedder = self.embedder
-        if embedder is None:
-            raise NotAvailable(
-                'nothing to re-embed: vector search is off (memory.embedder is "none")'
-            )
-        total = await self.store.write(reset_vectors, embedder)
-        done = 0
-        if progress:
-            progress(done, total)
-        while batch := await self.store.write(embed_pending, embedder):
-            done += batch
-            if progress:
-                progress(min(done, total), total)
-        return done
+        """Drop every vector and embed every row again (:meth:`Embedding.reembed`)."""
+        return await self.embedding.reembed(progress)
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -386,7 +361,9 @@ class Node:
         :class:`~feral.node.search.SearchRequest`): they are not checked again here.
         """
         request = SearchRequest(query, top_k, strategy, alpha, mmr, mmr_lambda)
-        return await run_search(self.store, self.embedder, self.settings.search, request)
+        return await run_search(
+            self.store, self.embedder, self.settings.search, request, self.embedding.index
+        )
 
     # -- replication (the peer layer drives these) ---------------------------------------------
 
@@ -394,8 +371,8 @@ class Node:
         return await self.store.read(delta_log.version_vector)
 
     async def remote_applied(self, exclude: object = None) -> None:
-        """A peer's page added rows here: derived vectors, erasure, then every other live link."""
-        await self._embed()
+        """A peer's page added rows here: wake the embedding queue, erase, then the other links."""
+        self.embedding.wake()
         await self._finish_erasing()
         self.notify_changed(exclude=exclude)
 

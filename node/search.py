@@ -19,7 +19,8 @@ from msgspec import Struct
 from feral.storage import search as ranking
 from feral.storage.connection import Connection
 from feral.storage.store import Store
-from feral.storage.vectors import Embedder, pack_vector
+from feral.storage.vector_index import VectorIndex
+from feral.storage.vectors import Embedder, pack_vector, queue_waiting
 from feral.sync.errors import NotAvailable
 
 from .config import SearchSettings
@@ -28,6 +29,10 @@ from .limits import Fraction, Query, Strategy, StrategyName, TopK
 __all__ = ["SearchRequest", "SearchResult", "run_search"]
 
 NO_MODEL = "no embedding model is configured"
+NOT_EMBEDDED = (
+    "some rows wait to be embedded: vector search finds them once they are, "
+    "fts and hybrid find them by their words now"
+)
 
 
 class SearchRequest(Struct, frozen=True, forbid_unknown_fields=True):
@@ -113,16 +118,25 @@ def _plan(request: SearchRequest, defaults: SearchSettings, embedder: Embedder |
 
 
 async def run_search(
-    store: Store, embedder: Embedder | None, defaults: SearchSettings, request: SearchRequest
+    store: Store,
+    embedder: Embedder | None,
+    defaults: SearchSettings,
+    request: SearchRequest,
+    index: VectorIndex | None = None,
 ) -> SearchResult:
     """Search episodes and facts as ``request`` asks, with ``defaults`` for what it leaves out.
+
+    ``index`` is the vectors held in memory by ``feral serve``; without it sqlite-vec scans.
 
     Raises:
         NotAvailable: the request needs an embedding model and this node has none.
     """
     started = time.perf_counter()
     plan = _plan(request, defaults, embedder)
-    hits = await store.read(_search, plan, embedder)
+    hits = await store.read(_search, plan, embedder, index)
+    notes = plan.notes
+    if plan.strategy == "vector" and await store.read(queue_waiting):
+        notes += (NOT_EMBEDDED,)
     elapsed = (time.perf_counter() - started) * 1000
     return SearchResult(
         [h.as_dict() for h in hits],
@@ -130,19 +144,27 @@ async def run_search(
         round(elapsed, 3),
         plan.strategy,
         plan.rerank,
-        plan.notes,
+        notes,
     )
 
 
-def _search(conn: Connection, plan: _Plan, embedder: Embedder | None) -> list[ranking.Hit]:
+def _search(
+    conn: Connection, plan: _Plan, embedder: Embedder | None, index: VectorIndex | None
+) -> list[ranking.Hit]:
     """Inside one read: the ranked hits, reranked by MMR when the plan says so."""
     if not plan.rerank:
-        return _ranked(conn, plan, plan.k, embedder)
-    hits = _ranked(conn, plan, ranking.mmr_pool_size(plan.k), embedder)
+        return _ranked(conn, plan, plan.k, embedder, index)
+    hits = _ranked(conn, plan, ranking.mmr_pool_size(plan.k), embedder, index)
     return ranking.mmr_rerank(hits, ranking.hit_vectors(conn, hits), plan.diversity, plan.k)
 
 
-def _ranked(conn: Connection, plan: _Plan, k: int, embedder: Embedder | None) -> list[ranking.Hit]:
+def _ranked(
+    conn: Connection,
+    plan: _Plan,
+    k: int,
+    embedder: Embedder | None,
+    index: VectorIndex | None,
+) -> list[ranking.Hit]:
     fts = ranking.search_fts(conn, plan.query, k) if plan.strategy != "vector" else []
     if plan.strategy == "fts":
         for hit in fts:
@@ -150,7 +172,7 @@ def _ranked(conn: Connection, plan: _Plan, k: int, embedder: Embedder | None) ->
         return fts
     assert embedder is not None  # _plan turned the vector leg off without one
     vector = pack_vector(embedder.embed([plan.query])[0], embedder.dim)
-    nearest = ranking.search_vector(conn, vector, k)
+    nearest = ranking.search_vector(conn, vector, k, index)
     if plan.strategy == "vector":
         for hit in nearest:
             hit.score = hit.vector_score

@@ -6,6 +6,9 @@ by websockets clients (node/dial.py) that reconnect with exponential backoff and
 sync: every local commit, including one made by another process on the same home (seen through
 SQLite's ``data_version``), is pushed to every connected peer.
 
+Embedding runs in the background here (node/embedding.py), woken by local writes, merged pages
+and other processes' commits; searches use the vectors held in memory (storage/vector_index.py).
+
 Every task here is supervised: a link that fails for any reason (the peer, the network, this
 node's own database refusing a write because another process holds its lock) ends that link
 only; the failure is logged once (:class:`~feral.node.peer.FailureLog`) and recorded in status
@@ -34,6 +37,7 @@ from feral.sync.types import NodeId
 from .api import MemoryApi, is_loopback_host, load_or_create_api_token
 from .config import PeerSettings, load_settings
 from .dial import FRAME_LIMIT, dial, sync_url
+from .embedding import serving_lock
 from .node import Node
 from .peer import FailureLog, LinkResult, PeerLink
 from .transport import ServerTransport
@@ -127,7 +131,20 @@ class SyncService:
         )
 
     async def run(self, started: Callable[[], None] | None = None) -> None:
-        """Serve until the process is told to stop; then close every link and the database."""
+        """Serve until the process is told to stop; then close every link and the database.
+
+        While it runs it holds the home's serve lock (CLI writes then leave their embedding
+        queue to it), keeps the vectors in memory and embeds in the background.
+        """
+        with serving_lock(self.node.home):
+            self.node.embedding.hold_vectors()
+            self.node.embedding.start()
+            try:
+                await self._serve(started)
+            finally:
+                await self.node.embedding.stop()
+
+    async def _serve(self, started: Callable[[], None] | None) -> None:
         self.server = uvicorn.Server(self.config())
         watcher = asyncio.create_task(self._watch())
         self._start_dialers()
@@ -206,6 +223,7 @@ class SyncService:
             if current != version:  # (a spurious push after a failed read finds nothing)
                 version = current
                 self.node.notify_changed()
+                self.node.embedding.wake()  # another process wrote: it left its queue to us
             mtime = self._settings_mtime()
             if mtime != settings_mtime:
                 settings_mtime = mtime

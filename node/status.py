@@ -65,5 +65,6 @@ async def sync_status(node: Node) -> dict[str, Any]:
         "vector": await node.version_vector(),
         "integrity_alarms": await node.store.read(integrity.alarm_summary),
         "max_clock_skew_ms": node.settings.sync.max_clock_skew_ms,
+        "embed_pending": await node.embedding.pending(),
         "peers": await peer_rows(node),
     }

@@ -24,6 +24,7 @@ from feral.sync.schema import Table
 
 from .connection import Connection
 from .memories import TIER_OF, Row, row_dict, select_sql
+from .vector_index import VectorIndex
 from .vectors import VECTOR_TABLES, search_similar, stored_vectors
 
 if TYPE_CHECKING:
@@ -160,11 +161,20 @@ def search_fts(conn: Connection, query: str, limit: int) -> list[Hit]:
     return hits[:limit]
 
 
-def search_vector(conn: Connection, query_vector: bytes, limit: int) -> list[Hit]:
-    """Cosine similarity over every embedded tier, best first (similarity clamped to [0, 1])."""
+def search_vector(
+    conn: Connection, query_vector: bytes, limit: int, index: VectorIndex | None = None
+) -> list[Hit]:
+    """Cosine similarity over every embedded tier, best first (similarity clamped to [0, 1]).
+
+    With ``index`` (``feral serve``'s copy of the vectors in memory) the nearest rows come from
+    it, else from sqlite-vec: the same rows either way.
+    """
     hits: list[Hit] = []
     for table in VECTOR_TABLES:
-        nearest = search_similar(conn, table, query_vector, limit * 2)
+        if index is not None:
+            nearest = index.nearest(conn, table, query_vector, limit * 2)
+        else:
+            nearest = search_similar(conn, table, query_vector, limit * 2)
         rows = _live_rows(conn, table, [rowid for rowid, _ in nearest])
         for rowid, similarity in nearest:
             if rowid in rows:

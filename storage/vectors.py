@@ -1,17 +1,25 @@
 """Vectors for episodes and facts, kept in sqlite-vec tables that are derived, never replicated.
 
-Writes queue rows for embedding (triggers fill ``embed_queue``); :func:`embed_pending` drains the
-queue with whatever embedder the node has. All vectors in a database come from one embedder,
-recorded in ``meta`` with its dimension: switching embedders drops the vectors and re-queues
-every row, so a search never compares vectors from two models.
+Writes queue rows for embedding: triggers fill ``embed_queue`` inside the write's own
+transaction, so a committed row always has its queue entry and a crash loses none. The queue is
+drained later, off the write path, in two steps: :func:`queued_rows` reads a batch of texts, the
+embedder runs with no transaction open (a slow model must not hold the one writer), and
+:func:`store_vectors` stores the vectors of the rows that are still queued with the same text.
+:func:`embed_pending` does both at once, for callers that hold the writer anyway. All vectors in
+a database come from one embedder, recorded in ``meta`` with its dimension: switching embedders
+drops the vectors and re-queues every row, so a search never compares vectors from two models.
+``meta.vec_generation`` counts the writes that changed vectors, so a copy of them held in
+memory (storage/vector_index.py) knows when it is stale.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import secrets
 import struct
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from feral.sync.schema import EPISODES, FACTS, Table
@@ -22,16 +30,24 @@ from .errors import CorruptDatabase, EmbeddingError
 __all__ = [
     "VECTOR_TABLES",
     "Embedder",
+    "Queued",
+    "VectorSink",
     "drop_vectors",
     "embed_pending",
+    "embed_texts",
     "embedding_due",
     "embedder_in_use",
     "ensure_vector_tables",
     "pack_vector",
+    "queue_length",
+    "queue_waiting",
+    "queued_rows",
     "reset_vectors",
     "search_similar",
+    "store_vectors",
     "stored_vectors",
     "unpack_vector",
+    "vector_generation",
 ]
 
 VECTOR_TABLES: tuple[Table, ...] = (EPISODES, FACTS)
@@ -109,6 +125,7 @@ def ensure_vector_tables(conn: Connection, embedder: Embedder) -> None:
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         [("embedder", embedder.name), ("embed_dim", embedder.dim)],
     )
+    _bump_generation(conn)
 
 
 def reset_vectors(conn: Connection, embedder: Embedder) -> int:
@@ -135,42 +152,164 @@ def _text_of(table: Table, row: Sequence[object]) -> str:
     return " ".join(str(part).replace("_", " ") for part in row)
 
 
+@dataclass(frozen=True)
+class Queued:
+    """A queued row and the text to embed; ``text`` is ``None`` when the row has none any more
+    (hard-deleted, or gone): its vector is dropped rather than made."""
+
+    table: str
+    rowid: int
+    text: str | None
+
+
+class VectorSink(Protocol):
+    """Told of every vector :func:`store_vectors` writes or drops (an in-memory copy of them).
+
+    ``before`` and ``after`` are ``meta.vec_generation`` around the write: a copy that was at
+    ``before`` is exactly up to date at ``after`` once it applies ``changes``; any other copy is
+    stale and must reload. It is called inside the transaction, before the commit.
+    ``changes`` holds ``(table, rowid, float32 bytes or None)``.
+    """
+
+    def changed(
+        self, before: int, after: int, changes: Sequence[tuple[str, int, bytes | None]]
+    ) -> None: ...
+
+
+def vector_generation(conn: Connection) -> int:
+    """A token that changes with every write that changes this database's vectors (0 before
+    the first)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'vec_generation'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _bump_generation(conn: Connection) -> int:
+    """Mark a write that changed vectors (inside that write's transaction).
+
+    A random token, not a count: a copy told of a write whose commit then failed holds the
+    token that write chose, and the next write (which starts again from the committed one)
+    cannot choose it too, so the copy sees that it is stale.
+    """
+    after = secrets.randbits(62) + 1
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES ('vec_generation', ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (after,),
+    )
+    return after
+
+
+def queue_length(conn: Connection) -> int:
+    """How many rows wait to be embedded."""
+    return int(conn.execute("SELECT count(*) FROM embed_queue").fetchone()[0])
+
+
+def queue_waiting(conn: Connection) -> bool:
+    """Whether any row waits to be embedded (cheaper than counting a long queue)."""
+    return conn.execute("SELECT 1 FROM embed_queue LIMIT 1").fetchone() is not None
+
+
 def embedding_due(conn: Connection, embedder: Embedder) -> bool:
-    """Whether :func:`embed_pending` has anything to do (a read: most opens need no write)."""
+    """Whether anything waits for ``embedder`` (a read: most opens need no write)."""
     if embedder_in_use(conn) != (embedder.name, embedder.dim):
         return True
     return conn.execute("SELECT 1 FROM embed_queue LIMIT 1").fetchone() is not None
 
 
-def embed_pending(conn: Connection, embedder: Embedder, limit: int = EMBED_BATCH) -> int:
-    """Embed up to ``limit`` queued rows (run inside a write transaction); returns how many.
+def _queued_in(
+    conn: Connection, table: Table, where: str, params: Sequence[object]
+) -> list[Queued]:
+    columns = ", ".join("t." + c for c in table.fts)
+    rows = conn.execute(
+        f"SELECT q.row_rowid, coalesce(t.deleted, 1), {columns} "
+        f"FROM embed_queue q LEFT JOIN {table.name} t ON t.rowid = q.row_rowid "
+        f"WHERE q.tbl = ? {where}",
+        (table.name, *params),
+    ).fetchall()
+    return [Queued(table.name, int(r[0]), None if r[1] else _text_of(table, r[2:])) for r in rows]
 
-    Hard-deleted rows lose their vector; archived rows keep it (search filters them out), so a
-    restore needs no re-embedding.
+
+def queued_rows(conn: Connection, limit: int = EMBED_BATCH) -> list[Queued]:
+    """Up to ``limit`` queued rows with their texts (a read: no transaction needed)."""
+    found: list[Queued] = []
+    for table in VECTOR_TABLES:
+        if len(found) < limit:
+            found += _queued_in(conn, table, "LIMIT ?", (limit - len(found),))
+    return found
+
+
+def store_vectors(
+    conn: Connection,
+    embedder: Embedder,
+    batch: Sequence[Queued],
+    vectors: Sequence[Sequence[float] | None],
+    sink: VectorSink | None = None,
+) -> int:
+    """Store the vectors ``embedder`` made for ``batch`` (run inside a write transaction).
+
+    Only rows still queued with the text that was embedded are stored and dequeued: a row
+    written again since :func:`queued_rows` read it stays queued (its trigger found the entry
+    there) and is embedded afresh next time; a row another process embedded meanwhile is left
+    alone. Returns how many rows were done.
     """
     ensure_vector_tables(conn, embedder)
-    done = 0
+    made = {(q.table, q.rowid, q.text): v for q, v in zip(batch, vectors, strict=True)}
+    changes: list[tuple[str, int, bytes | None]] = []
     for table in VECTOR_TABLES:
-        rows = conn.execute(
-            f"SELECT q.row_rowid, t.deleted, {', '.join('t.' + c for c in table.fts)} "
-            f"FROM embed_queue q JOIN {table.name} t ON t.rowid = q.row_rowid "
-            f"WHERE q.tbl = ? LIMIT ?",
-            (table.name, limit - done),
-        ).fetchall()
-        live = [r for r in rows if not r[1]]
-        vectors = embedder.embed([_text_of(table, r[2:]) for r in live]) if live else []
-        ids = [(r[0],) for r in rows]
-        conn.executemany(f"DELETE FROM {table.name}_vec WHERE rowid = ?", ids)
+        rowids = json.dumps([q.rowid for q in batch if q.table == table.name])
+        for now in _queued_in(conn, table, "AND q.row_rowid IN (SELECT value FROM json_each(?))",
+                              (rowids,)):  # fmt: skip
+            key = (now.table, now.rowid, now.text)
+            if key not in made:
+                continue  # written again since it was read: embedded next time
+            vector = made[key]
+            blob = None if vector is None or now.text is None else pack_vector(vector, embedder.dim)
+            changes.append((now.table, now.rowid, blob))
+    if changes:
+        _write_changes(conn, changes)
+        before = vector_generation(conn)
+        after = _bump_generation(conn)
+        if sink is not None:
+            sink.changed(before, after, changes)
+    return len(changes)
+
+
+def _write_changes(conn: Connection, changes: Sequence[tuple[str, int, bytes | None]]) -> None:
+    for table in VECTOR_TABLES:
+        mine = [(rowid, blob) for name, rowid, blob in changes if name == table.name]
+        conn.executemany(f"DELETE FROM {table.name}_vec WHERE rowid = ?", [(r,) for r, _ in mine])
         conn.executemany(
             f"INSERT INTO {table.name}_vec(rowid, embedding) VALUES (?, ?)",
-            [(r[0], pack_vector(v, embedder.dim)) for r, v in zip(live, vectors, strict=True)],
+            [(r, b) for r, b in mine if b is not None],
         )
         conn.executemany(
             "DELETE FROM embed_queue WHERE tbl = ? AND row_rowid = ?",
-            [(table.name, i) for (i,) in ids],
+            [(table.name, r) for r, _ in mine],
         )
-        done += len(rows)
-    return done
+
+
+def embed_pending(
+    conn: Connection,
+    embedder: Embedder,
+    limit: int = EMBED_BATCH,
+    sink: VectorSink | None = None,
+) -> int:
+    """Embed up to ``limit`` queued rows in the caller's write transaction; returns how many.
+
+    Hard-deleted rows lose their vector; archived rows keep it (search filters them out), so a
+    restore needs no re-embedding. The embedder runs while the writer is held: fine for a test
+    or a fast model; the node embeds between transactions instead (node/embedding.py).
+    """
+    ensure_vector_tables(conn, embedder)
+    batch = queued_rows(conn, limit)
+    return store_vectors(conn, embedder, batch, embed_texts(embedder, batch), sink)
+
+
+def embed_texts(embedder: Embedder, batch: Sequence[Queued]) -> list[list[float] | None]:
+    """The vector of each queued row that has a text, ``None`` for the rest."""
+    texts = [q.text for q in batch if q.text is not None]
+    made = iter(embedder.embed(texts) if texts else [])
+    return [None if q.text is None else next(made) for q in batch]
 
 
 def drop_vectors(conn: Connection, table: str, row_ids: Sequence[str]) -> None:
@@ -186,6 +325,7 @@ def drop_vectors(conn: Connection, table: str, row_ids: Sequence[str]) -> None:
         f"(SELECT t.rowid FROM json_each(?) AS j CROSS JOIN {table} AS t ON t.id = j.value)",
         (json.dumps(list(row_ids)),),
     )
+    _bump_generation(conn)
 
 
 def unpack_vector(blob: bytes) -> list[float]:

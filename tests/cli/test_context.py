@@ -118,3 +118,23 @@ def test_every_json_flag_reads_the_same():
         assert param.name == "as_json", name
         assert param.help is not None and param.help.startswith("Print "), name
         assert param.help.endswith(" as JSON."), name
+
+
+def test_a_drain_that_fails_after_a_write_leaves_the_write_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from feral.node.node import Node
+    from feral.storage.errors import StorageError
+
+    async def refused(self: Node, progress: object = None) -> int:
+        raise StorageError("database is locked")
+
+    home = tmp_path / "home"
+    assert CliRunner().invoke(cli, ["--home", str(home), "init"]).exit_code == 0
+    monkeypatch.setattr(Node, "embed_queued", refused)
+    result = CliRunner().invoke(cli, ["--home", str(home), "memory", "remember", "I live in Porto"])
+    assert result.exit_code == 0, result.output
+    assert "embedding postponed, rows stay queued: database is locked" in result.stderr
+    monkeypatch.undo()
+    stats = CliRunner().invoke(cli, ["--home", str(home), "memory", "stats", "--json"])
+    assert '"embed_pending": 1' in stats.stdout  # still queued: the next drain embeds it

@@ -50,6 +50,7 @@ async def diary(node: Node) -> str:
     trip = await node.add_episode("s1", TRIP)
     for text in DISTRACTORS:
         await node.add_episode("s1", text)
+    await node.embed_queued()
     return str(trip["id"])
 
 
@@ -61,6 +62,8 @@ async def test_a_node_embeds_with_the_shipped_model_by_default(mesh: Mesh) -> No
     assert isinstance(node.embedder, StaticEmbedder)
     await node.remember(("Alice", "likes", "coffee"))
     await node.add_episode("s1", "walked the dog in the park")
+    assert (await node.stats())["embed_pending"] == 2  # writes do not wait for embedding
+    assert await node.embed_queued() == 2
     stats = await node.stats()
     assert stats["vector_search"] == "on"
     assert stats["embedder"] == {"name": "minilm-static-256", "dim": 256}
@@ -123,6 +126,8 @@ async def test_turning_embeddings_on_later_embeds_what_was_written_meanwhile(mes
     await node.close()
     set_embedder(mesh.home("a"), "minilm-static-256")
     node = await mesh.open("a")
+    assert (await node.stats())["embed_pending"] == 1 + len(DISTRACTORS)  # queued at open
+    await node.embed_queued()
     stats = await node.stats()
     assert (stats["vectors"], stats["embed_pending"]) == (1 + len(DISTRACTORS), 0)
     assert (await node.search(PARAPHRASE, strategy="vector")).results[0]["id"] == trip

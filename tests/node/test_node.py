@@ -186,6 +186,7 @@ async def test_with_an_embedder_vector_and_hybrid_search_work(mesh: Mesh) -> Non
     node = await mesh.open("a", embedder=HashingEmbedder(32))
     coffee = await node.remember(("Alice", "likes", "coffee"))
     await node.remember(("Bob", "plays", "chess"))
+    await node.embed_queued()
     vector = await node.search("coffee", strategy="vector", top_k=1)
     hybrid = await node.search("coffee", strategy="hybrid", top_k=1)
     assert (vector.strategy, hybrid.strategy) == ("vector", "hybrid")

@@ -37,6 +37,7 @@ async def coffee_node(mesh: Mesh) -> tuple[Node, list[str]]:
     node = await mesh.open("a", embedder=HashingEmbedder(256))
     rows = [await node.remember(t) for t in (ORIGINAL, NEAR_DUPLICATE, DIFFERENT)]
     await node.remember(("tea", "grows in", "assam"))
+    await node.embed_queued()  # writes leave embedding to the background (node/embedding.py)
     return node, [row["id"] for row in rows]
 
 
