@@ -24,9 +24,9 @@ import logging
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from feral.storage.store import Store
-from feral.storage.vector_index import VectorIndex
 from feral.storage.vectors import (
     EMBED_BATCH,
     Embedder,
@@ -39,6 +39,9 @@ from feral.storage.vectors import (
     store_vectors,
 )
 from feral.sync.errors import NotAvailable
+
+if TYPE_CHECKING:
+    from feral.storage.vector_index import VectorIndex
 
 __all__ = ["HOLD_ENV", "SERVE_LOCK_FILE", "Embedding", "serve_running", "serving_lock"]
 
@@ -101,6 +104,8 @@ class Embedding:
         A long-running process pays the one load of every vector for searches several times
         faster than sqlite-vec's scan (storage/vector_index.py); a short command does not.
         """
+        from feral.storage.vector_index import VectorIndex  # numpy: only a serving process
+
         self.index = VectorIndex()
 
     async def reembed(self, progress: Progress | None = None) -> int:

@@ -12,19 +12,21 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 
 from feral.storage import search as ranking
 from feral.storage.connection import Connection
 from feral.storage.store import Store
-from feral.storage.vector_index import VectorIndex
 from feral.storage.vectors import Embedder, pack_vector, queue_waiting
 from feral.sync.errors import NotAvailable
 
 from .config import SearchSettings
 from .limits import Fraction, Query, Strategy, StrategyName, TopK
+
+if TYPE_CHECKING:  # the index holds numpy, which commands that do not search never import
+    from feral.storage.vector_index import VectorIndex
 
 __all__ = ["SearchRequest", "SearchResult", "run_search"]
 

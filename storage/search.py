@@ -24,7 +24,6 @@ from feral.sync.schema import Table
 
 from .connection import Connection
 from .memories import TIER_OF, Row, row_dict, select_sql
-from .vector_index import VectorIndex
 from .vectors import VECTOR_TABLES, search_similar, stored_vectors
 
 if TYPE_CHECKING:
@@ -32,6 +31,8 @@ if TYPE_CHECKING:
     # loads), so commands that never rerank, ``sync now`` among them, skip its import time.
     import numpy as np
     import numpy.typing as npt
+
+    from .vector_index import VectorIndex  # holds numpy: imported where serve builds one
 
     Matrix = npt.NDArray[np.float64]
 
