@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from feral.node.api import API_TOKEN_FILE
+from feral.node.clock_state import clock_state, reset_clock
 from feral.node.config import PeerSettings, load_settings, save_settings, with_peer, without_peer
 from feral.node.identity import load_or_create_identity
 from feral.node.node import Node
@@ -18,8 +19,10 @@ from feral.node.peer import LinkResult
 from feral.node.service import SyncService, dial
 from feral.node.status import peer_rows, sync_status
 from feral.sync.errors import NotFoundError
+from feral.sync.hlc import COUNTER_BITS
 from feral.sync.text import printable
 from feral.sync.types import NodeId
+from feral.sync.units import format_ms
 
 from .context import pass_home, with_node
 from .output import echo_json, echo_table, json_option, shorten
@@ -164,6 +167,8 @@ def status(home: Path, as_json: bool) -> None:
     click.echo(f"node      {result['node_id']} ({result['name']})")
     click.echo(f"hlc       {result['hlc']}")
     click.echo(f"digest    {result['state_digest']}")
+    if result["clock"]["warning"]:
+        click.echo(f"CLOCK     {result['clock']['warning']}")
     alarms = result["integrity_alarms"]
     if alarms["count"]:
         latest = alarms["latest"]
@@ -187,6 +192,23 @@ def status(home: Path, as_json: bool) -> None:
     )  # fmt: skip
 
 
+@sync.command(name="clock-reset")
+@pass_home
+def clock_reset(home: Path) -> None:
+    """Bring this node's writes stamped ahead of its clock (a clock that ran ahead, now right)
+    back to the clock, keeping their order; refused if a peer already holds them."""
+    done = with_node(home, reset_clock)
+    if not done.entries:
+        click.echo("no write of this node is stamped ahead of its clock; the clock mark is "
+                   f"now {done.newest_after}")  # fmt: skip
+        return
+    was = format_ms((done.newest_before - done.newest_after) >> COUNTER_BITS)
+    click.echo(
+        f"re-stamped {done.entries} write(s) of this node that were up to {was} ahead of its "
+        "clock, in their order; peers receive them at the next sync"
+    )
+
+
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=9090, show_default=True)
@@ -208,12 +230,16 @@ def serve(home: Path, host: str, port: int) -> None:
                 err=True,
             )
 
+        warning = (await clock_state(node)).warning
+
         def started() -> None:
             where = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
             click.echo(
                 f"feral {node.node_id} serving ws://{where}/sync and http://{where}/api",
                 err=True,
             )
+            if warning:
+                click.echo(f"! {warning}", err=True)
 
         await service.run(started)
 
