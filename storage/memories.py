@@ -84,8 +84,14 @@ def stored_versions_high_water(conn: Connection, changes: Sequence[Change]) -> i
     thousands of rows pays one statement, not one per row.
     """
     ids: dict[str, list[str]] = {}
-    for table, row_id, _ in changes:
-        ids.setdefault(table.name, []).append(row_id)
+    for change in changes:
+        # Only well-formed changes: a malformed one fails where it is stamped and checked,
+        # with the error it always had (and an iterator is not used up here).
+        if type(change) is not tuple or len(change) != 3:
+            continue
+        name, row_id = getattr(change[0], "name", None), change[1]
+        if name in _SELECT and type(row_id) is str:
+            ids.setdefault(name, []).append(row_id)
     newest = 0
     for name, row_ids in ids.items():
         row = conn.execute(
