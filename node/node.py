@@ -108,8 +108,7 @@ class Node:
         drift = max(DEFAULT_MAX_DRIFT_MS, settings.sync.max_clock_skew_ms)
         # Resume above every stamp ever issued here, even if the database is an older copy.
         self.clock = HybridClock(identity.node_id, now_ms, read_mark(home), max_drift_ms=drift)
-        self.stamped_ahead_ms = 0
-        """How far ahead of the clock this process's last local stamp was (the CLI warns)."""
+        self.stamped_ahead_ms = 0  # how far ahead of the clock the last local stamp was
 
     @property
     def node_id(self) -> NodeId:
@@ -268,11 +267,8 @@ class Node:
         *args: P.args,
         **kwargs: P.kwargs,
     ) -> T:
-        """Inside the transaction: the write, then the clock mark if it issued a stamp.
-
-        The clock resumes from the mark, which every writer of this home leaves (under the
-        write lock) and ``feral sync clock-reset`` lowers (node/clock_state.py).
-        """
+        """Inside the transaction: the write, then the clock mark if it issued a stamp. The
+        clock resumes from the mark, which ``feral sync clock-reset`` may have lowered."""
         before = self.clock.last = PackedHLC(read_mark(self.home))
         result = fn(conn, self.node_id, self.clock.tick, *args, **kwargs)
         if self.clock.last != before:
