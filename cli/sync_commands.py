@@ -199,8 +199,8 @@ def clock_reset(home: Path) -> None:
     back to the clock, keeping their order; refused if a peer already holds them."""
     done = with_node(home, reset_clock)
     if not done.entries:
-        click.echo("no write of this node is stamped ahead of its clock; the clock mark is "
-                   f"now {done.newest_after}")  # fmt: skip
+        click.echo("no write of this node is stamped ahead of its clock; its clock mark, if "
+                   "it was ahead, is back at the clock")  # fmt: skip
         return
     was = format_ms((done.newest_before - done.newest_after) >> COUNTER_BITS)
     click.echo(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from feral.storage import delta_log
 from feral.storage.connection import Connection
 from feral.storage.restamp import Restamped, restamp_ahead
-from feral.sync.hlc import COUNTER_BITS
+from feral.sync.hlc import COUNTER_BITS, COUNTER_MASK
 from feral.sync.types import PackedHLC
 from feral.sync.units import format_ms
 
@@ -68,11 +68,15 @@ async def reset_clock(node: Node) -> Restamped:
         ClockError: a peer already holds some of those writes (the message says what to do).
     """
 
-    def restamp(conn: Connection) -> Restamped:
-        done = restamp_ahead(conn, node.node_id, node.now_ms(), read_mark(node.home))
-        write_mark(node.home, done.newest_after)
-        return done
+    def restamp(conn: Connection) -> tuple[Restamped, int]:
+        now, mark = node.now_ms(), read_mark(node.home)
+        done = restamp_ahead(conn, node.node_id, now, mark)
+        # Lowered only down to the clock: stamps below it that a database restored from an
+        # older copy lost must still never be issued again (node/clock_mark.py).
+        lowered = max(done.newest_after, min(mark, (now << COUNTER_BITS) | COUNTER_MASK))
+        write_mark(node.home, lowered)
+        return done, lowered
 
-    result = await node.store.write(restamp)
-    node.clock.last = PackedHLC(result.newest_after)
+    result, lowered = await node.store.write(restamp)
+    node.clock.last = PackedHLC(lowered)
     return result
