@@ -19,6 +19,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
+from feral.node.clock_state import ahead_warning
 from feral.node.embedding import serve_running
 from feral.node.node import Node
 from feral.sync.errors import FeralError
@@ -76,6 +77,13 @@ async def _as_coroutine(awaitable: Awaitable[T]) -> T:
     return await awaitable
 
 
+def _warn_if_ahead(node: Node) -> None:
+    """After a command that wrote: one line on stderr if its stamps ran ahead of the clock."""
+    warning = ahead_warning(node.stamped_ahead_ms, node.settings.sync.max_clock_skew_ms)
+    if warning:
+        click.echo(f"Warning: {warning}", err=True)
+
+
 def with_node(home: Path, fn: Callable[[Node], Awaitable[T]], *, serving: bool = False) -> T:
     """Open the node in ``home``, run ``fn`` on it, embed what it queued, and always close it.
 
@@ -87,6 +95,7 @@ def with_node(home: Path, fn: Callable[[Node], Awaitable[T]], *, serving: bool =
         node = await Node.open(home, check=serving)
         try:
             result = await fn(node)
+            _warn_if_ahead(node)
             if not serving:
                 await embed_written(node)
             return result

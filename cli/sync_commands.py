@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from feral.node.clock_state import clock_state, reset_clock
 from feral.node.config import PeerSettings, load_settings, save_settings, with_peer, without_peer
 from feral.node.dial import dial
 from feral.node.identity import load_or_create_identity
@@ -17,8 +18,10 @@ from feral.node.node import Node
 from feral.node.peer import LinkResult
 from feral.node.status import peer_rows, sync_status
 from feral.sync.errors import NotFoundError
+from feral.sync.hlc import COUNTER_BITS
 from feral.sync.text import printable
 from feral.sync.types import NodeId
+from feral.sync.units import format_ms
 
 from .context import pass_home, with_node
 from .output import echo_json, echo_table, json_option, queue_line, shorten
@@ -164,6 +167,8 @@ def status(home: Path, as_json: bool) -> None:
     click.echo(f"hlc       {result['hlc']}")
     click.echo(f"digest    {result['state_digest']}")
     click.echo(f"embedding {queue_line(result['embed_pending'])}")
+    if result["clock"]["warning"]:
+        click.echo(f"CLOCK     {result['clock']['warning']}")
     alarms = result["integrity_alarms"]
     if alarms["count"]:
         latest = alarms["latest"]
@@ -185,6 +190,23 @@ def status(home: Path, as_json: bool) -> None:
         ("peer", "url", "reachable", "last sync", "hlc lag", "backlog", "in sync", "link",
          "last error"),
     )  # fmt: skip
+
+
+@sync.command(name="clock-reset")
+@pass_home
+def clock_reset(home: Path) -> None:
+    """Bring this node's writes stamped ahead of its clock (a clock that ran ahead, now right)
+    back to the clock, keeping their order; refused if a peer already holds them."""
+    done = with_node(home, reset_clock)
+    if not done.entries:
+        click.echo("no write of this node is stamped ahead of its clock; its clock mark, if "
+                   "it was ahead, is back at the clock")  # fmt: skip
+        return
+    was = format_ms((done.newest_before - done.newest_after) >> COUNTER_BITS)
+    click.echo(
+        f"re-stamped {done.entries} write(s) of this node that were up to {was} ahead of its "
+        "clock, in their order; peers receive them at the next sync"
+    )
 
 
 @click.command()
@@ -213,12 +235,16 @@ def serve(home: Path, host: str, port: int) -> None:
                 err=True,
             )
 
+        warning = (await clock_state(node)).warning
+
         def started() -> None:
             where = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
             click.echo(
                 f"feral {node.node_id} serving ws://{where}/sync and http://{where}/api",
                 err=True,
             )
+            if warning:
+                click.echo(f"! {warning}", err=True)
 
         await service.run(started)
 

@@ -27,10 +27,10 @@ from feral.storage.static_model import load_embedder
 from feral.storage.store import Store
 from feral.storage.vectors import Embedder
 from feral.sync.errors import ConfigError
-from feral.sync.hlc import DEFAULT_MAX_DRIFT_MS, HybridClock
+from feral.sync.hlc import COUNTER_BITS, DEFAULT_MAX_DRIFT_MS, HybridClock
 from feral.sync.ids import new_ulid
 from feral.sync.schema import EPISODES, FACTS
-from feral.sync.types import NodeId, RowId, VersionVector
+from feral.sync.types import NodeId, PackedHLC, RowId, VersionVector
 
 from .clock_mark import read_mark, write_mark
 from .config import Settings, load_settings
@@ -105,12 +105,13 @@ class Node:
         self.embedder = embedder
         self.embedding = Embedding(store, embedder)
         """The embedding queue, drained off the write path, and the vectors held in memory."""
-        # Logical time may run ahead of the wall clock by as much as a peer's accepted stamp
-        # (the skew window), but never less than the default: a small window must not stop
-        # local writes after an ordinary step back of the system clock.
+        # Logical time may run ahead of the wall clock (a row edited after a faster device
+        # wrote it, a clock set back), but never less than the default: a small window must
+        # not stop local writes after an ordinary step back of the system clock.
         drift = max(DEFAULT_MAX_DRIFT_MS, settings.sync.max_clock_skew_ms)
         # Resume above every stamp ever issued here, even if the database is an older copy.
         self.clock = HybridClock(identity.node_id, now_ms, read_mark(home), max_drift_ms=drift)
+        self.stamped_ahead_ms = 0  # how far ahead of the clock the last local stamp was
 
     @property
     def node_id(self) -> NodeId:
@@ -270,11 +271,13 @@ class Node:
         *args: P.args,
         **kwargs: P.kwargs,
     ) -> T:
-        """Inside the transaction: the write, then the clock mark if it issued a stamp."""
-        before = self.clock.last
+        """Inside the transaction: the write, then the clock mark if it issued a stamp. The
+        clock resumes from the mark, which ``feral sync clock-reset`` may have lowered."""
+        before = self.clock.last = PackedHLC(read_mark(self.home))
         result = fn(conn, self.node_id, self.clock.tick, *args, **kwargs)
         if self.clock.last != before:
             write_mark(self.home, self.clock.last)
+            self.stamped_ahead_ms = (self.clock.last >> COUNTER_BITS) - self.now_ms()
         return result
 
     def _new_id(self) -> RowId:

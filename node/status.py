@@ -7,6 +7,7 @@ from typing import Any
 from feral.storage import delta_log, export, integrity, peers as peer_status
 from feral.sync.hlc import unpack
 
+from .clock_state import ClockState, clock_state
 from .node import Node
 
 __all__ = ["peer_rows", "sync_status"]
@@ -55,6 +56,11 @@ async def peer_rows(node: Node) -> list[dict[str, Any]]:
     return rows
 
 
+def _clock(state: ClockState) -> dict[str, Any]:
+    """This node's newest own stamp, how far it is ahead of the clock, and the warning if any."""
+    return {"newest_own_hlc": state.newest, "ahead_ms": state.ahead_ms, "warning": state.warning}
+
+
 async def sync_status(node: Node) -> dict[str, Any]:
     """This node's clock and state digest, and each peer's row (DESIGN §6)."""
     return {
@@ -66,5 +72,6 @@ async def sync_status(node: Node) -> dict[str, Any]:
         "integrity_alarms": await node.store.read(integrity.alarm_summary),
         "max_clock_skew_ms": node.settings.sync.max_clock_skew_ms,
         "embed_pending": await node.embedding.pending(),
+        "clock": _clock(await clock_state(node)),
         "peers": await peer_rows(node),
     }

@@ -66,8 +66,8 @@ class ServerTransport:
             self._closed = True
             try:
                 await self.websocket.close(code, close_reason(reason))
-            except (RuntimeError, OSError):
-                pass
+            except (*self._gone, OSError):
+                pass  # the peer hung up first (after refusing us): there is nothing to close
 
 
 class ClientTransport:

@@ -25,16 +25,18 @@ from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 from .profiles import EXAMPLES, TOTALS, machine_settings
 from .test_convergence import ConvergenceMachine
 from .test_repair import RepairMachine
+from .test_skewed_clocks import SkewedClocksMachine
 from .test_store_agreement import StoreAgreementMachine
 
 MACHINES: dict[str, tuple[type[RuleBasedStateMachine], str]] = {
     "convergence": (ConvergenceMachine, "convergence"),
     "agreement": (StoreAgreementMachine, "agreement"),
     "repair": (RepairMachine, "repair"),
+    "skew": (SkewedClocksMachine, "skew"),
 }
 """Name → (machine, the share of the profile's examples it runs)."""
 
-DEFAULT_MACHINES = ("convergence", "agreement", "repair")
+DEFAULT_MACHINES = ("convergence", "agreement", "repair", "skew")
 
 
 def run_machine(name: str, profile: str, seed: int, examples: int | None) -> bool:

@@ -112,6 +112,12 @@ def _clock_before_skew_check(conn: Conn, page: Page, *, now_ms: int, max_skew_ms
     return len(fresh)
 
 
+def _one_window_check(remote: int, now_ms: int, window_ms: int, peer: str | None = None,
+                      origin: str | None = None) -> None:  # fmt: skip
+    """Received stamps refused beyond one window (the rule before issue 11)."""
+    check_skew(remote, now_ms, window_ms // 2, peer, origin)
+
+
 def _single_cursor(conn: Conn, since: VersionVector, limit: int) -> tuple[list[Page], Any]:
     """FERAL's relay bug: one "since this HLC" cursor for every origin."""
     cursor = max(since.values(), default=0)
@@ -183,7 +189,20 @@ VARIANTS = (
     Variant(
         "high_water_not_kept",
         "convergence",
-        ((memories, "clock_high_water", lambda conn: 0), (simnode, "read_mark", lambda node: 0)),
+        (
+            (memories, "own_high_water", lambda conn, origin: 0),
+            (simnode, "read_mark", lambda node: 0),
+        ),
+    ),  # fmt: skip
+    Variant(
+        # The old clock (issue 11, finding 5): every local stamp lifted to the newest stamp held
+        # from any origin, and received stamps refused beyond one window instead of two.
+        "clock_lifted_by_received_stamps",
+        "skew",
+        (
+            (memories, "own_high_water", lambda conn, origin: delta_log.clock_high_water(conn)),
+            (delta_log, "check_skew", _one_window_check),
+        ),
     ),  # fmt: skip
     Variant(
         "round_ends_before_the_hole_check",

@@ -28,7 +28,7 @@ EXAMPLES = {"quick": 250, "ci": 1_000, "long": 2_000}
 """Examples per run (for ``long``, per batch: batches of a few minutes repeat until
 ``--seconds`` is up, so a run may pass its bound by up to one batch)."""
 
-SHARES = {"convergence": 0.8, "agreement": 0.2, "repair": 0.1}
+SHARES = {"convergence": 0.8, "agreement": 0.2, "repair": 0.1, "skew": 0.1}
 """How a profile's examples are split between the machines."""
 
 TOTALS: Counter[str] = Counter()

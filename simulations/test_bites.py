@@ -19,6 +19,7 @@ from .broken import VARIANTS, Variant, patched
 from .profiles import TOTALS, machine_settings
 from .test_convergence import ConvergenceMachine
 from .test_repair import RepairMachine
+from .test_skewed_clocks import SkewedClocksMachine
 from .test_store_agreement import StoreAgreementMachine
 
 __all__ = ["BOUND", "Catch", "hunt"]
@@ -30,6 +31,7 @@ MACHINES: dict[str, type[RuleBasedStateMachine]] = {
     "convergence": ConvergenceMachine,
     "agreement": StoreAgreementMachine,
     "repair": RepairMachine,
+    "skew": SkewedClocksMachine,
 }
 
 

@@ -16,9 +16,10 @@ from operator import itemgetter
 
 from feral.sync.codec import decode_values, encode_values
 from feral.sync.delta import MAX_PAGE_DELTAS, Delta, Page
-from feral.sync.errors import ProtocolError
+from feral.sync.errors import ClockSkewError, ProtocolError
 from feral.sync.hlc import check_skew
 from feral.sync.schema import TABLES, Table, Value, table_by_code, table_by_name
+from feral.sync.text import printable
 from feral.sync.types import NodeId, RowId, VersionVector
 
 from . import integrity
@@ -32,6 +33,7 @@ __all__ = [
     "changes_since",
     "clock_high_water",
     "log_entry_counts",
+    "own_high_water",
     "version_vector",
 ]
 
@@ -159,13 +161,27 @@ def log_entry_counts(conn: Connection) -> dict[NodeId, int]:
 
 
 def clock_high_water(conn: Connection) -> int:
-    """The highest HLC this database has stamped or accepted, kept across restarts.
+    """The newest stamp this database holds, from any origin (shown in status as ``hlc``).
+
+    It is not the floor of local stamps: that is :func:`own_high_water`, since a received stamp
+    never lifts the local clock.
 
     Every stamped or accepted delta advances the version vector in its own transaction, so the
     vector's largest entry is the high-water mark: no separate record to keep in step.
     """
     row = conn.execute("SELECT max(hlc) FROM version_vector").fetchone()
     return int(row[0] or 0)
+
+
+def own_high_water(conn: Connection, origin: NodeId) -> int:
+    """The newest stamp this database holds from ``origin``: for the node itself, the mark its
+    next stamp must exceed (its log is read in stamp order, so it only grows).
+
+    Other origins' stamps are not part of it: a received stamp never lifts the local clock
+    (sync/hlc.py), so a device whose clock is ahead cannot carry every other device ahead.
+    """
+    row = conn.execute("SELECT hlc FROM version_vector WHERE origin = ?", (origin,)).fetchone()
+    return int(row[0]) if row else 0
 
 
 def changes_since(
@@ -234,12 +250,12 @@ def apply_page(
 
     Raises:
         SchemaError, ProtocolError: a malformed page, or one that would leave a gap.
-        ClockSkewError: a stamp beyond the skew window; nothing (clock or cursor) moves.
+        ClockSkewError: a stamp more than twice the skew window ahead (sync/hlc.py's
+            ``delta_limit_ms``); nothing (row or cursor) moves.
     """
     if not checked:
         page.check()
-    for delta in page.deltas:
-        check_skew(delta.hlc, now_ms, max_skew_ms, peer)
+    _check_stamps(conn, page, now_ms, max_skew_ms, peer)
     held = version_vector(conn).get(page.origin, 0)
     if page.after > held:
         raise ProtocolError(
@@ -265,6 +281,21 @@ def apply_page(
     if fresh:
         apply_deltas(conn, fresh)
     return len(fresh)
+
+
+def _check_stamps(
+    conn: Connection, page: Page, now_ms: int, max_skew_ms: int, peer: str | None
+) -> None:
+    """Refuse the page if a stamp is further ahead than received stamps may be, naming the
+    origin that stamped it (by its name too, if a link with it ever told us)."""
+    try:
+        for delta in page.deltas:
+            check_skew(delta.hlc, now_ms, max_skew_ms, peer, page.origin)
+    except ClockSkewError as exc:
+        row = conn.execute(
+            "SELECT name FROM peer_status WHERE node_id = ?", (page.origin,)
+        ).fetchone()
+        raise exc.named(printable(str(row[0]))) if row and row[0] else exc from None
 
 
 def answer_request(

@@ -20,7 +20,7 @@ from feral.sync.schema import EPISODES, EXEC_LOG, FACTS, TABLES, Table, Value
 from feral.sync.types import NodeId, RowId
 
 from .connection import Connection
-from .delta_log import apply_deltas, clock_high_water
+from .delta_log import apply_deltas, own_high_water
 from .rows import EpisodeRow, ExecutionRow, FactRow
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "row_dict",
     "select_sql",
     "stamp_changes",
+    "stored_versions_high_water",
     "remember_fact",
     "set_archived",
 ]
@@ -64,12 +65,41 @@ def commit_local(
 ) -> list[Delta]:
     """Stamp, validate, merge and log local changes; the caller holds the write transaction.
 
-    The high-water mark is read inside the transaction, so a second process writing to the same
-    home is serialised by SQLite's write lock and always stamps above this one.
+    The floor is read inside the transaction, so a second process writing to the same home is
+    serialised by SQLite's write lock and always stamps above this one. It is this node's own
+    newest stamp and the stored versions of the rows written, never other rows' stamps: a
+    received stamp does not lift the clock (sync/hlc.py), but a later edit of a row must still
+    win over the version it edits, wherever that was stamped.
     """
-    deltas = stamp_changes(origin, stamp, clock_high_water(conn), changes)
+    floor = max(own_high_water(conn, origin), stored_versions_high_water(conn, changes))
+    deltas = stamp_changes(origin, stamp, floor, changes)
     apply_deltas(conn, deltas)
     return deltas
+
+
+def stored_versions_high_water(conn: Connection, changes: Sequence[Change]) -> int:
+    """The newest stamp among the stored versions of the rows ``changes`` write (0: none).
+
+    One lookup per table for the whole batch (the ids go in as one JSON array): an import of
+    thousands of rows pays one statement, not one per row.
+    """
+    ids: dict[str, list[str]] = {}
+    for change in changes:
+        # Only well-formed changes: a malformed one fails where it is stamped and checked,
+        # with the error it always had (and an iterator is not used up here).
+        if type(change) is not tuple or len(change) != 3:
+            continue
+        name, row_id = getattr(change[0], "name", None), change[1]
+        if name in _SELECT and type(row_id) is str:
+            ids.setdefault(name, []).append(row_id)
+    newest = 0
+    for name, row_ids in ids.items():
+        row = conn.execute(
+            f'SELECT max(hlc) FROM "{name}" WHERE id IN (SELECT value FROM json_each(?))',
+            (json.dumps(row_ids),),
+        ).fetchone()
+        newest = max(newest, int(row[0] or 0))
+    return newest
 
 
 def stamp_changes(

@@ -63,6 +63,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from .units import format_ms, short_id
+
 __all__ = [
     "AuthError",
     "ClockError",
@@ -111,22 +113,55 @@ class ClockError(FeralError):
 
 
 class ClockSkewError(ClockError):
-    """A remote stamp further ahead of local wall time than the skew window allows.
+    """A remote stamp further ahead of local wall time than received stamps may be.
+
+    The message names the device whose clock is off, the origin that stamped the entry, and,
+    when another peer passed it on, that relay too: blaming the relay would send the user to
+    fix a clock that is right (issue 11).
 
     Attributes:
         offset_ms: how far ahead of our wall clock the remote stamp is.
-        window_ms: the window that was exceeded.
+        window_ms: the skew window (received stamps may be twice that far ahead).
         peer: who sent it, when known.
+        origin: who stamped it, when known.
+        origin_name: the origin's name, when this node has met it.
     """
 
-    def __init__(self, offset_ms: int, window_ms: int, peer: str | None = None) -> None:
+    def __init__(
+        self,
+        offset_ms: int,
+        window_ms: int,
+        peer: str | None = None,
+        origin: str | None = None,
+        origin_name: str = "",
+    ) -> None:
         self.offset_ms = offset_ms
         self.window_ms = window_ms
         self.peer = peer
-        who = f" from {peer}" if peer else ""
-        super().__init__(
-            f"clock skew: a stamp{who} is {offset_ms} ms ahead of local time "
-            f"(max_clock_skew_ms is {window_ms})"
+        self.origin = origin
+        self.origin_name = origin_name
+        super().__init__(self._describe())
+
+    def named(self, origin_name: str) -> ClockSkewError:
+        """The same refusal, with the origin's name (looked up by the caller) in the message."""
+        return ClockSkewError(self.offset_ms, self.window_ms, self.peer, self.origin, origin_name)
+
+    def _describe(self) -> str:
+        ahead, window = format_ms(self.offset_ms), format_ms(self.window_ms)
+        limit = f"more than twice max_clock_skew_ms ({window})"
+        if self.origin is None:
+            who = f" from {self.peer}" if self.peer else ""
+            return f"clock skew: a stamp{who} is {ahead} ahead of this device's clock, {limit}"
+        writer = short_id(self.origin)
+        if self.origin_name:
+            writer = f"{self.origin_name} ({writer})"
+        relay = ""
+        if self.peer and self.peer != self.origin:
+            relay = f", relayed by {short_id(self.peer)},"
+        return (
+            f"clock skew: entries written by {writer}{relay} are stamped {ahead} ahead of "
+            f"this device's clock, {limit}: the clock of {writer} is ahead, or was when it "
+            "wrote them"
         )
 
 

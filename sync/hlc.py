@@ -5,9 +5,15 @@ write in the mesh totally. It is stored as one integer, ``wall_ms << 16 | counte
 form), with the node id in a column of its own.
 
 Working on the packed integer makes the algorithm short: the next local stamp is
-``max(physical << 16, last + 1)``. When the 16-bit counter is full, ``last + 1`` carries into the
-millisecond field, which is exactly "borrow the next millisecond": a clock never wraps and never
-repeats a stamp, however many writes share one physical millisecond.
+``max(physical << 16, last + 1, floor + 1)``. When the 16-bit counter is full, ``last + 1``
+carries into the millisecond field, which is exactly "borrow the next millisecond": a clock
+never wraps and never repeats a stamp, however many writes share one physical millisecond.
+
+Unlike the paper's clock, a received stamp never lifts this one (issue 11): each device's stamps
+follow its own clock, so a fast device, or a paired one stamping ahead on purpose, cannot push
+every other device's stamps ahead of their clocks and get them refused further down the mesh.
+Last-write-wins still sees a later edit of a row win, because a local write to a row is stamped
+above the row's stored version (the ``floor`` of :meth:`HybridClock.tick`, storage/memories.py).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from dataclasses import dataclass
 
 from .errors import ClockError, ClockSkewError
 from .types import NodeId, PackedHLC
+from .units import format_ms
 
 __all__ = [
     "COUNTER_BITS",
@@ -26,6 +33,7 @@ __all__ = [
     "MAX_PACKED",
     "Timestamp",
     "check_skew",
+    "delta_limit_ms",
     "pack",
     "unpack",
 ]
@@ -73,17 +81,31 @@ class Timestamp:
         return pack(self.wall_ms, self.counter)
 
 
-def check_skew(remote: int, now_ms: int, window_ms: int, peer: str | None = None) -> None:
-    """Refuse a remote packed stamp more than ``window_ms`` ahead of ``now_ms``.
+def delta_limit_ms(window_ms: int) -> int:
+    """How far ahead of the receiver's clock a received stamp may be: twice the skew window.
 
-    This is a pure check, run before a stamp may touch any clock or cursor (DESIGN §4).
+    The handshake keeps two linked devices' clocks within one window; a relayed entry was
+    stamped by its origin, at most one window from the relay, which is at most one window from
+    us. So in a mesh whose clocks all lie within one window of a common device (a home server),
+    no device's own writes are refused anywhere (docs/PROTOCOL.md §8).
+    """
+    return 2 * window_ms
+
+
+def check_skew(
+    remote: int, now_ms: int, window_ms: int, peer: str | None = None, origin: str | None = None
+) -> None:
+    """Refuse a remote packed stamp more than :func:`delta_limit_ms` ahead of ``now_ms``.
+
+    This is a pure check, run before a stamp may touch any row or cursor (DESIGN §4).
 
     Raises:
-        ClockSkewError: naming the offset, the window and the peer.
+        ClockSkewError: naming the offset, the window, the origin that stamped it and the
+            peer that sent it.
     """
     offset = (remote >> COUNTER_BITS) - now_ms
-    if offset > window_ms:
-        raise ClockSkewError(offset, window_ms, peer)
+    if offset > delta_limit_ms(window_ms):
+        raise ClockSkewError(offset, window_ms, peer, origin)
 
 
 class HybridClock:
@@ -109,10 +131,11 @@ class HybridClock:
         self.max_drift_ms = max_drift_ms
 
     def tick(self, floor: int = 0) -> PackedHLC:
-        """Stamp a local event: strictly above every stamp seen so far and above ``floor``.
+        """Stamp a local event: strictly above this clock's last stamp and above ``floor``.
 
-        ``floor`` is the high-water mark read from storage inside the write transaction, which
-        is how two processes sharing one home keep their stamps strictly ordered.
+        ``floor`` is read from storage inside the write transaction: this node's own newest
+        stamp (how two processes sharing one home keep their stamps strictly ordered) and the
+        stored versions of the rows being written (so the write wins over them).
 
         Raises:
             ClockError: when logical time would run more than ``max_drift_ms`` ahead.
@@ -122,24 +145,14 @@ class HybridClock:
         wall_ms = candidate >> COUNTER_BITS
         if wall_ms - physical > self.max_drift_ms:
             raise ClockError(
-                f"the logical clock is {wall_ms - physical} ms ahead of "
-                f"wall time (limit {self.max_drift_ms} ms); is the system clock set back?"
+                f"this device's stamps are {format_ms(wall_ms - physical)} ahead of its clock "
+                f"(limit {format_ms(self.max_drift_ms)}): they were issued while the clock ran "
+                "ahead; bring them back to the clock with: feral sync clock-reset"
             )
         # What ``pack(*unpack(candidate))`` checks, without the round trip: every write stamps.
         if not 0 <= candidate <= MAX_PACKED:
             raise ClockError(f"HLC wall time {wall_ms} is out of range")
         self.last = PackedHLC(candidate)
-        return self.last
-
-    def observe(self, remote: int, window_ms: int, peer: str | None = None) -> PackedHLC:
-        """Merge a received stamp into the clock, after the skew check.
-
-        Raises:
-            ClockSkewError: the stamp is beyond the window; the clock is left unchanged.
-        """
-        check_skew(remote, self.now_ms(), window_ms, peer)
-        if remote > self.last:
-            self.last = PackedHLC(remote)
         return self.last
 
     def timestamp(self, packed: int) -> Timestamp:

@@ -253,15 +253,20 @@ def test_equal_stamps_from_two_nodes_are_won_by_the_higher_node_id_everywhere(
     assert_converged(a, b)
 
 
-def test_a_local_write_after_a_sync_is_stamped_above_everything_received(
+def test_a_local_write_after_a_sync_follows_its_own_clock_and_an_edit_wins_over_the_version(
     make_replica: MakeReplica,
 ):
+    # This test asserted the old rule (every local stamp above everything received), which let
+    # one fast clock carry every device's stamps ahead (issue 11). Stamps follow the device's
+    # clock; an edit of a received row is still stamped above that row's version.
     ahead = make_replica("ahead", A, start=T0 + WINDOW_MS - 1)
     behind = make_replica("behind", B, start=T0)
     received = ahead.remember("future", "is", "near")["hlc"]
     pull(behind, ahead)
     assert clock_high_water(behind.conn) == received
-    assert behind.remember("now", "is", "later")["hlc"] > received
+    assert behind.remember("now", "is", "later")["hlc"] < received
+    edit = behind.archive(fact_id("future", "is", "near"))
+    assert edit["hlc"] > received and edit["origin"] == B
 
 
 # -- three stores, relayed -----------------------------------------------------------------------
@@ -425,7 +430,7 @@ def test_a_page_that_would_leave_a_gap_is_refused_and_changes_nothing(pair):
 
 
 def test_a_stamp_beyond_the_skew_window_is_refused_before_anything_moves(make_replica):
-    far = make_replica("far", A, start=T0 + WINDOW_MS)  # writes at now + window + 1 ms
+    far = make_replica("far", A, start=T0 + 2 * WINDOW_MS)  # writes at now + 2 windows + 1 ms
     b = make_replica("b", B)
     b.remember("local", "is", "fine")
     far.remember("too", "far", "ahead")
@@ -433,11 +438,11 @@ def test_a_stamp_beyond_the_skew_window_is_refused_before_anything_moves(make_re
     before = snapshot(b.conn)
     with pytest.raises(ClockSkewError) as caught:
         run_write(b.conn, apply_page, page, now_ms=T0, max_skew_ms=WINDOW_MS, peer="laptop")
-    assert (caught.value.offset_ms, caught.value.window_ms) == (WINDOW_MS + 1, WINDOW_MS)
+    assert (caught.value.offset_ms, caught.value.window_ms) == (2 * WINDOW_MS + 1, WINDOW_MS)
     assert "laptop" in str(caught.value) and "clock skew" in str(caught.value)
     assert_unchanged(before, b.conn)
     # The refusal did not wedge anything: a page inside the window still applies.
-    on_time = make_replica("on_time", C, start=T0 + WINDOW_MS - 1)  # exactly at the edge
+    on_time = make_replica("on_time", C, start=T0 + 2 * WINDOW_MS - 1)  # exactly at the edge
     on_time.remember("just", "inside", "the window")
     assert (
         run_write(
@@ -451,7 +456,7 @@ def test_one_far_future_stamp_refuses_the_whole_page(make_replica):
     a = make_replica("a", A)
     b = make_replica("b", B)
     a.remember("fine", "is", "fine")
-    a.time.advance(WINDOW_MS + 10)
+    a.time.advance(2 * WINDOW_MS + 10)
     a.remember("too", "far", "ahead")
     (page,) = changes_since(a.conn, {})
     assert len(page.deltas) == 2

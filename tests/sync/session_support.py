@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from feral.sync.codec import decode_message
 from feral.sync.delta import Delta, Page
 from feral.sync.errors import FeralError, ProtocolError
-from feral.sync.hlc import HybridClock
+from feral.sync.hlc import HybridClock, check_skew
 from feral.sync.merge import wins
 from feral.sync.messages import Ack
 from feral.sync.schema import FACTS
@@ -122,8 +122,10 @@ class MemoryStore:
     """Every local write, in order (the property test's record of what was accepted)."""
 
     def write(self, row_id: str, text: str) -> Delta:
-        """A local write: stamped by this node's clock, merged and logged."""
-        hlc = self.clock.tick()
+        """A local write: stamped by this node's clock above the row's stored version (as
+        storage/memories.py stamps: a received stamp never lifts the clock), merged, logged."""
+        current = self.rows.get((FACTS.name, RowId(row_id)))
+        hlc = self.clock.tick(0 if current is None else current.hlc)
         delta = Delta(FACTS.name, RowId(row_id), hlc, self.node_id, fact_values(row_id, text))
         self._merge(delta)
         self.written.append(delta)
@@ -151,8 +153,9 @@ class MemoryStore:
         if page.after > held:
             raise Gap(f"page for {page.origin} continues from {page.after}, held {held}")
         fresh = [d for d in page.deltas if d.hlc > held]
+        for delta in page.deltas:
+            check_skew(delta.hlc, self.clock.now_ms(), SKEW_MS, origin=page.origin)
         for delta in fresh:
-            self.clock.observe(delta.hlc, SKEW_MS)
             self._merge(delta)
         return len(fresh)
 
