@@ -213,8 +213,10 @@ class SearchSettings:
 
     top_k: TopK = 10
     strategy: StrategyName = "hybrid"
-    alpha: Fraction = 0.5
-    """The vector weight in hybrid scoring: ``alpha*vector + (1-alpha)*fts``."""
+    alpha: Fraction = 0.65
+    """The vector weight in hybrid scoring, ``alpha*vector + (1-alpha)*fts`` over each leg's
+    pool-normalised score (storage/fusion.py); 0.65 was chosen on the household retrieval set
+    (benchmarks/retrieval_set.py)."""
     mmr: bool = False
     mmr_lambda: Fraction = 0.7
     """Relevance weight in the MMR rerank: ``lambda*rel - (1-lambda)*max_sim_to_selected``."""
