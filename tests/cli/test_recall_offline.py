@@ -82,7 +82,7 @@ LOOK_ALIKES = [
     "Appointment letter from the sleep clinic should arrive soon",
 ]
 
-SITECUSTOMIZE = '''\
+SITECUSTOMIZE = """\
 import socket
 
 
@@ -94,7 +94,7 @@ socket.socket.connect = _refuse
 socket.socket.connect_ex = _refuse
 socket.create_connection = _refuse
 socket.getaddrinfo = _refuse
-'''
+"""
 
 
 def _namespace_works() -> bool:

@@ -84,7 +84,8 @@ def test_with_max_normalisation_the_distractor_would_have_won():
 
 def test_each_leg_alone_keeps_its_own_order():
     fts, vector = legs()
-    assert ids(fuse(QUERY, fts, vector, {}, alpha=1.0, limit=10, pool=FULL))[:2] == ["both", "meaning"]
+    vector_only = fuse(QUERY, fts, vector, {}, alpha=1.0, limit=10, pool=FULL)
+    assert ids(vector_only)[:2] == ["both", "meaning"]
     fts, vector = legs()
     lexical_only = fuse(QUERY, fts, [], {}, alpha=0.0, limit=10, pool=FULL)
     assert ids(lexical_only) == ["both", "lexical"]  # "both" holds all the query's words
@@ -92,7 +93,8 @@ def test_each_leg_alone_keeps_its_own_order():
 
 def test_a_lexical_hit_missing_from_the_vector_leg_gets_its_real_cosine():
     fts, vector = legs()
-    fused = {h.id: h for h in fuse(QUERY, fts, vector, {"lexical": 0.60}, alpha=0.65, limit=10, pool=FULL)}
+    blended = fuse(QUERY, fts, vector, {"lexical": 0.60}, alpha=0.65, limit=10, pool=FULL)
+    fused = {h.id: h for h in blended}
     assert fused["lexical"].vector_score == 0.60  # shown as the cosine it is
     semantic = (0.60 - 0.30) / (0.62 - 0.30)
     lexical = 1.0 * term_coverage(QUERY, fused["lexical"])
