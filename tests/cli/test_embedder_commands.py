@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-import feral.storage.static_model as static_model
+import feral.storage.embedders as embedders
 
 from .helpers import feral, feral_json, turn_off_embeddings
 
@@ -28,10 +28,10 @@ def test_stats_show_the_shipped_embedder(tmp_path: Path) -> None:
     stats = feral_json(tmp_path, "memory", "stats")
     assert isinstance(stats, dict)
     assert stats["vector_search"] == "on"
-    assert stats["embedder"] == {"name": "minilm-static-256", "dim": 256}
+    assert stats["embedder"] == {"name": "minilm-l6-int8", "dim": 384}
     table = feral(tmp_path, "memory", "stats").stdout
     assert "vector search  on\n" in table
-    assert "embedder       minilm-static-256 (256 dims), 1 vectors\n" in table
+    assert "embedder       minilm-l6-int8 (384 dims), 1 vectors\n" in table
 
 
 def test_stats_say_when_kept_vectors_are_not_in_use(tmp_path: Path) -> None:
@@ -49,10 +49,10 @@ def test_reembed_rebuilds_the_vectors_and_says_how_many(tmp_path: Path) -> None:
         feral_json(tmp_path, "memory", "remember", text)
     result = feral(tmp_path, "memory", "reembed")
     assert result.exit_code == 0, result.output
-    assert result.stdout == "Re-embedded 3 row(s) with minilm-static-256 (256 dims)\n"
+    assert result.stdout == "Re-embedded 3 row(s) with minilm-l6-int8 (384 dims)\n"
     assert feral_json(tmp_path, "memory", "reembed") == {
         "embedded": 3,
-        "embedder": {"name": "minilm-static-256", "dim": 256},
+        "embedder": {"name": "minilm-l6-int8", "dim": 384},
     }
     stats = feral_json(tmp_path, "memory", "stats")
     assert isinstance(stats, dict)
@@ -71,13 +71,13 @@ def test_reembed_with_embeddings_off_is_one_line_and_exit_1(tmp_path: Path) -> N
 def test_a_missing_model_is_one_line_naming_the_way_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(static_model, "MODELS_DIR", tmp_path / "gone")
+    monkeypatch.setattr(embedders, "MODELS_DIR", tmp_path / "gone")
     result = feral(tmp_path / "home", "memory", "stats")
     assert result.exit_code == 1
     lines = result.stderr.splitlines()
     assert len(lines) == 1
     assert lines[0].startswith("Error: the embedding model is unusable: ")
-    assert 'set memory.embedder to "none"' in lines[0]
+    assert '"minilm-static-256" (the light model) or "none"' in lines[0]
 
 
 def test_an_unknown_embedder_in_settings_is_one_line_naming_the_key(tmp_path: Path) -> None:

@@ -316,7 +316,11 @@ INVALID = [
     ("search.top_k", 0, "must be a positive integer, got 0"),
     ("search.top_k", 2.5, "must be a positive integer, got 2.5"),
     ("search.top_k", MAX_TOP_K + 1, f"must be at most {MAX_TOP_K}, got {MAX_TOP_K + 1}"),
-    ("memory.embedder", "word2vec", 'must be one of "minilm-static-256", "none", got "word2vec"'),
+    (
+        "memory.embedder",
+        "word2vec",
+        'must be one of "minilm-l6-int8", "minilm-static-256", "none", got "word2vec"',
+    ),
     ("search.strategy", "bm25", 'must be one of "fts", "vector", "hybrid", got "bm25"'),
     ("search.strategy", None, "must be one of"),
     ("search.alpha", -0.1, "must be a number from 0 to 1, got -0.1"),
