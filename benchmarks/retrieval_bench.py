@@ -28,7 +28,7 @@ from feral.node.config import load_settings, save_settings
 from feral.node.identity import load_or_create_identity
 from feral.node.limits import Strategy
 from feral.node.node import Node
-from feral.storage.static_model import EMBEDDER_CHOICES, NO_EMBEDDER
+from feral.storage.embedders import EMBEDDER_CHOICES, NO_EMBEDDER
 
 from .retrieval_set import QUERY_TYPES, Memory, Query, load_memories, load_queries
 
