@@ -213,9 +213,9 @@ class SearchSettings:
 
     top_k: TopK = 10
     strategy: StrategyName = "hybrid"
-    alpha: Fraction = 0.65
+    alpha: Fraction = 0.6
     """The vector weight in hybrid scoring, ``alpha*vector + (1-alpha)*fts`` over each leg's
-    pool-normalised score (storage/fusion.py); 0.65 was chosen on the household retrieval set
+    pool-normalised score (storage/fusion.py); 0.6 was chosen on the household retrieval set
     (benchmarks/retrieval_set.py)."""
     mmr: bool = False
     mmr_lambda: Fraction = 0.7

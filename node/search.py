@@ -151,16 +151,13 @@ def _ranked(conn: Connection, plan: _Plan, k: int, embedder: Embedder | None) ->
             hit.score = hit.fts_score
         return fts
     assert embedder is not None  # _plan turned the vector leg off without one
-    query_vector = embedder.embed([plan.query])[0]
+    vector = pack_vector(embedder.embed([plan.query])[0], embedder.dim)
     if plan.strategy == "vector":
-        nearest = ranking.search_vector(conn, pack_vector(query_vector, embedder.dim), k)
+        nearest = ranking.search_vector(conn, vector, k)
         for hit in nearest:
             hit.score = hit.vector_score
         return nearest
     pool = fusion.fusion_pool_size(k)
     fts = ranking.search_fts(conn, plan.query, pool)
-    nearest = ranking.search_vector(conn, pack_vector(query_vector, embedder.dim), pool)
-    found = {hit.id for hit in nearest}
-    missing = [hit for hit in fts if hit.id not in found]
-    cosines = fusion.query_cosines(conn, missing, query_vector)
-    return fusion.fuse(plan.query, fts, nearest, cosines, plan.alpha, k, pool)
+    nearest = ranking.search_vector(conn, vector, pool)
+    return fusion.fuse(plan.query, fts, nearest, plan.alpha, k, pool)

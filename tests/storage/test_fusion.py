@@ -1,4 +1,4 @@
-"""storage/fusion.py: each leg min-max normalised over its pool, lexical strength scaled by the
+"""storage/fusion.py: each leg min-max normalised over its pool, lexical strength weighted by the
 share of the query's words a hit holds, the vector weight ``alpha``, and the noise dropped.
 
 These replace the tests of the old ``merge_hybrid`` (``alpha * cosine + (1 - alpha) *
@@ -15,11 +15,11 @@ from feral.storage.fusion import (
     NOISE_FLOOR,
     fuse,
     fusion_pool_size,
+    lexical_weight,
     min_max,
-    query_cosines,
     term_coverage,
 )
-from feral.storage.search import Hit, hit_vectors, search_fts, search_vector
+from feral.storage.search import Hit, search_fts, search_vector
 from feral.storage.vectors import pack_vector
 
 from .support import Replica
@@ -37,10 +37,11 @@ FULL = 3
 
 
 def legs() -> tuple[list[Hit], list[Hit]]:
-    """A lexical distractor tops BM25 by a wide margin on one rare word; ``both`` holds every
-    word of the query and is the nearest in meaning; ``meaning`` shares no word at all."""
+    """A lexical distractor tops BM25 by a wide margin (rare words, a short text) with two of the
+    query's three words; ``both`` holds every word of the query and is the nearest in meaning;
+    ``meaning`` shares no word at all."""
     fts = [
-        note("lexical", "dog hair on the sofa", fts=1.0),
+        note("lexical", "the dog's vet bill", fts=1.0),
         note("both", "vet appointment for the dog on Friday", fts=0.4),
         note("weak", "the dog barked", fts=0.1),
     ]
@@ -65,15 +66,23 @@ def test_a_leg_short_of_its_pool_has_every_match_so_its_floor_is_zero():
 def test_in_a_small_store_the_last_of_three_matches_is_not_noise():
     fts = [note("a", "dog vet", fts=1.0), note("b", "dog vet", fts=0.9), note("c", "dog", fts=0.4)]
     vector = [note("a", "", vector=0.7), note("b", "", vector=0.69), note("c", "", vector=0.5)]
-    assert ids(fuse("dog vet", fts, vector, {}, alpha=0.65, limit=10, pool=50)) == ["a", "b", "c"]
+    assert ids(fuse("dog vet", fts, vector, alpha=0.6, limit=10, pool=50)) == ["a", "b", "c"]
 
 
 def test_a_lexical_distractor_that_tops_bm25_does_not_outrank_a_hit_strong_in_both_legs():
     fts, vector = legs()
-    cosines = {"lexical": 0.35, "weak": 0.32}
-    fused = fuse(QUERY, fts, vector, cosines, alpha=0.65, limit=10, pool=FULL)
+    fused = fuse(QUERY, fts, vector, alpha=0.6, limit=10, pool=FULL)
     assert ids(fused)[0] == "both"
     assert ids(fused).index("meaning") < ids(fused).index("lexical")
+
+
+def test_a_distractor_sharing_one_word_of_three_and_no_meaning_is_noise():
+    fts = [
+        note("hair", "dog hair on the sofa", fts=1.0),
+        note("both", "vet appointment dog", fts=0.5),
+    ]
+    vector = [note("both", "", vector=0.6), note("far", "", vector=0.2)]
+    assert ids(fuse(QUERY, fts, vector, alpha=0.6, limit=10, pool=2)) == ["both"]
 
 
 def test_with_max_normalisation_the_distractor_would_have_won():
@@ -82,28 +91,25 @@ def test_with_max_normalisation_the_distractor_would_have_won():
     assert old["lexical"] > old["both"]
 
 
-def test_each_leg_alone_keeps_its_own_order():
+def test_alpha_one_is_the_vector_order_and_zero_the_weighted_lexical_order():
     fts, vector = legs()
-    vector_only = fuse(QUERY, fts, vector, {}, alpha=1.0, limit=10, pool=FULL)
+    vector_only = fuse(QUERY, fts, vector, alpha=1.0, limit=10, pool=FULL)
     assert ids(vector_only)[:2] == ["both", "meaning"]
     fts, vector = legs()
-    lexical_only = fuse(QUERY, fts, [], {}, alpha=0.0, limit=10, pool=FULL)
-    assert ids(lexical_only) == ["both", "lexical"]  # "both" holds all the query's words
+    lexical_only = fuse(QUERY, fts, [], alpha=0.0, limit=10, pool=FULL)
+    assert ids(lexical_only) == ["lexical", "both"]  # "weak", one word of three, is noise
 
 
-def test_a_lexical_hit_missing_from_the_vector_leg_gets_its_real_cosine():
+def test_a_lexical_hit_missing_from_the_vector_leg_scores_zero_in_it():
     fts, vector = legs()
-    blended = fuse(QUERY, fts, vector, {"lexical": 0.60}, alpha=0.65, limit=10, pool=FULL)
-    fused = {h.id: h for h in blended}
-    assert fused["lexical"].vector_score == 0.60  # shown as the cosine it is
-    semantic = (0.60 - 0.30) / (0.62 - 0.30)
-    lexical = 1.0 * term_coverage(QUERY, fused["lexical"])
-    assert fused["lexical"].score == pytest.approx(0.65 * semantic + 0.35 * lexical)
+    fused = {h.id: h for h in fuse(QUERY, fts, vector, alpha=0.6, limit=10, pool=FULL)}
+    assert fused["lexical"].vector_score == 0.0  # below the whole vector pool
+    assert fused["lexical"].score == pytest.approx(0.4 * lexical_weight(QUERY, fused["lexical"]))
 
 
 def test_candidates_last_in_both_pools_are_dropped_as_noise():
     fts, vector = legs()
-    fused = fuse(QUERY, fts, vector, {}, alpha=0.65, limit=10, pool=FULL)
+    fused = fuse(QUERY, fts, vector, alpha=0.6, limit=10, pool=FULL)
     assert "far" not in ids(fused) and "weak" not in ids(fused)
     assert all(h.score >= NOISE_FLOOR for h in fused)
     assert [h.score for h in fused] == sorted((h.score for h in fused), reverse=True)
@@ -115,6 +121,11 @@ def test_term_coverage_counts_the_query_words_a_hit_holds():
     assert term_coverage("the", note("x", "the end")) == 1.0  # only stop words: count them
 
 
+def test_a_hit_with_a_third_of_the_query_words_weighs_a_ninth():
+    assert lexical_weight(QUERY, note("x", "dog hair")) == pytest.approx(1 / 9)
+    assert lexical_weight(QUERY, note("x", "the vet, the appointment, the dog")) == 1.0
+
+
 def test_the_fusion_pool_is_deeper_than_a_short_page():
     assert fusion_pool_size(5) == 50
     assert fusion_pool_size(200) == 200
@@ -122,19 +133,7 @@ def test_the_fusion_pool_is_deeper_than_a_short_page():
 
 def test_ties_go_by_id_and_the_limit_holds():
     tied = [note("b", "dog", fts=0.5), note("a", "dog", fts=0.5)]
-    assert ids(fuse("dog", tied, [], {}, alpha=0.0, limit=1, pool=2)) == ["a"]
-
-
-def test_query_cosines_read_the_stored_vectors(a: Replica):  # noqa: F811
-    embedder = embedded(a.conn)
-    hits = search_fts(a.conn, "doctor", 10)
-    query = embedder.embed(["doctor"])[0]
-    cosines = query_cosines(a.conn, hits, query)
-    assert set(cosines) == set(ids(hits)) == set(hit_vectors(a.conn, hits))
-    nearest = search_vector(a.conn, pack_vector(query, 64), 10)
-    for hit in nearest:
-        if hit.id in cosines:
-            assert cosines[hit.id] == pytest.approx(hit.vector_score, abs=1e-5)
+    assert ids(fuse("dog", tied, [], alpha=0.0, limit=1, pool=2)) == ["a"]
 
 
 def test_hybrid_over_real_legs_returns_each_row_once(a: Replica):  # noqa: F811
@@ -142,6 +141,6 @@ def test_hybrid_over_real_legs_returns_each_row_once(a: Replica):  # noqa: F811
     fts = search_fts(a.conn, "doctor", 10)
     vector = search_vector(a.conn, pack_vector(embedder.embed(["doctor"])[0], 64), 10)
     union = set(ids(fts)) | set(ids(vector))
-    merged = fuse("doctor", fts, vector, {}, alpha=0.3, limit=10, pool=10)
+    merged = fuse("doctor", fts, vector, alpha=0.3, limit=10, pool=10)
     assert len(ids(merged)) == len(set(ids(merged))) and set(ids(merged)) <= union
     assert all(NOISE_FLOOR <= h.score <= 1.0 for h in merged)
