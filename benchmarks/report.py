@@ -18,11 +18,15 @@ from feral.storage.connection import sqlite_version
 
 from .catchup_bench import run_catchup
 from .corpus import SEED
+from .encoder_bench import run_encoder
 from .incremental_bench import incremental_seconds
 from .search_bench import QUERIES, run_search
 from .storage_bench import BATCH, run_storage
 
 __all__ = ["GOALS", "OTHER_RATIOS", "Goal", "Report", "Sizes", "render_table", "run"]
+
+ENCODER_SENTENCES = 2_000
+"""Episode summaries embedded per thread count for the encoder's throughput."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,7 @@ def _catchup(sizes: Sizes) -> dict[str, float]:
 def _measurements(sizes: Sizes, seed: int) -> list[tuple[str, Callable[[], dict[str, float]]]]:
     """What :func:`run` measures, in order: a label for progress and the measurement."""
     incremental = f"{sizes.incremental_small:,} and {sizes.incremental_large:,}"
+    encoder_texts = min(ENCODER_SENTENCES, sizes.episodes)
     return [
         (f"storage: {sizes.rows:,} facts", lambda: run_storage(sizes.rows, seed)),
         (f"catch-up: {sizes.rows:,} facts between processes", lambda: _catchup(sizes)),
@@ -130,6 +135,10 @@ def _measurements(sizes: Sizes, seed: int) -> list[tuple[str, Callable[[], dict[
         (
             f"search: {sizes.episodes:,} episodes, {sizes.queries} queries",
             lambda: run_search(sizes.episodes, sizes.queries, seed),
+        ),
+        (
+            f"encoder: {encoder_texts:,} sentences, {sizes.queries} queries, a serve process",
+            lambda: run_encoder(encoder_texts, sizes.queries, seed),
         ),
     ]
 

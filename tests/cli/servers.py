@@ -22,8 +22,9 @@ import sqlean
 from click.testing import CliRunner
 
 from feral.cli.main import cli
+from feral.storage.embedders import STATIC_EMBEDDER
 
-from .helpers import feral_command
+from .helpers import feral_command, set_embedder
 
 __all__ = [
     "FeralNode",
@@ -42,7 +43,7 @@ T = TypeVar("T")
 CLI_TIMEOUT_S = 60.0
 READY_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 8.0
-OWN_ENV = ("FERAL_HOME", "FERAL_CLOCK_OFFSET_MS", "FERAL_ANTI_ENTROPY_S")
+OWN_ENV = ("FERAL_HOME", "FERAL_CLOCK_OFFSET_MS", "FERAL_ANTI_ENTROPY_S", "FERAL_EMBED_THREADS")
 
 
 def free_port() -> int:
@@ -281,8 +282,18 @@ class Mesh:
         for node in running:
             node.stop()
 
-    def add(self, *names: str, env: dict[str, dict[str, str]] | None = None) -> list[FeralNode]:
-        """Create nodes (``feral init --name NAME``), each with a free port, and learn their ids."""
+    def add(
+        self,
+        *names: str,
+        env: dict[str, dict[str, str]] | None = None,
+        embedder: str = STATIC_EMBEDDER,
+    ) -> list[FeralNode]:
+        """Create nodes (``feral init --name NAME``), each with a free port, and learn their ids.
+
+        They embed with the light static model unless ``embedder`` says otherwise: these tests
+        are about processes and sync, not recall, and every ``feral`` process that embeds with
+        the default encoder first pays about 0.4 s of CPU to load onnxruntime and the model.
+        """
         created = [
             FeralNode(
                 name, self.root / name, free_port(), self.logs, dict((env or {}).get(name, {}))
@@ -291,6 +302,7 @@ class Mesh:
         ]
         for node in created:
             node.node_id = node.cli("init", "--name", node.name).strip()
+            set_embedder(node.home, embedder)
         self.nodes.extend(created)
         return created
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,75 @@ def test_a_fresh_home_searches_by_meaning_out_of_the_box(tmp_path: Path) -> None
     )
     assert isinstance(trip, dict) and isinstance(found, dict)
     assert found["results"][0]["id"] == trip["id"]
+
+
+LOOK_ALIKES = [  # other bookings, Tuesdays, garages, cars and winters
+    *(f"Booked a table at the {place} on Tuesday" for place in (
+        "Italian restaurant", "sushi bar", "pub by the river", "tapas place", "pizzeria",
+    )),
+    "The dentist appointment is on Tuesday",
+    "The bike tyres are flat again",
+    "Parked outside the bakery on Tuesday",
+    "Tuesday is bin day",
+    "The garden centre opens at nine",
+    "Booked the kids into the winter holiday club",
+    "The GP appointment moved to Friday",
+    *(f"The car {what}" for what in (
+        "park at the station is closed", "seats need cleaning", "radio is stuck on one station",
+        "key is in the blue bowl", "insurance letter came today",
+    )),
+    *(f"{thing} is booked for {when}" for thing in (
+        "The hotel in Porto", "The train to Leeds", "The village hall", "Swimming lessons",
+        "The piano tuner", "The window cleaner",
+    ) for when in ("Tuesday", "next weekend")),
+    *(f"The garage {what}" for what in (
+        "door needs oiling", "is full of boxes", "light is broken", "roof leaks in winter",
+    )),
+    *(f"{who} bought a new {what}" for who in ("Sam", "Priya", "Grandpa") for what in (
+        "winter coat", "bike", "kettle", "lawnmower",
+    )),
+    *(f"Winter {what}" for what in (
+        "holiday in the Alps is planned", "boots are in the attic", "heating bill was high",
+    )),
+    *(f"Picked up {what} on Tuesday" for what in (
+        "the dry cleaning", "a parcel", "the kids from school", "groceries", "a prescription",
+    )),
+]  # fmt: skip
+
+
+def test_a_paraphrase_is_found_among_look_alikes_with_no_network(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh home, every network connection and name lookup refused: the shipped encoder
+    needs nothing from outside."""
+
+    real_connect = socket.socket.connect
+
+    def connect(self: socket.socket, address: object) -> None:
+        if self.family != socket.AF_UNIX:
+            raise AssertionError(f"feral tried to connect to {address!r}")
+        real_connect(self, address)  # type: ignore[arg-type]
+
+    def resolve(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"feral tried to resolve {args!r}")
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    assert len(LOOK_ALIKES) >= 50
+    distractors = tmp_path / "look-alikes.txt"
+    distractors.write_text("\n".join(LOOK_ALIKES) + "\n", encoding="utf-8")
+    home = tmp_path / "home"
+    assert feral(home, "memory", "import", str(distractors)).exit_code == 0
+    car = feral_json(
+        home, "memory", "remember", "The car is booked in for winter tyres at the garage on Tuesday"
+    )
+    found = feral_json(
+        home, "memory", "search", "vehicle maintenance appointment", "--strategy", "vector"
+    )
+    assert isinstance(car, dict) and isinstance(found, dict)
+    assert car["id"] in [hit["id"] for hit in found["results"][:5]]
+    stats = feral_json(home, "memory", "stats")
+    assert isinstance(stats, dict) and stats["embedder"]["name"] == "minilm-l6-int8"
 
 
 def test_stats_show_the_shipped_embedder(tmp_path: Path) -> None:
