@@ -32,7 +32,16 @@ from feral.storage.embedders import EMBEDDER_CHOICES, NO_EMBEDDER
 
 from .retrieval_set import QUERY_TYPES, Memory, Query, load_memories, load_queries
 
-__all__ = ["RECALL_AT", "RR_AT", "Run", "render_retrieval", "run_retrieval", "score_ranking"]
+__all__ = [
+    "CONFIGS",
+    "RECALL_AT",
+    "RR_AT",
+    "Config",
+    "Run",
+    "render_retrieval",
+    "run_retrieval",
+    "score_ranking",
+]
 
 RECALL_AT = 5
 RR_AT = 10
@@ -117,13 +126,15 @@ async def _score(
     return scores
 
 
-async def _embedder_runs(embedder: str, root: Path, note: Callable[[str], None]) -> list[Run]:
+async def _embedder_runs(
+    embedder: str, configs: Sequence[Config], root: Path, note: Callable[[str], None]
+) -> list[Run]:
     node = await _open(root / embedder, embedder)
     try:
         names = await store_memories(node, load_memories())
         queries = load_queries()
         runs = []
-        for config in CONFIGS:
+        for config in configs:
             if node.embedder is None and config.strategy != "fts":
                 continue  # no model, no vector leg: hybrid is fts (node/search.py)
             note(f"{embedder}: {config.label}")
@@ -134,7 +145,9 @@ async def _embedder_runs(embedder: str, root: Path, note: Callable[[str], None])
 
 
 def run_retrieval(
-    embedders: Sequence[str] | None = None, progress: Callable[[str], None] = lambda _: None
+    embedders: Sequence[str] | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+    configs: Sequence[Config] = CONFIGS,
 ) -> list[Run]:
     """Every embedder (default: all feral knows, ``"none"`` last) through every config."""
     chosen = list(embedders) if embedders else [
@@ -143,7 +156,7 @@ def run_retrieval(
     runs: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="retrieval-") as tmp:
         for embedder in chosen:
-            runs += asyncio.run(_embedder_runs(embedder, Path(tmp), progress))
+            runs += asyncio.run(_embedder_runs(embedder, configs, Path(tmp), progress))
     return runs
 
 
