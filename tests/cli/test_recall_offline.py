@@ -113,7 +113,7 @@ def offline(tmp_path: Path) -> tuple[list[str], dict[str, str]]:
     if _namespace_works():
         return ["unshare", "-rn"], env
     blocker = tmp_path / "blocker"
-    blocker.mkdir()
+    blocker.mkdir(exist_ok=True)
     (blocker / "sitecustomize.py").write_text(SITECUSTOMIZE)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(blocker), env.get("PYTHONPATH")]))
     return [], env
