@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -65,7 +66,7 @@ def test_the_model_ships_with_its_licence_and_no_local_paths() -> None:
     assert "per channel" in config["export"]["quantization"]
     for name in ("config.json", "tokenizer.json"):
         text = (SHIPPED / name).read_text(encoding="utf-8")
-        for local in ("site-packages", "/tmp/", "/home/", "/root/", str(Path.home())):
+        for local in ("site-packages", tempfile.gettempdir(), str(Path.home())):
             assert local not in text, (name, local)
 
 
