@@ -1,5 +1,9 @@
 """``python -m benchmarks [--quick] [--json] [--rows N] [--only NAMES]``: run the benchmarks, print
-the report."""
+the report.
+
+``python -m benchmarks retrieval [--json] [--embedder NAME ...]``: retrieval quality on the
+household set instead (benchmarks/retrieval_bench.py), one table row per embedder and strategy.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,10 @@ import json
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 
 from .report import Sizes, render_table, run
+from .retrieval_bench import render_retrieval, run_retrieval
 
 __all__ = ["main"]
 
@@ -55,7 +61,34 @@ def _progress(started: float) -> Callable[[str], None]:
     return note
 
 
+def _parse_retrieval(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks retrieval",
+        description="recall@5 and MRR@10 per query type, through Node.search, per embedder.",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON list")
+    parser.add_argument(
+        "--embedder", action="append", default=None, help="only this embedder (repeatable)"
+    )
+    return parser.parse_args(argv)
+
+
+def _retrieval(argv: list[str]) -> int:
+    args = _parse_retrieval(argv)
+    note = _progress(time.monotonic())
+    runs = run_retrieval(args.embedder, progress=note)
+    note("done")
+    if args.json:
+        print(json.dumps([asdict(r) for r in runs], indent=2))
+    else:
+        print(render_retrieval(runs))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["retrieval"]:
+        return _retrieval(argv[1:])
     args = _parse(argv)
     note = _progress(time.monotonic())
     only = frozenset(name.strip() for name in args.only.split(",") if name.strip())

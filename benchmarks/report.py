@@ -18,12 +18,16 @@ from feral.storage.connection import sqlite_version
 
 from .catchup_bench import run_catchup
 from .corpus import SEED
+from .encoder_bench import run_encoder
 from .incremental_bench import incremental_seconds
 from .search_bench import QUERIES, run_search
 from .storage_bench import BATCH, run_storage
 from .vector_bench import run_searchable_after_catchup, run_vector_leg
 
 __all__ = ["GOALS", "OTHER_RATIOS", "Goal", "Report", "Sizes", "render_table", "run"]
+
+ENCODER_SENTENCES = 2_000
+"""Episode summaries embedded per thread count for the encoder's throughput."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +130,7 @@ def _catchup(sizes: Sizes) -> dict[str, float]:
 def _measurements(sizes: Sizes, seed: int) -> list[tuple[str, Callable[[], dict[str, float]]]]:
     """What :func:`run` measures, in order: a label for progress and the measurement."""
     incremental = f"{sizes.incremental_small:,} and {sizes.incremental_large:,}"
+    encoder_texts = min(ENCODER_SENTENCES, sizes.episodes)
     return [
         (f"storage: {sizes.rows:,} facts", lambda: run_storage(sizes.rows, seed)),
         (f"catch-up: {sizes.rows:,} facts between processes", lambda: _catchup(sizes)),
@@ -141,6 +146,10 @@ def _measurements(sizes: Sizes, seed: int) -> list[tuple[str, Callable[[], dict[
         (
             f"searchable: {sizes.rows:,}-fact catch-up until every row is embedded",
             lambda: run_searchable_after_catchup(sizes.rows),
+        ),
+        (
+            f"encoder: {encoder_texts:,} sentences, {sizes.queries} queries, a serve process",
+            lambda: run_encoder(encoder_texts, sizes.queries, seed),
         ),
     ]
 

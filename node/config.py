@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 import msgspec
 from msgspec import Meta
 
-from feral.storage.static_model import DEFAULT_EMBEDDER, EMBEDDER_CHOICES
+from feral.storage.embedders import DEFAULT_EMBEDDER, EMBEDDER_CHOICES
 from feral.sync.delta import check_node_id
 from feral.sync.errors import ConfigError, HomeFileError, NotFoundError, ProtocolError
 from feral.sync.types import NodeId
@@ -176,9 +176,9 @@ class MemorySettings:
     llm: LLMSettings | None = None
     """The endpoint the ``llm`` strategy uses (``null``: none)."""
     embedder: EmbedderName = DEFAULT_EMBEDDER
-    """The model that embeds episodes and facts (the one shipped inside feral by default), or
-    ``"none"`` to turn vector search off; see
-    :data:`feral.storage.static_model.EMBEDDER_CHOICES`."""
+    """The model that embeds episodes and facts: the encoder shipped inside feral by default,
+    ``"minilm-static-256"`` (the light static model) for small devices, or ``"none"`` to turn
+    vector search off; see :data:`feral.storage.embedders.EMBEDDER_CHOICES`."""
 
 
 @dataclass(frozen=True)
@@ -213,8 +213,10 @@ class SearchSettings:
 
     top_k: TopK = 10
     strategy: StrategyName = "hybrid"
-    alpha: Fraction = 0.5
-    """The vector weight in hybrid scoring: ``alpha*vector + (1-alpha)*fts``."""
+    alpha: Fraction = 0.6
+    """The vector weight in hybrid scoring, ``alpha*vector + (1-alpha)*fts`` over each leg's
+    pool-normalised score (storage/fusion.py); 0.6 was chosen on the household retrieval set
+    (benchmarks/retrieval_set.py)."""
     mmr: bool = False
     mmr_lambda: Fraction = 0.7
     """Relevance weight in the MMR rerank: ``lambda*rel - (1-lambda)*max_sim_to_selected``."""

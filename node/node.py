@@ -20,10 +20,10 @@ from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from feral.storage import delta_log, export, memories, stats
 from feral.storage.connection import Connection
+from feral.storage.embedders import load_embedder
 from feral.storage.erase import finish_erasing
 from feral.storage.memories import Stamp
 from feral.storage.rows import EpisodeRow, ExecutionRow, FactRow
-from feral.storage.static_model import load_embedder
 from feral.storage.store import Store
 from feral.storage.vectors import Embedder
 from feral.sync.errors import ConfigError

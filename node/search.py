@@ -5,7 +5,8 @@
 schema (node/api/schema.py), and ``feral memory search`` builds its click options from the same
 limits (node/limits.py). By the time a request reaches :func:`run_search` its values have been
 checked, so nothing here checks them again; what is left is what this node can do as configured.
-The ranking itself (BM25, cosine, the blend and MMR) is storage/search.py's.
+The ranking itself is storage's: BM25, cosine and MMR in storage/search.py, the blend of the two
+legs in storage/fusion.py.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 
-from feral.storage import search as ranking
+from feral.storage import fusion, search as ranking
 from feral.storage.connection import Connection
 from feral.storage.store import Store
 from feral.storage.vectors import Embedder, pack_vector, queue_waiting
@@ -44,7 +45,8 @@ class SearchRequest(Struct, frozen=True, forbid_unknown_fields=True):
     top_k: TopK | None = None
     strategy: StrategyName | None = None
     alpha: Fraction | None = None
-    """The vector weight in hybrid scoring: ``alpha*vector + (1-alpha)*fts``."""
+    """The vector weight in hybrid scoring: ``alpha*vector + (1-alpha)*fts``, each leg
+    normalised over its candidate pool (storage/fusion.py)."""
     mmr: bool | None = None
     """Rerank for diversity; asked for with no model it is an error, from settings it is skipped."""
     mmr_lambda: Fraction | None = None
@@ -167,16 +169,19 @@ def _ranked(
     embedder: Embedder | None,
     index: VectorIndex | None,
 ) -> list[ranking.Hit]:
-    fts = ranking.search_fts(conn, plan.query, k) if plan.strategy != "vector" else []
     if plan.strategy == "fts":
+        fts = ranking.search_fts(conn, plan.query, k)
         for hit in fts:
             hit.score = hit.fts_score
         return fts
     assert embedder is not None  # _plan turned the vector leg off without one
     vector = pack_vector(embedder.embed([plan.query])[0], embedder.dim)
-    nearest = ranking.search_vector(conn, vector, k, index)
     if plan.strategy == "vector":
+        nearest = ranking.search_vector(conn, vector, k, index)
         for hit in nearest:
             hit.score = hit.vector_score
         return nearest
-    return ranking.merge_hybrid(fts, nearest, plan.alpha, k)
+    pool = fusion.fusion_pool_size(k)
+    fts = ranking.search_fts(conn, plan.query, pool)
+    nearest = ranking.search_vector(conn, vector, pool, index)
+    return fusion.fuse(plan.query, fts, nearest, plan.alpha, k, pool)

@@ -33,7 +33,9 @@ class ExtensionUnavailable(StorageError):
 
 
 class ModelUnavailable(StorageError):
-    """The embedding model shipped with feral is missing or damaged (storage/static_model.py)."""
+    """A shipped embedding model, or the runtime it needs, is missing or damaged.
+
+    See storage/embedders.py; the message names the file and the way out."""
 
 
 class CorruptDatabase(StorageError):

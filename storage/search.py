@@ -1,10 +1,10 @@
-"""Search over episodes and facts: FTS5 (BM25), vectors (cosine) and the hybrid of the two.
+"""Search over episodes and facts: the FTS5 (BM25) and vector (cosine) legs, and MMR.
 
-Scores live in [0, 1] so the hybrid blend ``alpha * vector + (1 - alpha) * fts`` means the same
-thing for every query. SQLite's BM25 is negative (lower is better) and its scale depends on the
-corpus: in a small store a word found in half the rows has an IDF near zero. So each hit's BM25
-magnitude is divided by the best magnitude of the query (across episodes and facts): the best
-textual match scores 1 and the rest keep their proportions.
+Each leg's scores live in [0, 1]. SQLite's BM25 is negative (lower is better) and its scale
+depends on the corpus: in a small store a word found in half the rows has an IDF near zero. So
+each hit's BM25 magnitude is divided by the best magnitude of the query (across episodes and
+facts): the best textual match scores 1 and the rest keep their proportions. How the hybrid
+blends the two legs is storage/fusion.py's.
 Archived and hard-deleted rows are never returned.
 
 MMR (maximal marginal relevance) reorders a larger pool of candidates so the first results are
@@ -42,7 +42,6 @@ __all__ = [
     "Hit",
     "fts_query",
     "hit_vectors",
-    "merge_hybrid",
     "mmr_pool_size",
     "mmr_rerank",
     "search_fts",
@@ -183,21 +182,6 @@ def search_vector(
                 hits.append(Hit(rows[rowid], vector_score=score, rowid=rowid))
     hits.sort(key=lambda h: (-h.vector_score, h.id))
     return hits[:limit]
-
-
-def merge_hybrid(fts: list[Hit], vector: list[Hit], alpha: float, limit: int) -> list[Hit]:
-    """Blend the two legs by id: ``alpha * vector + (1 - alpha) * fts``, best first."""
-    merged: dict[str, Hit] = {}
-    for hit in fts:
-        merged[hit.id] = hit
-    for hit in vector:
-        if hit.id in merged:
-            merged[hit.id].vector_score = hit.vector_score
-        else:
-            merged[hit.id] = hit
-    for hit in merged.values():
-        hit.score = alpha * hit.vector_score + (1.0 - alpha) * hit.fts_score
-    return sorted(merged.values(), key=lambda h: (-h.score, h.id))[:limit]
 
 
 def mmr_pool_size(k: int) -> int:

@@ -1,4 +1,4 @@
-"""The embedding model that ships inside feral: a static model distilled from all-MiniLM-L6-v2.
+"""The light embedding model shipped inside feral: a static model distilled from all-MiniLM-L6-v2.
 
 A static model keeps one vector per token of MiniLM's vocabulary (made once, by
 ``storage/models/distill.py``, from MiniLM's own output for each token, then reduced to 256
@@ -15,55 +15,38 @@ The files live in ``storage/models/<name>/``:
 - ``embeddings.npy``: the ``(vocabulary, dim)`` matrix, float16;
 - ``LICENSE`` and ``NOTICE``: all-MiniLM-L6-v2 is Apache-2.0.
 
-:func:`load_embedder` maps the ``memory.embedder`` setting to an embedder: the shipped model by
-default, or ``"none"`` to turn the vector leg off. A missing or damaged model is a
-:class:`~feral.storage.errors.ModelUnavailable` naming the file, never a silent fallback to no
-vectors or to feature hashing.
+It is ``memory.embedder: "minilm-static-256"``, the choice for small devices: 15 MB, about 60
+times faster than the default encoder (storage/onnx_model.py), and much weaker on paraphrases
+among look-alike memories. storage/embedders.py maps the setting to a model. A missing or
+damaged model is a :class:`~feral.storage.errors.ModelUnavailable` naming the file, never a
+silent fallback to no vectors or to feature hashing.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from feral.sync.errors import ConfigError
-
-from .errors import ModelUnavailable
+from .model_files import (
+    CONFIG_FILE,
+    TOKENIZER_FILE,
+    check_digest,
+    read_config,
+    read_tokenizer,
+    unavailable,
+)
 
 if TYPE_CHECKING:
     # numpy and tokenizers are imported when a model loads, so commands that embed nothing
-    # (and nodes with memory.embedder "none") skip their import time; .vectors is left out
-    # at run time because distill.py loads this module without SQLite.
+    # (and nodes with memory.embedder "none") skip their import time.
     import numpy as np
     import numpy.typing as npt
-    from tokenizers import Tokenizer
-
-    from .vectors import Embedder
 
     FloatMatrix = npt.NDArray[np.float32]
 
-__all__ = [
-    "DEFAULT_EMBEDDER",
-    "EMBEDDER_CHOICES",
-    "MODELS_DIR",
-    "NO_EMBEDDER",
-    "StaticEmbedder",
-    "load_embedder",
-]
+__all__ = ["FORMAT", "StaticEmbedder"]
 
-MODELS_DIR = Path(__file__).resolve().parent / "models"
-"""Where the shipped models live (package data)."""
-DEFAULT_EMBEDDER = "minilm-static-256"
-NO_EMBEDDER = "none"
-EMBEDDER_CHOICES = (DEFAULT_EMBEDDER, NO_EMBEDDER)
-"""The values ``memory.embedder`` accepts."""
-
-CONFIG_FILE = "config.json"
-TOKENIZER_FILE = "tokenizer.json"
 MATRIX_FILE = "embeddings.npy"
 FORMAT = "feral-static-embedding/1"
 
@@ -80,9 +63,9 @@ class StaticEmbedder:
     """
 
     def __init__(self, directory: Path) -> None:
-        config = _read_config(directory)
+        config = read_config(directory)
         if config.get("format") != FORMAT:
-            raise _unavailable(directory / CONFIG_FILE, f"is not in the format {FORMAT}")
+            raise unavailable(directory / CONFIG_FILE, f"is not in the format {FORMAT}")
         try:
             self._name = str(config["name"])
             self._dim = int(config["dim"])
@@ -91,17 +74,17 @@ class StaticEmbedder:
             max_tokens = int(config["max_tokens"])
             digests = dict(config["sha256"])
         except KeyError as exc:
-            raise _unavailable(directory / CONFIG_FILE, f"lacks the key {exc}") from exc
+            raise unavailable(directory / CONFIG_FILE, f"lacks the key {exc}") from exc
         except (TypeError, ValueError) as exc:
-            raise _unavailable(directory / CONFIG_FILE, f"holds a malformed value ({exc})") from exc
+            raise unavailable(directory / CONFIG_FILE, f"holds a malformed value ({exc})") from exc
         for filename in (TOKENIZER_FILE, MATRIX_FILE):
-            _check_digest(directory / filename, digests.get(filename))
-        self._tokenizer = _read_tokenizer(directory / TOKENIZER_FILE, max_tokens)
+            check_digest(directory / filename, digests.get(filename))
+        self._tokenizer = read_tokenizer(directory / TOKENIZER_FILE, max_tokens)
         self._unknown = self._tokenizer.token_to_id(str(config.get("unk_token", "[UNK]")))
         self._matrix = _read_matrix(directory / MATRIX_FILE)
         rows, columns = self._matrix.shape
         if columns != self._dim or rows != self._tokenizer.get_vocab_size():
-            raise _unavailable(
+            raise unavailable(
                 directory / MATRIX_FILE,
                 f"holds a {rows}x{columns} matrix; the tokenizer and config.json need "
                 f"{self._tokenizer.get_vocab_size()}x{self._dim}",
@@ -149,87 +132,15 @@ class StaticEmbedder:
         return out
 
 
-def load_embedder(name: str | None = None) -> Embedder | None:
-    """The embedder the ``memory.embedder`` setting names (``None`` means the default).
-
-    ``"none"`` turns the vector leg off and returns ``None``. The shipped model is loaded once
-    per process and shared.
-
-    Raises:
-        ConfigError: an unknown name.
-        ModelUnavailable: the shipped model is missing or damaged.
-    """
-    chosen = DEFAULT_EMBEDDER if name is None else name
-    if chosen == NO_EMBEDDER:
-        return None
-    if chosen == DEFAULT_EMBEDDER:
-        return _shipped(MODELS_DIR / DEFAULT_EMBEDDER)
-    choices = ", ".join(json.dumps(c) for c in EMBEDDER_CHOICES)
-    raise ConfigError(f"unknown embedder {chosen!r}: memory.embedder must be one of {choices}")
-
-
-@functools.lru_cache(maxsize=4)
-def _shipped(directory: Path) -> StaticEmbedder:
-    return StaticEmbedder(directory)
-
-
-def _unavailable(path: Path, problem: str) -> ModelUnavailable:
-    return ModelUnavailable(
-        f"the embedding model is unusable: {path} {problem}; reinstall feral, or set "
-        f'memory.embedder to "none" in settings.json to run without vector search'
-    )
-
-
-def _read_config(directory: Path) -> dict[str, Any]:
-    path = directory / CONFIG_FILE
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise _unavailable(path, "is missing") from exc
-    except OSError as exc:
-        raise _unavailable(path, f"cannot be read ({exc.strerror or exc})") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise _unavailable(path, "is not valid JSON") from exc
-    if not isinstance(config, dict):
-        raise _unavailable(path, "is not a JSON object")
-    return config
-
-
-def _check_digest(path: Path, expected: object) -> None:
-    digest = hashlib.sha256()
-    try:
-        with path.open("rb") as file:
-            while chunk := file.read(1 << 20):
-                digest.update(chunk)
-    except FileNotFoundError as exc:
-        raise _unavailable(path, "is missing") from exc
-    except OSError as exc:
-        raise _unavailable(path, f"cannot be read ({exc.strerror or exc})") from exc
-    if digest.hexdigest() != expected:
-        raise _unavailable(path, "is damaged (its SHA-256 differs from config.json's)")
-
-
-def _read_tokenizer(path: Path, max_tokens: int) -> Tokenizer:
-    from tokenizers import Tokenizer
-
-    try:
-        tokenizer = Tokenizer.from_file(str(path))
-    except Exception as exc:  # tokenizers raises plain Exception for a bad file
-        raise _unavailable(path, f"is not a tokenizer ({exc})") from exc
-    tokenizer.no_padding()
-    tokenizer.enable_truncation(max_tokens)
-    return tokenizer
-
-
 def _read_matrix(path: Path) -> npt.NDArray[np.floating[Any]]:
     import numpy as np
 
     try:
         matrix = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
-        raise _unavailable(path, f"is not a numpy matrix ({exc})") from exc
+        raise unavailable(path, f"is not a numpy matrix ({exc})") from exc
     if matrix.ndim != 2 or matrix.dtype not in (np.float16, np.float32):
-        raise _unavailable(path, f"holds {matrix.dtype} with shape {matrix.shape}, not a matrix")
+        raise unavailable(path, f"holds {matrix.dtype} with shape {matrix.shape}, not a matrix")
     matrix.setflags(write=False)
     result: npt.NDArray[np.floating[Any]] = matrix
     return result

@@ -51,7 +51,10 @@ __all__ = [
 ]
 
 VECTOR_TABLES: tuple[Table, ...] = (EPISODES, FACTS)
-EMBED_BATCH = 512
+EMBED_BATCH = 64
+"""Rows embedded per write transaction. Embedding runs inside it, and the default encoder
+embeds a few hundred short texts per second per core: 64 keeps the lock, and so any other
+process's wait for it, well under a second (``busy_timeout`` is 5 s) even on a busy machine."""
 
 
 class Embedder(Protocol):

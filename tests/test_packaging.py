@@ -64,12 +64,15 @@ def test_the_wheel_holds_only_the_feral_package_and_its_metadata(wheel):
     assert top_level_names(wheel) == {"feral", f"feral-{feral.__version__}.dist-info"}
 
 
-def test_the_wheel_carries_the_type_marker_and_the_shipped_model_but_not_its_maker(wheel):
+def test_the_wheel_carries_the_type_marker_and_the_shipped_models_but_not_their_makers(wheel):
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
     assert "feral/py.typed" in names
     assert "feral/storage/models/minilm-static-256/embeddings.npy" in names
-    assert not [n for n in names if n.endswith("distill.py") or "__pycache__" in n]
+    for name in ("model.onnx", "tokenizer.json", "config.json", "LICENSE", "NOTICE"):
+        assert f"feral/storage/models/minilm-l6-int8/{name}" in names
+    makers = ("distill.py", "export_minilm.py")
+    assert not [n for n in names if n.endswith(makers) or "__pycache__" in n]
     assert not [n for n in names if n.startswith("feral/node/root")]
 
 

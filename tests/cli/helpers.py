@@ -15,11 +15,16 @@ from feral.cli.main import cli
 from feral.node.config import load_settings, save_settings
 
 
+def set_embedder(home: Path, name: str) -> None:
+    """Set ``memory.embedder`` in ``home``'s settings.json."""
+    settings = load_settings(home)
+    memory = dataclasses.replace(settings.memory, embedder=name)
+    save_settings(home, dataclasses.replace(settings, memory=memory))
+
+
 def turn_off_embeddings(home: Path) -> None:
     """Set ``memory.embedder`` to ``"none"`` in ``home``'s settings.json: no vector search."""
-    settings = load_settings(home)
-    memory = dataclasses.replace(settings.memory, embedder="none")
-    save_settings(home, dataclasses.replace(settings, memory=memory))
+    set_embedder(home, "none")
 
 
 def feral(home: Path, *args: str, input: str | None = None) -> Result:

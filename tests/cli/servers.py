@@ -22,8 +22,9 @@ import sqlean
 from click.testing import CliRunner
 
 from feral.cli.main import cli
+from feral.storage.embedders import STATIC_EMBEDDER
 
-from .helpers import feral_command
+from .helpers import feral_command, set_embedder
 
 __all__ = [
     "FeralNode",
@@ -47,6 +48,7 @@ OWN_ENV = (
     "FERAL_CLOCK_OFFSET_MS",
     "FERAL_ANTI_ENTROPY_S",
     "FERAL_TEST_EMBED_HOLD",
+    "FERAL_EMBED_THREADS",
 )
 
 
@@ -286,8 +288,18 @@ class Mesh:
         for node in running:
             node.stop()
 
-    def add(self, *names: str, env: dict[str, dict[str, str]] | None = None) -> list[FeralNode]:
-        """Create nodes (``feral init --name NAME``), each with a free port, and learn their ids."""
+    def add(
+        self,
+        *names: str,
+        env: dict[str, dict[str, str]] | None = None,
+        embedder: str = STATIC_EMBEDDER,
+    ) -> list[FeralNode]:
+        """Create nodes (``feral init --name NAME``), each with a free port, and learn their ids.
+
+        They embed with the light static model unless ``embedder`` says otherwise: these tests
+        are about processes and sync, not recall, and every ``feral`` process that embeds with
+        the default encoder first pays about 0.4 s of CPU to load onnxruntime and the model.
+        """
         created = [
             FeralNode(
                 name, self.root / name, free_port(), self.logs, dict((env or {}).get(name, {}))
@@ -296,6 +308,7 @@ class Mesh:
         ]
         for node in created:
             node.node_id = node.cli("init", "--name", node.name).strip()
+            set_embedder(node.home, embedder)
         self.nodes.extend(created)
         return created
 

@@ -23,7 +23,7 @@ from feral.node.node import Node, wall_clock_ms
 from feral.node.service import SyncService
 from feral.node.status import sync_status
 from feral.storage import delta_log
-from feral.storage.static_model import NO_EMBEDDER
+from feral.storage.embedders import NO_EMBEDDER
 from feral.sync.delta import Page
 from feral.sync.types import NodeId
 

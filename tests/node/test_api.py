@@ -51,7 +51,7 @@ from feral.node.limits import (
 from feral.node.node import Node
 from feral.node.search import SearchRequest
 from feral.node.service import SyncService
-from feral.storage.static_model import DEFAULT_EMBEDDER, load_embedder
+from feral.storage.embedders import DEFAULT_EMBEDDER, load_embedder
 from feral.sync.errors import ConfigError, FeralError, HomeFileError, InvalidArgument
 from tests.cli.helpers import feral
 from tests.sync.test_errors import every_feral_error

@@ -79,7 +79,8 @@ def test_defaults_are_feral_defaults():
     assert settings.name == DEFAULT_NAME == "feral-node"
     assert settings.memory == MemorySettings(8000, 0.85, "extractive")
     assert settings.sync == SyncSettings(True, (), "last_write_wins", 300_000)
-    assert settings.search == SearchSettings(10, "hybrid", 0.5, False, 0.7)
+    # alpha is 0.6, not FERAL's 0.5: the vector weight chosen on the household retrieval set
+    assert settings.search == SearchSettings(10, "hybrid", 0.6, False, 0.7)
 
 
 def test_a_missing_file_means_defaults(tmp_path):
@@ -315,7 +316,11 @@ INVALID = [
     ("search.top_k", 0, "must be a positive integer, got 0"),
     ("search.top_k", 2.5, "must be a positive integer, got 2.5"),
     ("search.top_k", MAX_TOP_K + 1, f"must be at most {MAX_TOP_K}, got {MAX_TOP_K + 1}"),
-    ("memory.embedder", "word2vec", 'must be one of "minilm-static-256", "none", got "word2vec"'),
+    (
+        "memory.embedder",
+        "word2vec",
+        'must be one of "minilm-l6-int8", "minilm-static-256", "none", got "word2vec"',
+    ),
     ("search.strategy", "bm25", 'must be one of "fts", "vector", "hybrid", got "bm25"'),
     ("search.strategy", None, "must be one of"),
     ("search.alpha", -0.1, "must be a number from 0 to 1, got -0.1"),

@@ -18,7 +18,7 @@ from feral.node.node import DATABASE_FILE
 from feral.node.search import NOT_EMBEDDED
 from feral.storage import delta_log, memories
 from feral.storage.connection import Connection
-from feral.storage.static_model import load_embedder
+from feral.storage.embedders import load_embedder
 from feral.storage.vectors import Embedder
 from feral.sync.delta import MAX_PAGE_DELTAS
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-import feral.storage.static_model as static_model
+import feral.storage.embedders as embedders
 from feral.node.config import MemorySettings, load_settings, save_settings, settings_from_dict
 from feral.node.node import Node
 from feral.storage.errors import ModelUnavailable
-from feral.storage.static_model import StaticEmbedder
+from feral.storage.onnx_model import OnnxEmbedder
 from feral.sync.errors import ConfigError, NotAvailable
 from tests.embedders import HashingEmbedder
 
@@ -59,14 +59,14 @@ async def diary(node: Node) -> str:
 
 async def test_a_node_embeds_with_the_shipped_model_by_default(mesh: Mesh) -> None:
     node = await mesh.open("a")
-    assert isinstance(node.embedder, StaticEmbedder)
+    assert isinstance(node.embedder, OnnxEmbedder)
     await node.remember(("Alice", "likes", "coffee"))
     await node.add_episode("s1", "walked the dog in the park")
     assert (await node.stats())["embed_pending"] == 2  # writes do not wait for embedding
     assert await node.embed_queued() == 2
     stats = await node.stats()
     assert stats["vector_search"] == "on"
-    assert stats["embedder"] == {"name": "minilm-static-256", "dim": 256}
+    assert stats["embedder"] == {"name": "minilm-l6-int8", "dim": 384}
     assert (stats["vectors"], stats["embed_pending"]) == (2, 0)
 
 
@@ -93,7 +93,10 @@ async def test_the_embedder_argument_overrides_the_setting(mesh: Mesh) -> None:
 
 
 def test_memory_embedder_defaults_to_the_shipped_model() -> None:
-    assert MemorySettings().embedder == "minilm-static-256"
+    assert MemorySettings().embedder == "minilm-l6-int8"
+    assert settings_from_dict({"memory": {"embedder": "minilm-static-256"}}).memory.embedder == (
+        "minilm-static-256"
+    )
     assert settings_from_dict({"memory": {"embedder": "none"}}).memory.embedder == "none"
 
 
@@ -124,7 +127,7 @@ async def test_turning_embeddings_on_later_embeds_what_was_written_meanwhile(mes
     node = await mesh.open("a")
     trip = await diary(node)
     await node.close()
-    set_embedder(mesh.home("a"), "minilm-static-256")
+    set_embedder(mesh.home("a"), "minilm-l6-int8")
     node = await mesh.open("a")
     assert (await node.stats())["embed_pending"] == 1 + len(DISTRACTORS)  # queued at open
     await node.embed_queued()
@@ -145,7 +148,7 @@ async def test_reembed_rebuilds_every_vector_and_reports_progress(mesh: Mesh) ->
     assert calls[0] == (0, 7) and calls[-1] == (7, 7)
     stats = await node.stats()
     assert (stats["vectors"], stats["embed_pending"]) == (7, 0)
-    assert stats["embedder"] == {"name": "minilm-static-256", "dim": 256}
+    assert stats["embedder"] == {"name": "minilm-l6-int8", "dim": 384}
     assert (await node.search(PARAPHRASE, strategy="vector")).results[0]["id"] == trip
 
 
@@ -155,7 +158,7 @@ async def test_reembed_replaces_vectors_made_by_another_model(mesh: Mesh) -> Non
     await node.close()
     node = await mesh.open("a")
     assert await node.reembed() == 1 + len(DISTRACTORS)
-    assert (await node.stats())["embedder"] == {"name": "minilm-static-256", "dim": 256}
+    assert (await node.stats())["embedder"] == {"name": "minilm-l6-int8", "dim": 384}
 
 
 async def test_reembed_of_an_empty_store_does_nothing(mesh: Mesh) -> None:
@@ -185,7 +188,7 @@ async def test_reembed_sends_nothing_to_peers(mesh: Mesh) -> None:
 async def test_a_missing_model_fails_node_open_with_a_clear_error(
     mesh: Mesh, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(static_model, "MODELS_DIR", tmp_path / "no-models")
+    monkeypatch.setattr(embedders, "MODELS_DIR", tmp_path / "no-models")
     with pytest.raises(ModelUnavailable, match="the embedding model is unusable") as caught:
         await mesh.open("a")
     assert "config.json is missing" in str(caught.value)

@@ -13,7 +13,7 @@ from feral.node.limits import MAX_QUERY_CHARS, MAX_TOP_K
 from feral.node.node import Node
 from feral.node.search import SearchRequest
 from feral.node.validation import Invalid, convert
-from feral.storage.static_model import DEFAULT_EMBEDDER, load_embedder
+from feral.storage.embedders import DEFAULT_EMBEDDER, load_embedder
 from feral.sync.errors import NotAvailable
 from tests.embedders import HashingEmbedder
 

@@ -1,4 +1,7 @@
-"""storage/search.py: safe FTS5 queries, scores in [0, 1], hidden rows, and the hybrid blend."""
+"""storage/search.py: safe FTS5 queries, scores in [0, 1], hidden rows, and MMR.
+
+The tests of the hybrid blend moved to test_fusion.py with the blend itself (storage/fusion.py).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +13,6 @@ from feral.storage.search import (
     content_of,
     fts_query,
     hit_vectors,
-    merge_hybrid,
     mmr_pool_size,
     mmr_rerank,
     search_fts,
@@ -132,49 +134,6 @@ def test_vector_search_scores_lie_in_the_unit_interval_best_first(a: Replica):
 def hit(row_id: str, fts: float = 0.0, vector: float = 0.0) -> Hit:
     row = {"id": row_id, "table": "facts", "subject": row_id, "predicate": "is", "object": "x"}
     return Hit(row, fts_score=fts, vector_score=vector)
-
-
-FTS = [hit("f1", fts=0.9), hit("f2", fts=0.6), hit("both", fts=0.3)]
-VECTOR = [hit("v1", vector=0.95), hit("both", vector=0.8), hit("v2", vector=0.1)]
-
-
-def fresh(hits: list[Hit]) -> list[Hit]:
-    return [hit(h.id, h.fts_score, h.vector_score) for h in hits]
-
-
-def test_hybrid_with_alpha_zero_is_the_fts_order():
-    merged = merge_hybrid(fresh(FTS), fresh(VECTOR), alpha=0.0, limit=10)
-    assert ids(merged)[:3] == ["f1", "f2", "both"]
-    assert all(h.score == 0.0 for h in merged[3:])
-
-
-def test_hybrid_with_alpha_one_is_the_vector_order():
-    merged = merge_hybrid(fresh(FTS), fresh(VECTOR), alpha=1.0, limit=10)
-    assert ids(merged)[:3] == ["v1", "both", "v2"]
-
-
-def test_hybrid_merges_by_id_and_blends_both_scores():
-    merged = merge_hybrid(fresh(FTS), fresh(VECTOR), alpha=0.5, limit=10)
-    assert sorted(ids(merged)) == ["both", "f1", "f2", "v1", "v2"]
-    both = next(h for h in merged if h.id == "both")
-    assert (both.fts_score, both.vector_score) == (0.3, 0.8)
-    assert both.score == pytest.approx(0.55)
-    assert ids(merged)[0] == "both"
-    assert [h.score for h in merged] == sorted((h.score for h in merged), reverse=True)
-
-
-def test_hybrid_respects_the_limit_and_breaks_ties_by_id():
-    merged = merge_hybrid([hit("b", fts=0.5), hit("a", fts=0.5)], [], alpha=0.0, limit=1)
-    assert ids(merged) == ["a"]
-
-
-def test_hybrid_over_real_legs_returns_each_row_once(a: Replica):
-    embedder = embedded(a.conn)
-    fts = search_fts(a.conn, "doctor", 10)
-    vector = search_vector(a.conn, pack_vector(embedder.embed(["doctor"])[0], 64), 10)
-    merged = merge_hybrid(fts, vector, alpha=0.3, limit=10)
-    assert len(ids(merged)) == len(set(ids(merged))) == len(set(ids(fts)) | set(ids(vector)))
-    assert all(0.0 <= h.score <= 1.0 for h in merged)
 
 
 def test_a_hit_renders_the_documented_shape(a: Replica):

@@ -1,4 +1,4 @@
-"""storage/static_model.py: the embedding model shipped inside feral, and choosing an embedder."""
+"""storage/static_model.py: the light embedding model shipped inside feral."""
 
 from __future__ import annotations
 
@@ -12,18 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from feral.storage.embedders import MODELS_DIR, STATIC_EMBEDDER
 from feral.storage.errors import ModelUnavailable
-from feral.storage.static_model import (
-    DEFAULT_EMBEDDER,
-    EMBEDDER_CHOICES,
-    MODELS_DIR,
-    StaticEmbedder,
-    load_embedder,
-)
+from feral.storage.static_model import StaticEmbedder
 from feral.storage.vectors import Embedder, pack_vector
-from feral.sync.errors import ConfigError, FeralError
+from feral.sync.errors import FeralError
 
-SHIPPED = MODELS_DIR / DEFAULT_EMBEDDER
+SHIPPED = MODELS_DIR / STATIC_EMBEDDER
 
 # model2vec's own ``StaticModel.encode`` of these sentences, with the float32 matrix it distilled
 # (before feral's float16 copy), as little-endian float16; printed by
@@ -182,30 +177,6 @@ def test_a_text_with_no_known_token_gets_the_zero_vector(model: StaticEmbedder, 
     pack_vector(vector, 256)  # finite, so storable; sqlite-vec gives it no direction
     mixed = model.embed([text, "coffee"])
     assert mixed[0] == vector and norm(mixed[1]) == pytest.approx(1.0, abs=1e-5)
-
-
-# -- choosing an embedder ----------------------------------------------------------------------
-
-
-def test_load_embedder_defaults_to_the_shipped_model_and_shares_it() -> None:
-    default = load_embedder(None)
-    assert isinstance(default, StaticEmbedder)
-    assert default.name == DEFAULT_EMBEDDER
-    assert load_embedder(DEFAULT_EMBEDDER) is default
-
-
-def test_load_embedder_none_turns_the_vector_leg_off() -> None:
-    assert load_embedder("none") is None
-    assert EMBEDDER_CHOICES == ("minilm-static-256", "none")
-
-
-@pytest.mark.parametrize("name", ["hashing-64", "all-MiniLM-L6-v2", "", "NONE"])
-def test_an_unknown_embedder_is_a_config_error_naming_it_and_the_choices(name: str) -> None:
-    with pytest.raises(ConfigError) as caught:
-        load_embedder(name)
-    message = str(caught.value)
-    assert repr(name) in message
-    assert "memory.embedder" in message and '"minilm-static-256"' in message
 
 
 # -- a missing or damaged model fails loudly ---------------------------------------------------

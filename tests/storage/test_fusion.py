@@ -1,0 +1,146 @@
+"""storage/fusion.py: each leg min-max normalised over its pool, lexical strength weighted by the
+share of the query's words a hit holds, the vector weight ``alpha``, and the noise dropped.
+
+These replace the tests of the old ``merge_hybrid`` (``alpha * cosine + (1 - alpha) *
+max-normalised BM25``), whose figures no longer hold: a blended score is now computed from
+each leg's pool-normalised score, so ``both`` in the old test no longer scores exactly 0.55, and
+a candidate last in both pools scores 0 and is dropped as noise instead of returned.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from feral.storage.fusion import (
+    NOISE_FLOOR,
+    fuse,
+    fusion_pool_size,
+    lexical_weight,
+    min_max,
+    term_coverage,
+)
+from feral.storage.search import Hit, search_fts, search_vector
+from feral.storage.vectors import pack_vector
+
+from .support import Replica
+from .test_search import a, embedded, ids  # noqa: F401  (the fixture)
+
+
+def note(row_id: str, text: str, fts: float = 0.0, vector: float = 0.0) -> Hit:
+    row = {"id": row_id, "table": "facts", "subject": "user", "predicate": "note", "object": text}
+    return Hit(row, fts_score=fts, vector_score=vector)
+
+
+QUERY = "vet appointment for the dog"
+FULL = 3
+"""Each leg below returns three candidates: asked for three, its pool is full (min-max)."""
+
+
+def legs() -> tuple[list[Hit], list[Hit]]:
+    """A lexical distractor tops BM25 by a wide margin (rare words, a short text) with two of the
+    query's three words; ``both`` holds every word of the query and is the nearest in meaning;
+    ``meaning`` shares no word at all."""
+    fts = [
+        note("lexical", "the dog's vet bill", fts=1.0),
+        note("both", "vet appointment for the dog on Friday", fts=0.4),
+        note("weak", "the dog barked", fts=0.1),
+    ]
+    vector = [
+        note("both", "vet appointment for the dog on Friday", vector=0.62),
+        note("meaning", "took Biscuit to the animal clinic", vector=0.58),
+        note("far", "bought a new kettle", vector=0.30),
+    ]
+    return fts, vector
+
+
+def test_min_max_spans_a_full_pool_and_an_empty_or_flat_pool_spans_nothing():
+    assert min_max([0.2, 0.6, 0.4], pool=3) == (0.2, pytest.approx(0.4))
+    assert min_max([], pool=3) == (0.0, 0.0)
+    assert min_max([0.5, 0.5], pool=2) == (0.5, 0.0)
+
+
+def test_a_leg_short_of_its_pool_has_every_match_so_its_floor_is_zero():
+    assert min_max([0.2, 0.6, 0.4], pool=50) == (0.0, 0.6)
+
+
+def test_in_a_small_store_the_last_of_three_matches_is_not_noise():
+    fts = [note("a", "dog vet", fts=1.0), note("b", "dog vet", fts=0.9), note("c", "dog", fts=0.4)]
+    vector = [note("a", "", vector=0.7), note("b", "", vector=0.69), note("c", "", vector=0.5)]
+    assert ids(fuse("dog vet", fts, vector, alpha=0.6, limit=10, pool=50)) == ["a", "b", "c"]
+
+
+def test_a_lexical_distractor_that_tops_bm25_does_not_outrank_a_hit_strong_in_both_legs():
+    fts, vector = legs()
+    fused = fuse(QUERY, fts, vector, alpha=0.6, limit=10, pool=FULL)
+    assert ids(fused)[0] == "both"
+    assert ids(fused).index("meaning") < ids(fused).index("lexical")
+
+
+def test_a_distractor_sharing_one_word_of_three_and_no_meaning_is_noise():
+    fts = [
+        note("hair", "dog hair on the sofa", fts=1.0),
+        note("both", "vet appointment dog", fts=0.5),
+    ]
+    vector = [note("both", "", vector=0.6), note("far", "", vector=0.2)]
+    assert ids(fuse(QUERY, fts, vector, alpha=0.6, limit=10, pool=2)) == ["both"]
+
+
+def test_with_max_normalisation_the_distractor_would_have_won():
+    """The old blend, for contrast: the distractor's BM25 of 1.0 beats a 0.05 cosine gap."""
+    old = {"lexical": 0.5 * 0.35 + 0.5 * 1.0, "both": 0.5 * 0.62 + 0.5 * 0.4}
+    assert old["lexical"] > old["both"]
+
+
+def test_alpha_one_is_the_vector_order_and_zero_the_weighted_lexical_order():
+    fts, vector = legs()
+    vector_only = fuse(QUERY, fts, vector, alpha=1.0, limit=10, pool=FULL)
+    assert ids(vector_only)[:2] == ["both", "meaning"]
+    fts, vector = legs()
+    lexical_only = fuse(QUERY, fts, [], alpha=0.0, limit=10, pool=FULL)
+    assert ids(lexical_only) == ["lexical", "both"]  # "weak", one word of three, is noise
+
+
+def test_a_lexical_hit_missing_from_the_vector_leg_scores_zero_in_it():
+    fts, vector = legs()
+    fused = {h.id: h for h in fuse(QUERY, fts, vector, alpha=0.6, limit=10, pool=FULL)}
+    assert fused["lexical"].vector_score == 0.0  # below the whole vector pool
+    assert fused["lexical"].score == pytest.approx(0.4 * lexical_weight(QUERY, fused["lexical"]))
+
+
+def test_candidates_last_in_both_pools_are_dropped_as_noise():
+    fts, vector = legs()
+    fused = fuse(QUERY, fts, vector, alpha=0.6, limit=10, pool=FULL)
+    assert "far" not in ids(fused) and "weak" not in ids(fused)
+    assert all(h.score >= NOISE_FLOOR for h in fused)
+    assert [h.score for h in fused] == sorted((h.score for h in fused), reverse=True)
+
+
+def test_term_coverage_counts_the_query_words_a_hit_holds():
+    assert term_coverage(QUERY, note("x", "Vet appointment: the DOG")) == 1.0
+    assert term_coverage(QUERY, note("x", "dog hair")) == pytest.approx(1 / 3)
+    assert term_coverage("the", note("x", "the end")) == 1.0  # only stop words: count them
+
+
+def test_a_hit_with_a_third_of_the_query_words_weighs_a_ninth():
+    assert lexical_weight(QUERY, note("x", "dog hair")) == pytest.approx(1 / 9)
+    assert lexical_weight(QUERY, note("x", "the vet, the appointment, the dog")) == 1.0
+
+
+def test_the_fusion_pool_is_deeper_than_a_short_page():
+    assert fusion_pool_size(5) == 50
+    assert fusion_pool_size(200) == 200
+
+
+def test_ties_go_by_id_and_the_limit_holds():
+    tied = [note("b", "dog", fts=0.5), note("a", "dog", fts=0.5)]
+    assert ids(fuse("dog", tied, [], alpha=0.0, limit=1, pool=2)) == ["a"]
+
+
+def test_hybrid_over_real_legs_returns_each_row_once(a: Replica):  # noqa: F811
+    embedder = embedded(a.conn)
+    fts = search_fts(a.conn, "doctor", 10)
+    vector = search_vector(a.conn, pack_vector(embedder.embed(["doctor"])[0], 64), 10)
+    union = set(ids(fts)) | set(ids(vector))
+    merged = fuse("doctor", fts, vector, alpha=0.3, limit=10, pool=10)
+    assert len(ids(merged)) == len(set(ids(merged))) and set(ids(merged)) <= union
+    assert all(NOISE_FLOOR <= h.score <= 1.0 for h in merged)
