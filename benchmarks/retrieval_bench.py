@@ -132,6 +132,7 @@ async def _embedder_runs(
     node = await _open(root / embedder, embedder)
     try:
         names = await store_memories(node, load_memories())
+        await node.embed_queued()  # embedding runs off the write path: score the settled store
         queries = load_queries()
         runs = []
         for config in configs:

@@ -184,4 +184,5 @@ def _ranked(
     pool = fusion.fusion_pool_size(k)
     fts = ranking.search_fts(conn, plan.query, pool)
     nearest = ranking.search_vector(conn, vector, pool, index)
-    return fusion.fuse(plan.query, fts, nearest, plan.alpha, k, pool)
+    waiting = ranking.still_queued(conn, fts)
+    return fusion.fuse(plan.query, fts, nearest, plan.alpha, k, pool, waiting)

@@ -23,7 +23,7 @@ not done.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from .search import STOP_WORDS, Hit, content_of
 
@@ -95,9 +95,20 @@ def lexical_weight(query: str, hit: Hit) -> float:
 
 
 def fuse(
-    query: str, fts: Sequence[Hit], vector: Sequence[Hit], alpha: float, limit: int, pool: int
+    query: str,
+    fts: Sequence[Hit],
+    vector: Sequence[Hit],
+    alpha: float,
+    limit: int,
+    pool: int,
+    waiting: Collection[str] = frozenset(),
 ) -> list[Hit]:
     """Blend the two legs by id, best first, with the noise dropped.
+
+    A row still waiting in the embedding queue (embedding runs off the write path) has no
+    vector, so the vector leg cannot have returned it: it is judged by its lexical score in both
+    legs, and never dropped as noise, so a search right after a large import still finds by
+    full text what the vector leg cannot see yet (with nothing embedded, the full-text order).
 
     Args:
         query: the query text (for the share of its words each lexical hit holds).
@@ -106,6 +117,7 @@ def fuse(
         alpha: the weight of the vector leg.
         limit: the most results.
         pool: how many candidates each leg was asked for (:func:`fusion_pool_size`).
+        waiting: ids of the lexical candidates not embedded yet.
     """
     f_low, f_span = min_max([h.fts_score for h in fts], pool)
     v_low, v_span = min_max([h.vector_score for h in vector], pool)
@@ -118,7 +130,10 @@ def fuse(
             merged[hit.id].fts_score = hit.fts_score
         else:
             merged[hit.id] = hit
+    for hit_id in waiting:
+        if hit_id in lexical:
+            semantic[hit_id] = lexical[hit_id]
     for hit in merged.values():
         hit.score = alpha * semantic.get(hit.id, 0.0) + (1.0 - alpha) * lexical.get(hit.id, 0.0)
-    kept = [h for h in merged.values() if h.score >= NOISE_FLOOR]
+    kept = [h for h in merged.values() if h.score >= NOISE_FLOOR or h.id in waiting]
     return sorted(kept, key=lambda h: (-h.score, h.id))[:limit]

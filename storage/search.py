@@ -46,6 +46,7 @@ __all__ = [
     "mmr_rerank",
     "search_fts",
     "search_vector",
+    "still_queued",
 ]
 
 MMR_POOL_FACTOR = 4
@@ -199,6 +200,24 @@ def hit_vectors(conn: Connection, hits: Sequence[Hit]) -> dict[str, list[float]]
             if hit.rowid in vectors:
                 found[hit.id] = vectors[hit.rowid]
     return found
+
+
+def still_queued(conn: Connection, hits: Sequence[Hit]) -> set[str]:
+    """Ids of the hits waiting in the embedding queue: rows the vector leg cannot see yet."""
+    if conn.execute("SELECT 1 FROM embed_queue LIMIT 1").fetchone() is None:
+        return set()  # the usual case, in one cheap read
+    waiting: set[str] = set()
+    for table in VECTOR_TABLES:
+        mine = {h.rowid: h.id for h in hits if h.row.get("table") == table.name and h.rowid}
+        if not mine:
+            continue
+        marks = ", ".join("?" * len(mine))
+        rows = conn.execute(
+            f"SELECT row_rowid FROM embed_queue WHERE tbl = ? AND row_rowid IN ({marks})",
+            (table.name, *mine),
+        ).fetchall()
+        waiting.update(mine[int(r[0])] for r in rows)
+    return waiting
 
 
 def _unit_rows(hits: Sequence[Hit], vectors_by_id: Mapping[str, Sequence[float]]) -> Matrix:

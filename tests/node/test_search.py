@@ -107,6 +107,7 @@ async def test_mmr_works_with_the_shipped_model(mesh: Mesh):
     node = await mesh.open("a", embedder=load_embedder(DEFAULT_EMBEDDER))
     for triple in (ORIGINAL, NEAR_DUPLICATE, DIFFERENT):
         await node.remember(triple)
+    await node.embed_queued()  # embedding is off the write path
     result = await node.search(QUERY, top_k=3, mmr=True)
     assert result.mmr and result.total == 3
     assert all("mmr_score" in hit for hit in result.results)

@@ -144,3 +144,21 @@ def test_hybrid_over_real_legs_returns_each_row_once(a: Replica):  # noqa: F811
     merged = fuse("doctor", fts, vector, alpha=0.3, limit=10, pool=10)
     assert len(ids(merged)) == len(set(ids(merged))) and set(ids(merged)) <= union
     assert all(NOISE_FLOOR <= h.score <= 1.0 for h in merged)
+
+
+# Rows not embedded yet (embedding runs off the write path): the vector leg cannot see them
+
+
+def test_with_nothing_embedded_yet_hybrid_is_the_full_text_order_with_nothing_dropped():
+    weak = note("w", "the dog slept", fts=1.0)  # one word of three: noise in a blend
+    strong = note("s", "vet appointment for the dog on friday", fts=3.0)
+    hits = fuse(QUERY, [strong, weak], [], 0.6, 5, fusion_pool_size(5), waiting={"s", "w"})
+    assert [h.id for h in hits] == ["s", "w"]
+
+
+def test_a_lexical_hit_still_queued_is_judged_by_its_lexical_score_in_both_legs():
+    queued = note("q", "vet appointment for the dog", fts=2.0)
+    embedded_hit = note("e", "a checkup for the puppy", vector=0.9)
+    other = note("o", "the cat's dinner", vector=0.2)
+    hits = fuse(QUERY, [queued], [embedded_hit, other], 0.6, 5, FULL, waiting={"q"})
+    assert hits[0].id == "q"  # without the estimate it would score 0.4 and rank below "e"
