@@ -12,7 +12,19 @@ from typing import Any, TypeVar
 
 import click
 
-__all__ = ["echo_json", "echo_table", "json_option", "shorten"]
+__all__ = [
+    "ago",
+    "count",
+    "duration",
+    "echo_json",
+    "echo_table",
+    "json_option",
+    "short_id",
+    "shorten",
+]
+
+SHORT_ID = 8
+"""Characters of a node id shown to people (40 bits: enough to tell a mesh's devices apart)."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -41,3 +53,32 @@ def echo_table(rows: Sequence[Sequence[object]], headers: Sequence[str]) -> None
         click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
         if index == 0:
             click.echo("  ".join("-" * w for w in widths))
+
+
+def short_id(node_id: str | None) -> str:
+    """The first characters of a node id, as tables show it (``--json`` keeps it whole)."""
+    return (node_id or "")[:SHORT_ID] or "unknown"
+
+
+def count(n: int) -> str:
+    """A count with thousands separators: ``12,500``."""
+    return f"{n:,}"
+
+
+def duration(ms: int) -> str:
+    """A duration in the largest unit that keeps it readable: ``850 ms``, ``42 s``, ``3 min``,
+    ``5 h``, ``2 d``."""
+    ms = max(0, ms)
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000)):
+        if ms >= size:
+            return f"{ms // size} {unit}"
+    return f"{ms} ms"
+
+
+def ago(ms: int | None, now_ms: int) -> str:
+    """How long before ``now_ms`` the moment ``ms`` was: ``3 min ago`` (``never`` for None)."""
+    if ms is None:
+        return "never"
+    if now_ms - ms < 1000:
+        return "just now"
+    return f"{duration(now_ms - ms)} ago"

@@ -41,11 +41,12 @@ from feral.sync.session import (
     PageAcked,
     PageReceived,
     PeerCaughtUp,
+    PeerPending,
     SyncSession,
 )
 from feral.sync.types import NodeId
 
-from . import delta_log, peers as peer_status
+from . import delta_log, log_digest, peers as peer_status
 from .connection import Connection, DatabaseError
 
 __all__ = ["PAGE_SAVEPOINT", "Handled", "LinkHandler", "LinkResult", "writes"]
@@ -65,6 +66,8 @@ class LinkResult:
     quiet: bool = False
     error: str | None = None
     error_code: str | None = None
+    diverged: list[NodeId] = field(default_factory=list)
+    """Origins whose logs differ from the peer's at equal vectors and counts (divergence)."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,8 @@ class Handled:
         holes: origins found with a hole in this copy, asked for again from the start.
         collisions: entries of that page whose stamp this node holds with other content: an
             integrity alarm (storage/integrity.py), recorded and never applied.
+        progress: ``(received, total)`` of the catch-up the peer announced, after that page.
+        diverged: origins whose logs differ from the peer's although vectors and counts match.
     """
 
     authenticated: bool = False
@@ -87,6 +92,8 @@ class Handled:
     refused: str | None = None
     holes: frozenset[NodeId] = field(default_factory=frozenset)
     collisions: int = 0
+    progress: tuple[int, int] | None = None
+    diverged: tuple[NodeId, ...] = ()
 
 
 def writes(event: Event) -> bool:
@@ -140,6 +147,8 @@ class LinkHandler:
             self._acked(conn, event)
         elif isinstance(event, PeerCaughtUp):
             return self._caught_up(conn, event)
+        elif isinstance(event, PeerPending) and self.result.peer is not None:
+            peer_status.record_pending(conn, self.result.peer, event.entries)
         elif isinstance(event, Failed):
             self.record_failure(conn, event.code, event.message, unreachable=False)
         return Handled()
@@ -220,10 +229,13 @@ class LinkHandler:
             message = str(exc) if isinstance(exc, FeralError) else f"read failed: {exc}"
             self.session.fail("storage_error", message, CLOSE_INTERNAL)
             return
+        if event.announce:
+            self.session.send_pending(peer_status.backlog_for(conn, event.since))
         if pages:
             self.session.send_pages(pages)
         else:
-            self.session.send_caught_up(vector, delta_log.log_entry_counts(conn))
+            counts = delta_log.log_entry_counts(conn)
+            self.session.send_caught_up(vector, counts, log_digest.log_digests(conn))
 
     def _apply(self, conn: Connection, event: PageReceived) -> Handled:
         """Merge the page under :data:`PAGE_SAVEPOINT`; ack it, or refuse the link."""
@@ -243,9 +255,13 @@ class LinkHandler:
         conn.execute(f"RELEASE {PAGE_SAVEPOINT}")
         self.session.ack(page)
         self.result.received += applied
-        if applied and peer is not None:
-            peer_status.record_transfer(conn, peer, received=applied)
-        return Handled(committed=True, applied=applied, collisions=len(collided))
+        progress = None
+        if peer is not None:
+            if applied:
+                peer_status.record_transfer(conn, peer, received=applied)
+            progress = peer_status.record_incoming(conn, peer, len(page.deltas))
+        return Handled(committed=True, applied=applied, collisions=len(collided),
+                       progress=progress)  # fmt: skip
 
     def _refuse_page(self, exc: FeralError | DatabaseError) -> str:
         """Refuse the link for a page that could not be applied; returns the error code.
@@ -280,9 +296,15 @@ class LinkHandler:
         """
         if self.result.peer is not None:
             peer_status.record_sync(conn, self.result.peer, event.vector,
-                                    self.session.local.now_ms())  # fmt: skip
+                                    self.session.local.now_ms(), entries=event.entries,
+                                    digests=event.digests)  # fmt: skip
         vector = delta_log.version_vector(conn)
         entries = delta_log.log_entry_counts(conn)
+        diverged = peer_status.diverged_origins(
+            vector, entries, log_digest.log_digests(conn),
+            event.vector, event.entries, event.digests,
+        )  # fmt: skip
+        self.result.diverged = diverged
         found = self.holes.check(vector, entries, event.vector, event.entries)
         if found.diverged:
             self.session.fail(
@@ -294,4 +316,4 @@ class LinkHandler:
             return Handled()
         if found.ask:
             self.session.send_vector(found.request(vector))
-        return Handled(holes=found.holes)
+        return Handled(holes=found.holes, diverged=tuple(diverged))

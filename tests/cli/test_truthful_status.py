@@ -15,7 +15,7 @@ from typing import Any
 
 from feral.node.identity import load_or_create_identity
 from feral.sync.codec import KIND_PAGE, PROTOCOL_VERSION, decode_message, encode_message
-from feral.sync.messages import Ack, Pending
+from feral.sync.messages import Ack, Pending, Vector
 from feral.sync.schema import FACTS
 from feral.sync.session import SyncSession
 
@@ -102,8 +102,10 @@ async def test_backlogs_to_send_and_to_receive_are_counted_before_a_sync_and_zer
 
     # The server announces what it is about to stream (Pending), then its link breaks.
     identity = load_or_create_identity(server.home)
+    held = server.status()["vector"]
     async with open_sync(f"{laptop.url}/sync") as ws:
         await authenticate(ws, SyncSession(local_peer(identity)))
+        await ws.send(encode_message(Vector(held)))
         await ws.send(encode_message(Pending(5)))
         pending = decode_message(await receive(ws))  # the laptop's own announcement
         assert pending == Pending(3), pending
