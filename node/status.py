@@ -11,12 +11,14 @@ process still runs; otherwise it was last up when its link ended or last recorde
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from feral.storage import delta_log, export, integrity, log_digest, peers as peer_status
 from feral.sync.hlc import unpack
 from feral.sync.types import NodeId
 
+from .config import PeerSettings
 from .node import Node
 
 __all__ = ["peer_rows", "sync_status"]
@@ -64,64 +66,84 @@ def _catch_up(seen: dict[str, Any]) -> dict[str, int] | None:
     return {"received": received, "total": total, "percent": received * 100 // total}
 
 
+@dataclass(frozen=True)
+class _Here:
+    """What this node holds, against which each peer's record is judged."""
+
+    vector: dict[NodeId, int]
+    entries: dict[NodeId, int]
+    digests: dict[NodeId, bytes]
+    alarms: dict[str, int]
+    links: list[tuple[NodeId, int, int, int]]
+    now: int
+
+
+def _in_sync(here: _Here, peer: NodeId, seen: dict[str, Any]) -> bool:
+    """Equal vectors, and equal logs by digest at those vectors (a forged entry can make
+    vectors and counts agree), and no colliding entry from the peer."""
+    theirs = seen.get("vector", {})
+    return (
+        bool(theirs)
+        and theirs == here.vector
+        and seen.get("digests_vector") == here.vector
+        and seen.get("entries") == here.entries
+        and seen.get("digests") == here.digests
+        and not here.alarms.get(peer)
+    )
+
+
+def _peer_row(
+    here: _Here, peer: PeerSettings, seen: dict[str, Any], backlog: int
+) -> dict[str, Any]:
+    compared = seen.get("digests_vector")
+    diverged = (
+        peer_status.diverged_origins(here.vector, here.entries, here.digests, compared,
+                                     seen.get("entries", {}), seen.get("digests", {}))
+        if compared is not None else []
+    )  # fmt: skip
+    link = _link_state(here.links, peer.node_id, seen, here.now)
+    catch_up = _catch_up(seen)
+    return {
+        "node_id": peer.node_id,
+        "name": seen.get("name", ""),
+        "url": peer.url,
+        "reachable": link["link_up"],
+        **link,
+        "encrypted": seen.get("encrypted", False),
+        "last_sync_at": seen.get("last_sync_at"),
+        "hlc_lag_ms": _lag_ms(max(here.vector.values(), default=0), seen.get("vector", {})),
+        "backlog": backlog,
+        "backlog_to_send": backlog,
+        "backlog_to_receive": catch_up["total"] - catch_up["received"] if catch_up else 0,
+        "catch_up": catch_up,
+        "in_sync": _in_sync(here, peer.node_id, seen),
+        "diverged": diverged,
+        "integrity_alarms": here.alarms.get(peer.node_id, 0),
+        "clock_offset_ms": seen.get("clock_offset_ms"),
+        "last_error": seen.get("last_error"),
+        "last_error_at": seen.get("last_error_at"),
+        "errors": seen.get("errors", 0),
+        "rows_received": seen.get("rows_received", 0),
+    }
+
+
 async def peer_rows(node: Node) -> list[dict[str, Any]]:
     """Each paired peer with what the links recorded about it."""
-    recorded = await node.store.read(peer_status.peer_statuses)
-    alarms = await node.store.read(integrity.alarm_counts)
-    links = await node.store.read(peer_status.link_rows)
-    vector = await node.version_vector()
-    entries = await node.store.read(delta_log.log_entry_counts)
-    digests = await node.store.read(log_digest.log_digests)
-    high = max(vector.values(), default=0)
+    store = node.store
+    recorded = await store.read(peer_status.peer_statuses)
+    here = _Here(
+        await node.version_vector(), await store.read(delta_log.log_entry_counts),
+        await store.read(log_digest.log_digests), await store.read(integrity.alarm_counts),
+        await store.read(peer_status.link_rows), node.now_ms(),
+    )  # fmt: skip
     unmet = any(peer.node_id not in recorded for peer in node.settings.sync.peers)
     # A peer never met lacks the whole log: count it once for them all, and only if one is
     # unmet (a peer met before has its backlog counted from its vector by peer_statuses).
-    whole_log = await node.store.read(peer_status.backlog_for, {}) if unmet else 0
-    now = node.now_ms()
+    whole_log = await store.read(peer_status.backlog_for, {}) if unmet else 0
     rows = []
     for peer in node.settings.sync.peers:
         seen = recorded.get(peer.node_id, {})
-        theirs = seen.get("vector", {})
-        compared = seen.get("digests_vector")
-        diverged = (
-            peer_status.diverged_origins(vector, entries, digests, compared,
-                                         seen.get("entries", {}), seen.get("digests", {}))
-            if compared is not None else []
-        )  # fmt: skip
-        link = _link_state(links, peer.node_id, seen, now)
-        backlog = seen.get("backlog", whole_log)
-        catch_up = _catch_up(seen)
-        rows.append(
-            {
-                "node_id": peer.node_id,
-                "name": seen.get("name", ""),
-                "url": peer.url,
-                "reachable": link["link_up"],
-                **link,
-                "encrypted": seen.get("encrypted", False),
-                "last_sync_at": seen.get("last_sync_at"),
-                "hlc_lag_ms": _lag_ms(high, theirs),
-                "backlog": backlog,
-                "backlog_to_send": backlog,
-                "backlog_to_receive": catch_up["total"] - catch_up["received"] if catch_up else 0,
-                "catch_up": catch_up,
-                # In sync: equal vectors, and equal logs by digest at those vectors (a forged
-                # entry can make vectors and counts agree); a colliding entry from the peer too.
-                "in_sync": bool(theirs)
-                and theirs == vector
-                and compared == vector
-                and seen.get("entries") == entries
-                and seen.get("digests") == digests
-                and not alarms.get(peer.node_id),
-                "diverged": diverged,
-                "integrity_alarms": alarms.get(peer.node_id, 0),
-                "clock_offset_ms": seen.get("clock_offset_ms"),
-                "last_error": seen.get("last_error"),
-                "last_error_at": seen.get("last_error_at"),
-                "errors": seen.get("errors", 0),
-                "rows_received": seen.get("rows_received", 0),
-            }
-        )
+        rows.append(_peer_row(here, peer, seen, seen.get("backlog", whole_log)))
     return rows
 
 
