@@ -380,8 +380,8 @@ class PeerLink:
     def _report(self, event: Event, handled: Handled) -> None:
         """Progress to the caller and the serve log; divergence to the log, once per link."""
         who = self.result.peer or "?"
-        if isinstance(event, PeerPending) and self._progress_log is not None:
-            self._progress_log.started(who)
+        if isinstance(event, PeerPending) and event.entries and self._progress_log is not None:
+            self._progress_log.started(who)  # (an announcement of nothing keeps the last one)
         if handled.progress is not None:
             if self.progress is not None:
                 self.progress(*handled.progress)
