@@ -182,8 +182,8 @@ def _round_error(result: LinkResult) -> str | None:
         return "the link closed before the round ended"
     if result.diverged:
         return (
-            f"diverged: the logs of {', '.join(o[:8] for o in result.diverged)} hold other "
-            "content here and on the peer at the same stamps (see feral sync status)"
+            "diverged: both hold the same log entries by stamp but other rows (row digests "
+            "differ; see feral sync status)"
         )
     return None
 
@@ -237,7 +237,7 @@ def _status_cells(p: dict[str, Any], now: int) -> tuple[str, ...]:
 def _sync_state(p: dict[str, Any]) -> str:
     catch_up = p["catch_up"]
     if p["diverged"]:
-        return f"DIVERGED ({', '.join(short_id(o) for o in p['diverged'])})"
+        return "DIVERGED"
     if catch_up and catch_up["received"] < catch_up["total"] and p["link_up"]:
         return (
             f"catching up {catch_up['percent']}% "

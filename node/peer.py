@@ -113,7 +113,7 @@ class PeerLink:
         """This link's row in ``peer_links`` while it is up, read by ``sync status``."""
         self._linked = False
         self._progress_log = ProgressLog() if failures is not None else None
-        self._diverged: list[NodeId] = []
+        self._diverged = False
         self.session = SyncSession(self._local_peer(), page_limit=1000)
         self.handler = LinkHandler(
             self.session,
@@ -387,11 +387,10 @@ class PeerLink:
                 self.progress(*handled.progress)
             if self._progress_log is not None:
                 self._progress_log.advanced(who, *handled.progress)
-        if isinstance(event, PeerCaughtUp) and list(handled.diverged) != self._diverged:
-            self._diverged = list(handled.diverged)
+        if isinstance(event, PeerCaughtUp) and handled.diverged != self._diverged:
+            self._diverged = handled.diverged
             if self._diverged:
                 log.warning(
-                    "! diverged from %s: the logs of %s hold other content at the same stamps "
-                    "(equal vectors and counts, other digests); see feral sync status",
-                    who, self._diverged,
+                    "! diverged from %s: equal vectors and entry counts, other rows (row "
+                    "digests differ); see feral sync status", who,
                 )  # fmt: skip

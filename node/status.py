@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from feral.storage import delta_log, export, integrity, log_digest, peers as peer_status
+from feral.storage import delta_log, export, integrity, peers as peer_status, row_digest
 from feral.sync.hlc import unpack
 from feral.sync.types import NodeId
 
@@ -72,7 +72,7 @@ class _Here:
 
     vector: dict[NodeId, int]
     entries: dict[NodeId, int]
-    digests: dict[NodeId, bytes]
+    digest: bytes
     alarms: dict[str, int]
     links: list[tuple[NodeId, int, int, int]]
     now: int
@@ -85,9 +85,9 @@ def _in_sync(here: _Here, peer: NodeId, seen: dict[str, Any]) -> bool:
     return (
         bool(theirs)
         and theirs == here.vector
-        and seen.get("digests_vector") == here.vector
+        and seen.get("digest_vector") == here.vector
         and seen.get("entries") == here.entries
-        and seen.get("digests") == here.digests
+        and seen.get("digest") == here.digest
         and not here.alarms.get(peer)
     )
 
@@ -95,11 +95,10 @@ def _in_sync(here: _Here, peer: NodeId, seen: dict[str, Any]) -> bool:
 def _peer_row(
     here: _Here, peer: PeerSettings, seen: dict[str, Any], backlog: int
 ) -> dict[str, Any]:
-    compared = seen.get("digests_vector")
-    diverged = (
-        peer_status.diverged_origins(here.vector, here.entries, here.digests, compared,
-                                     seen.get("entries", {}), seen.get("digests", {}))
-        if compared is not None else []
+    compared = seen.get("digest_vector")
+    diverged = compared is not None and peer_status.diverged(
+        here.vector, here.entries, here.digest, compared, seen.get("entries", {}),
+        seen.get("digest", b""),
     )  # fmt: skip
     link = _link_state(here.links, peer.node_id, seen, here.now)
     catch_up = _catch_up(seen)
@@ -133,7 +132,7 @@ async def peer_rows(node: Node) -> list[dict[str, Any]]:
     recorded = await store.read(peer_status.peer_statuses)
     here = _Here(
         await node.version_vector(), await store.read(delta_log.log_entry_counts),
-        await store.read(log_digest.log_digests), await store.read(integrity.alarm_counts),
+        await store.read(row_digest.row_digest), await store.read(integrity.alarm_counts),
         await store.read(peer_status.link_rows), node.now_ms(),
     )  # fmt: skip
     unmet = any(peer.node_id not in recorded for peer in node.settings.sync.peers)

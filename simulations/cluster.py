@@ -16,7 +16,7 @@ from collections import Counter
 from itertools import combinations
 from pathlib import Path
 
-from feral.storage import delta_log, export, log_digest
+from feral.storage import delta_log, export, row_digest
 from feral.storage.store import open_sync
 from feral.sync.types import NodeId
 
@@ -376,8 +376,8 @@ class Cluster:
 
     def check_converged(self) -> None:
         """After quiescence: equal vectors, byte-identical exports, every row its LWW winner,
-        every log every write, and log digests equal and equal to digests computed afresh
-        (the ones kept write by write, through repairs, nukes and restores, are right)."""
+        every log every write, and row digests equal and equal to the digest computed afresh
+        (the one kept write by write, through repairs, nukes and restores, is right)."""
         first = self.nodes[0]
         lines = list(export.export_lines(first.conn))
         expected = self.ledger.expected()
@@ -401,9 +401,8 @@ class Cluster:
 
     @staticmethod
     def _check_digests(node: SimNode, first: SimNode) -> None:
-        kept = log_digest.log_digests(node.conn)
-        afresh = {o: log_digest.updated_digest(node.conn, o, None) for o in kept}
-        if kept != afresh:
-            raise SimulationError(f"{node.name}'s kept log digests differ from its log")
-        if kept != log_digest.log_digests(first.conn):
-            raise SimulationError(f"log digests differ: {node.name} vs {first.name}")
+        kept = row_digest.row_digest(node.conn)
+        if kept != row_digest.computed_afresh(node.conn):
+            raise SimulationError(f"{node.name}'s kept row digest differs from its rows")
+        if kept != row_digest.row_digest(first.conn):
+            raise SimulationError(f"row digests differ: {node.name} vs {first.name}")

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from feral.storage import delta_log, export, log_digest, memories, peers as peer_status
+from feral.storage import delta_log, export, memories, peers as peer_status, row_digest
 from feral.storage.store import run_write
 from feral.sync.delta import Delta, Page
 from feral.sync.hlc import COUNTER_BITS
@@ -267,7 +267,7 @@ def test_a_forged_entry_that_arrives_first_leaves_equal_vectors_reported_as_dive
 ) -> None:
     """A paired device forges the laptop's next entry and the server takes it before the real
     one: both then hold the laptop's log up to the same stamp with the same count, and the
-    real entry never travels. Vectors and counts agree; the log digests in CaughtUp do not,
+    real entry never travels. Vectors and counts agree; the row digests in CaughtUp do not,
     so each side records the divergence and neither may be reported in sync."""
     server, laptop = pair.nodes
     remember(laptop, "what the laptop really wrote")
@@ -284,8 +284,7 @@ def test_a_forged_entry_that_arrives_first_leaves_equal_vectors_reported_as_dive
     assert export.state_digest(server.conn) != export.state_digest(laptop.conn)
     for node, peer in ((server, laptop), (laptop, server)):
         seen = peer_status.peer_statuses(node.conn)[peer.node_id]
-        diverged = peer_status.diverged_origins(
-            node.vector(), delta_log.log_entry_counts(node.conn), log_digest.log_digests(node.conn),
-            seen["digests_vector"], seen["entries"], seen["digests"],
-        )  # fmt: skip
-        assert diverged == [laptop.node_id], node.name
+        assert peer_status.diverged(
+            node.vector(), delta_log.log_entry_counts(node.conn), row_digest.row_digest(node.conn),
+            seen["digest_vector"], seen["entries"], seen["digest"],
+        ), node.name  # fmt: skip

@@ -21,7 +21,7 @@ from feral.sync.hlc import check_skew
 from feral.sync.schema import TABLES, Table, Value, table_by_code, table_by_name
 from feral.sync.types import NodeId, RowId, VersionVector
 
-from . import integrity, log_digest
+from . import integrity, row_digest
 from .connection import Connection
 from .erase import erase_outdated
 
@@ -108,33 +108,31 @@ def apply_deltas(conn: Connection, deltas: Sequence[Delta]) -> None:
             row[index] = 1 if row[index] else 0
         rows[table].append(row)
         entries[origin].append((origin, hlc, _CODES[table], row_id, payload))
+    change = 0  # the kept row digest moves by the hashes of the rows rewritten (row_digest.py)
     for name, table_rows in rows.items():
+        ids = [str(row[0]) for row in table_rows]
+        change -= row_digest.rows_hash(conn, name, ids)
         conn.executemany(_UPSERT[name], table_rows)
+        change += row_digest.rows_hash(conn, name, ids)
+    row_digest.store_digest(conn, change)
     for origin, origin_entries in entries.items():
         _append_log(conn, origin, origin_entries)
 
 
 def _append_log(conn: Connection, origin: NodeId, entries: list[_LogEntry]) -> None:
-    """Append one origin's entries to the log and advance its vector entry, entry count and
-    log digest (storage/log_digest.py).
+    """Append one origin's entries to the log and advance its vector entry and entry count.
 
     The count is of entries actually added (a repeat is ignored), so two nodes holding the same
     prefix of an origin's log hold the same count: a differing count at an equal vector entry
     means one of them has a hole (a database restored from an older copy), see
-    :func:`log_entry_counts`. The digest adds the hashes of those same entries.
+    :func:`log_entry_counts`.
     """
-    held = conn.execute(
-        "SELECT hlc, digest FROM version_vector WHERE origin = ?", (origin,)
-    ).fetchone()
-    fresh = log_digest.new_entries(conn, origin, held[0] if held else 0, entries)
     added = _insert_log(conn, entries)
-    current = held[1] if held else bytes(log_digest.DIGEST_BYTES)
-    digest = log_digest.updated_digest(conn, origin, current, fresh)
     conn.execute(
-        "INSERT INTO version_vector(origin, hlc, entries, digest) VALUES (?, ?, ?, ?) "
+        "INSERT INTO version_vector(origin, hlc, entries) VALUES (?, ?, ?) "
         "ON CONFLICT(origin) DO UPDATE SET hlc = max(hlc, excluded.hlc), "
-        "entries = entries + excluded.entries, digest = excluded.digest",
-        (origin, max(map(_HLC, entries)), added, digest),
+        "entries = entries + excluded.entries",
+        (origin, max(map(_HLC, entries)), added),
     )
 
 

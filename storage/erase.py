@@ -29,7 +29,6 @@ from feral.sync.delta import Delta
 from feral.sync.schema import table_by_name
 
 from .connection import Connection
-from .log_digest import replace_entries
 from .vectors import drop_vectors
 
 __all__ = ["checkpoint_wal", "erase_outdated", "finish_erasing"]
@@ -39,15 +38,13 @@ _Key = tuple[str, str]
 _Version = tuple[int, str]
 """A write's place in the merge order: ``(hlc, origin)``."""
 
-_EARLIER = """
+_BLANK_EARLIER = """
+UPDATE delta_log SET payload = NULL
 WHERE payload IS NOT NULL AND row_id IN (SELECT value ->> 1 FROM json_each(?1))
   AND (hlc, origin) < (SELECT value ->> 2, value ->> 3 FROM json_each(?1)
                        WHERE value ->> 0 = delta_log.tbl AND value ->> 1 = delta_log.row_id)
 """
-_BLANK_EARLIER = "UPDATE delta_log SET payload = NULL" + _EARLIER
 """One scan of the log; the ids' ``IN`` list is built once, the stamps are looked up per match."""
-_FIND_EARLIER = "SELECT origin, hlc, tbl, row_id, payload FROM delta_log" + _EARLIER
-"""The entries :data:`_BLANK_EARLIER` erases, read first: their log digests move with them."""
 
 
 def erase_outdated(conn: Connection, deltas: Sequence[Delta]) -> Sequence[Delta]:
@@ -72,22 +69,11 @@ def erase_outdated(conn: Connection, deltas: Sequence[Delta]) -> Sequence[Delta]
     if erased:
         rows = [(table_by_name(table).code, row_id) for table, row_id in erased]
         blank = [[*row, *dead[key]] for row, key in zip(rows, erased, strict=True)]
-        _blank_earlier(conn, json.dumps(blank))
+        conn.execute(_BLANK_EARLIER, (json.dumps(blank),))
         _note_erased(conn, rows)
         for table, row_id in erased:
             drop_vectors(conn, table, [row_id])
     return [_outdated(d, dead) for d in deltas] if dead else deltas
-
-
-def _blank_earlier(conn: Connection, blank: str) -> None:
-    """Drop the payloads of the entries ``blank`` names, and move their origins' log digests
-    (storage/log_digest.py): an erased entry is hashed as the tombstone it now is."""
-    before = [tuple(row) for row in conn.execute(_FIND_EARLIER, (blank,))]
-    if not before:
-        return
-    conn.execute(_BLANK_EARLIER, (blank,))
-    after = [(*entry[:4], None) for entry in before]
-    replace_entries(conn, before, after)
 
 
 def _outdated(delta: Delta, dead: dict[_Key, _Version]) -> Delta:

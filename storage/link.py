@@ -46,7 +46,7 @@ from feral.sync.session import (
 )
 from feral.sync.types import NodeId
 
-from . import delta_log, log_digest, peers as peer_status
+from . import delta_log, peers as peer_status, row_digest
 from .connection import Connection, DatabaseError
 
 __all__ = ["PAGE_SAVEPOINT", "Handled", "LinkHandler", "LinkResult", "writes"]
@@ -66,8 +66,8 @@ class LinkResult:
     quiet: bool = False
     error: str | None = None
     error_code: str | None = None
-    diverged: list[NodeId] = field(default_factory=list)
-    """Origins whose logs differ from the peer's at equal vectors and counts (divergence)."""
+    diverged: bool = False
+    """The peer holds other rows at equal vectors and counts (divergence)."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ class Handled:
         collisions: entries of that page whose stamp this node holds with other content: an
             integrity alarm (storage/integrity.py), recorded and never applied.
         progress: ``(received, total)`` of the catch-up the peer announced, after that page.
-        diverged: origins whose logs differ from the peer's although vectors and counts match.
+        diverged: the peer holds other rows although vectors and counts match.
     """
 
     authenticated: bool = False
@@ -93,7 +93,7 @@ class Handled:
     holes: frozenset[NodeId] = field(default_factory=frozenset)
     collisions: int = 0
     progress: tuple[int, int] | None = None
-    diverged: tuple[NodeId, ...] = ()
+    diverged: bool = False
 
 
 def writes(event: Event) -> bool:
@@ -235,7 +235,7 @@ class LinkHandler:
             self.session.send_pages(pages)
         else:
             counts = delta_log.log_entry_counts(conn)
-            self.session.send_caught_up(vector, counts, log_digest.log_digests(conn))
+            self.session.send_caught_up(vector, counts, row_digest.row_digest(conn))
 
     def _apply(self, conn: Connection, event: PageReceived) -> Handled:
         """Merge the page under :data:`PAGE_SAVEPOINT`; ack it, or refuse the link."""
@@ -297,13 +297,12 @@ class LinkHandler:
         if self.result.peer is not None:
             peer_status.record_sync(conn, self.result.peer, event.vector,
                                     self.session.local.now_ms(), entries=event.entries,
-                                    digests=event.digests)  # fmt: skip
+                                    digest=event.digest)  # fmt: skip
         vector = delta_log.version_vector(conn)
         entries = delta_log.log_entry_counts(conn)
-        diverged = peer_status.diverged_origins(
-            vector, entries, log_digest.log_digests(conn),
-            event.vector, event.entries, event.digests,
-        )  # fmt: skip
+        diverged = peer_status.diverged(
+            vector, entries, row_digest.row_digest(conn), event.vector, event.entries, event.digest
+        )
         self.result.diverged = diverged
         found = self.holes.check(vector, entries, event.vector, event.entries)
         if found.diverged:
@@ -316,4 +315,4 @@ class LinkHandler:
             return Handled()
         if found.ask:
             self.session.send_vector(found.request(vector))
-        return Handled(holes=found.holes, diverged=tuple(diverged))
+        return Handled(holes=found.holes, diverged=diverged)

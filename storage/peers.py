@@ -17,7 +17,7 @@ from .delta_log import version_vector
 
 __all__ = [
     "backlog_for",
-    "diverged_origins",
+    "diverged",
     "link_rows",
     "peer_statuses",
     "record_ack",
@@ -81,10 +81,10 @@ def record_sync(
     now_ms: int,
     *,
     entries: dict[NodeId, int] | None = None,
-    digests: dict[NodeId, bytes] | None = None,
+    digest: bytes = b"",
 ) -> None:
     """``peer`` sent everything we lacked; ``vector`` is what it holds, with its log's entry
-    counts and digests (kept with the vector they describe, to be compared at equal vectors).
+    counts and its row digest (kept with the vector it describes, compared at equal vectors).
 
     A completed exchange is the success that clears the last error (its count stays), and
     ends the stream it announced: nothing more is to be received from it.
@@ -92,11 +92,11 @@ def record_sync(
     _ensure(conn, peer)
     conn.execute(
         "UPDATE peer_status SET vector = ?1, last_sync_at = ?2, reachable = 1, entries = ?3, "
-        "digests = ?4, digests_vector = ?1, last_error = NULL, last_error_at = NULL, "
+        "digest = ?4, digest_vector = ?1, last_error = NULL, last_error_at = NULL, "
         "incoming_done = incoming_total WHERE node_id = ?5",
         (
             json.dumps(vector, sort_keys=True), now_ms, json.dumps(entries or {}, sort_keys=True),
-            json.dumps({o: d.hex() for o, d in (digests or {}).items()}, sort_keys=True), peer,
+            digest.hex() or None, peer,
         ),
     )  # fmt: skip
     conn.execute(
@@ -153,22 +153,22 @@ def link_rows(conn: Connection) -> list[tuple[NodeId, int, int, int]]:
     return [(NodeId(p), int(pid), int(up), int(seen)) for p, pid, up, seen in rows]
 
 
-def diverged_origins(
+def diverged(
     vector: VersionVector,
     entries: dict[NodeId, int],
-    digests: dict[NodeId, bytes],
+    digest: bytes,
     theirs: VersionVector,
     their_entries: dict[NodeId, int],
-    their_digests: dict[NodeId, bytes],
-) -> list[NodeId]:
-    """Origins whose logs differ in content although both sides hold the same stamps.
+    their_digest: bytes,
+) -> bool:
+    """Whether the peer holds other rows although both sides hold the same entries by stamp.
 
-    Judged only when the whole vectors and all counts are equal: then both hold every entry
-    by stamp, every tombstone included (so every erasure), and honest copies are identical.
+    Judged only when the whole vectors and all counts are equal and both digests are known:
+    then honest nodes hold the same rows (the last-write-wins winners of the same entries).
     """
-    if vector != theirs or entries != their_entries:
-        return []
-    return sorted(o for o in vector if digests.get(o) != their_digests.get(o))
+    if vector != theirs or entries != their_entries or not digest or not their_digest:
+        return False
+    return digest != their_digest
 
 
 def record_ack(conn: Connection, peer: NodeId, origin: NodeId, hlc: int) -> None:
@@ -215,7 +215,7 @@ def backlog_for(conn: Connection, theirs: VersionVector) -> int:
 _COLUMNS = (
     "node_id", "name", "url", "reachable", "last_attempt_at", "last_sync_at", "last_error",
     "last_error_at", "errors", "clock_offset_ms", "vector", "encrypted", "rows_received",
-    "rows_sent", "entries", "digests", "digests_vector", "incoming_total", "incoming_done",
+    "rows_sent", "entries", "digest", "digest_vector", "incoming_total", "incoming_done",
     "link_down_at",
 )  # fmt: skip
 
@@ -227,9 +227,9 @@ def peer_statuses(conn: Connection) -> dict[NodeId, dict[str, Any]]:
         row = dict(zip(_COLUMNS, record, strict=True))
         row["vector"] = json.loads(row["vector"])
         row["entries"] = json.loads(row["entries"])
-        row["digests"] = {o: bytes.fromhex(d) for o, d in json.loads(row["digests"]).items()}
-        raw = row["digests_vector"]
-        row["digests_vector"] = None if raw is None else json.loads(raw)
+        row["digest"] = b"" if row["digest"] is None else bytes.fromhex(row["digest"])
+        raw = row["digest_vector"]
+        row["digest_vector"] = None if raw is None else json.loads(raw)
         row["reachable"] = bool(row["reachable"])
         row["encrypted"] = bool(row["encrypted"])
         row["backlog"] = backlog_for(conn, row["vector"])

@@ -66,12 +66,12 @@ class PageAcked:
 
 @dataclass(frozen=True)
 class PeerCaughtUp:
-    """The peer has sent everything we lacked; ``vector``, ``entries`` and ``digests`` are what
+    """The peer has sent everything we lacked; ``vector``, ``entries`` and ``digest`` are what
     it holds (messages.CaughtUp)."""
 
     vector: VersionVector
     entries: dict[NodeId, int] = field(default_factory=dict)
-    digests: dict[NodeId, bytes] = field(default_factory=dict)
+    digest: bytes = b""
 
 
 @dataclass(frozen=True)

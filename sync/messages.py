@@ -159,34 +159,30 @@ class CaughtUp:
     different counts mean one side's copy of that origin's log has a hole (a database restored
     from an older copy); the side with fewer entries asks for that origin again from the start.
 
-    ``digests`` is, per origin, the digest of the sender's copy of that origin's log (its
-    entries' hashes summed, storage/log_digest.py). When both vectors and all counts are equal,
-    a differing digest means the two copies hold other content at the same stamps: divergence
-    (a forged entry that reached one side first), which vectors and counts cannot show.
+    ``digest`` is the digest of the sender's replicated rows (storage/row_digest.py), or empty.
+    When both vectors and all counts are equal, a differing digest means the two nodes hold
+    other rows for the same entries: divergence (a forged entry that reached one side first),
+    which vectors and counts cannot show.
     """
 
     KIND: ClassVar[int] = 6
     vector: VersionVector
     entries: dict[NodeId, int] = field(default_factory=dict)
-    digests: dict[NodeId, bytes] = field(default_factory=dict)
+    digest: bytes = b""
 
     def to_fields(self) -> list[object]:
-        return [*Vector(self.vector).to_fields(), *Vector(self.entries).to_fields(),
-                dict(sorted(self.digests.items()))]  # fmt: skip
+        return [*Vector(self.vector).to_fields(), *Vector(self.entries).to_fields(), self.digest]
 
     @classmethod
     def from_fields(cls, fields: list[object]) -> CaughtUp:
-        vector, entries, digests = _fields(fields, 3, "caught-up")
-        if not isinstance(digests, dict) or len(digests) > MAX_ORIGINS:
-            raise DecodeError(f"digests must be a map of at most {MAX_ORIGINS} origins")
-        return cls(
-            Vector.from_fields([vector]).vector,
-            Vector.from_fields([entries]).vector,
-            {check_node_id(k): _bytes(v, "log digest", DIGEST_BYTES) for k, v in digests.items()},
-        )
+        vector, entries, digest = _fields(fields, 3, "caught-up")
+        if digest != b"":
+            digest = _bytes(digest, "row digest", DIGEST_BYTES)
+        return cls(Vector.from_fields([vector]).vector, Vector.from_fields([entries]).vector,
+                   digest)  # fmt: skip
 
     def same_holdings(self, other: CaughtUp | None) -> bool:
-        """Whether ``other`` names the same vector and entry counts (the digests aside: a
+        """Whether ``other`` names the same vector and entry counts (the digest aside: a
         difference there is divergence, reported, not a transfer still to make)."""
         return other is not None and (self.vector, self.entries) == (other.vector, other.entries)
 

@@ -190,7 +190,7 @@ class SyncSession:
 
         The last condition is what keeps a round open while a repair is pending on either side:
         a side whose copy has a hole says fewer entries than its peer until the repair is done.
-        Log digests are left out of it: differing digests at equal holdings are divergence,
+        The row digest is left out of it: differing digests at equal holdings are divergence,
         which no further transfer mends; the node reports it (storage/link.py).
         """
         return (
@@ -259,12 +259,12 @@ class SyncSession:
         self,
         vector: VersionVector,
         entries: dict[NodeId, int] | None = None,
-        digests: dict[NodeId, bytes] | None = None,
+        digest: bytes = b"",
     ) -> None:
         """Answer a :class:`DeltasRequested` that found nothing to send.
 
         ``entries`` (log entries held per origin) lets the peer detect a hole in its copy, and
-        ``digests`` (of each origin's log) a copy that differs at equal counts.
+        ``digest`` (of the rows held) rows that differ at equal counts.
         """
         self._requested = False
         if self._stale:  # the node may have looked before the commit: look again
@@ -274,7 +274,7 @@ class SyncSession:
         if self.state is State.OPEN and not self._unacked and not self._caught_up_sent:
             self._caught_up_sent = True
             self._applied_since_said = False
-            self._said = CaughtUp(dict(vector), dict(entries or {}), dict(digests or {}))
+            self._said = CaughtUp(dict(vector), dict(entries or {}), digest)
             self._send(self._said)
 
     def send_pending(self, entries: int) -> None:
@@ -349,7 +349,7 @@ class SyncSession:
         self._peer_caught_up = True
         self._heard = message
         self._events.append(
-            PeerCaughtUp(dict(message.vector), dict(message.entries), dict(message.digests))
+            PeerCaughtUp(dict(message.vector), dict(message.entries), message.digest)
         )
         if self._applied_since_said and self._caught_up_sent:
             self._caught_up_sent = False

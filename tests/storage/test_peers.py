@@ -9,7 +9,7 @@ from typing import Any
 from feral.storage.connection import Connection
 from feral.storage.peers import (
     backlog_for,
-    diverged_origins,
+    diverged,
     link_rows,
     peer_statuses,
     record_ack,
@@ -57,8 +57,8 @@ def test_an_attempt_creates_the_peer_with_defaults(conn: Connection) -> None:
         "rows_received": 0,
         "rows_sent": 0,
         "entries": {},
-        "digests": {},
-        "digests_vector": None,
+        "digest": b"",
+        "digest_vector": None,
         "incoming_total": 0,
         "incoming_done": 0,
         "link_down_at": None,
@@ -204,7 +204,8 @@ def test_a_link_is_recorded_with_its_process_while_it_is_up(conn: Connection) ->
 
 def test_divergence_is_judged_only_at_equal_vectors_and_counts() -> None:
     one, two = b"1" * 32, b"2" * 32
-    assert diverged_origins({A: 5}, {A: 2}, {A: one}, {A: 5}, {A: 2}, {A: two}) == [A]
-    assert diverged_origins({A: 5}, {A: 2}, {A: one}, {A: 5}, {A: 2}, {A: one}) == []
-    assert diverged_origins({A: 5}, {A: 2}, {A: one}, {A: 6}, {A: 3}, {A: two}) == []
-    assert diverged_origins({A: 5}, {A: 2}, {A: one}, {A: 5}, {A: 1}, {A: two}) == []
+    assert diverged({A: 5}, {A: 2}, one, {A: 5}, {A: 2}, two)
+    assert not diverged({A: 5}, {A: 2}, one, {A: 5}, {A: 2}, one)
+    assert not diverged({A: 5}, {A: 2}, one, {A: 6}, {A: 3}, two)
+    assert not diverged({A: 5}, {A: 2}, one, {A: 5}, {A: 1}, two)
+    assert not diverged({A: 5}, {A: 2}, one, {A: 5}, {A: 2}, b"")
