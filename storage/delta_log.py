@@ -110,10 +110,8 @@ def apply_deltas(conn: Connection, deltas: Sequence[Delta]) -> None:
         entries[origin].append((origin, hlc, _CODES[table], row_id, payload))
     change = 0  # the kept row digest moves by the hashes of the rows rewritten (row_digest.py)
     for name, table_rows in rows.items():
-        ids = [str(row[0]) for row in table_rows]
-        change -= row_digest.rows_hash(conn, name, ids)
+        change += row_digest.change_of(conn, name, table_rows)
         conn.executemany(_UPSERT[name], table_rows)
-        change += row_digest.rows_hash(conn, name, ids)
     row_digest.store_digest(conn, change)
     for origin, origin_entries in entries.items():
         _append_log(conn, origin, origin_entries)

@@ -9,10 +9,12 @@ row: 0.65-3.9 s on a 20,000-row store, far too much for every ``CaughtUp``. So t
 a second digest of the same rows, the sum modulo 2²⁵⁶ of each row's SHA-256 (an order-free set
 hash), in ``meta`` under ``row_digest``, moved in the transaction that writes the rows:
 :func:`feral.storage.delta_log.apply_deltas`, the one path of every row write, reads the rows
-of its batch before and after its upsert and swaps their hashes. A ``CaughtUp`` then costs one
-small read. It covers the rows themselves, the same ones the export holds, and not the log: two
-honest logs can differ in which payloads a nuke erased (an entry older than a tombstone that
-lost to a newer write), while their rows are equal.
+of its batch before its upsert, folds the batch over them by the upsert's own rule (strictly
+greater ``(hlc, origin)`` wins, :func:`change_of`) and swaps the hashes of the rows that
+change. A ``CaughtUp`` then costs one small read. It covers the rows themselves, the same ones
+the export holds, and not the log: two honest logs can differ in which payloads a nuke
+erased (an entry older than a tombstone that lost to a newer write), while their rows are
+equal.
 
 A sum of hashes is not a signature: a forger changing one row would need a second preimage,
 but one who controls many rows could aim for a colliding sum. Signed per-origin logs close
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import msgpack
 
@@ -36,6 +38,7 @@ __all__ = [
     "computed_afresh",
     "fill_missing",
     "row_digest",
+    "change_of",
     "rows_hash",
     "store_digest",
 ]
@@ -54,8 +57,17 @@ def _select(table: Table) -> str:
 _SELECT = {table.name: _select(table) for table in TABLES}
 
 
+_REALS = {
+    table.name: frozenset(i for i, c in enumerate(table.columns) if c.kind == "real")
+    for table in TABLES
+}
+"""Columns a STRICT table stores as REAL: a value bound as an int reads back as a float."""
+
+
 def _hash(table: str, record: Iterable[object]) -> int:
-    data = msgpack.packb([table, *record], use_bin_type=True)
+    reals = _REALS[table]
+    values = [float(v) if i in reals and isinstance(v, int) else v for i, v in enumerate(record)]
+    data = msgpack.packb([table, *values], use_bin_type=True)
     return int.from_bytes(hashlib.sha256(data).digest(), "big")
 
 
@@ -63,6 +75,29 @@ def rows_hash(conn: Connection, table: str, ids: Iterable[str]) -> int:
     """The summed hashes of ``table``'s rows with these ids, as they are now."""
     query = f"{_SELECT[table]} WHERE id IN (SELECT value FROM json_each(?))"
     return sum(_hash(table, r) for r in conn.execute(query, (json.dumps(sorted(set(ids))),)))
+
+
+def change_of(conn: Connection, table: str, rows: Sequence[Sequence[object]]) -> int:
+    """How the digest moves when ``rows`` (as bound to the upsert: values, hlc, origin,
+    deleted) are upserted into ``table`` in order, each winning only over an older row.
+
+    The rows held are read once; the winners are found here by the guard's own order, so the
+    rows written need not be read back (the values bound are the values stored).
+    """
+    query = f"{_SELECT[table]} WHERE id IN (SELECT value FROM json_each(?))"
+    ids = json.dumps(sorted({str(row[0]) for row in rows}))
+    held = {record[0]: tuple(record) for record in conn.execute(query, (ids,))}
+    final: dict[object, Sequence[object]] = dict(held)
+    for row in rows:
+        current = final.get(row[0])
+        if current is None or (row[-3], row[-2]) > (current[-3], current[-2]):
+            final[row[0]] = row
+    change = 0
+    for key, row in final.items():
+        before = held.get(key)
+        if before is None or tuple(row) != before:
+            change += _hash(table, row) - (0 if before is None else _hash(table, before))
+    return change
 
 
 def _all_rows(conn: Connection) -> int:
