@@ -24,7 +24,7 @@ from feral.node.node import Node
 from feral.node.status import sync_status
 
 from .context import run
-from .output import echo_table, shorten
+from .output import ago, count, echo_table, short_id, shorten
 
 if TYPE_CHECKING:
     from feral.node.service import SyncService
@@ -142,11 +142,13 @@ async def _report(nodes: dict[str, Node], shared: str) -> None:
     laptop = nodes["laptop"]
     status = await sync_status(laptop)
     click.secho("\nlaptop: feral sync status", bold=True)
+    now = status["now_ms"]
     echo_table(
-        [(p["name"] or p["node_id"][:12], p["url"] or "(accept only)",
-          "yes" if p["reachable"] else "no", p["backlog"], "yes" if p["in_sync"] else "no")
+        [(p["name"] or short_id(p["node_id"]), p["url"] or "(accept only)",
+          "up now" if p["link_up"] else f"last up {ago(p['last_seen_at'], now)}",
+          count(p["backlog"]), "yes" if p["in_sync"] else "no")
          for p in status["peers"]],
-        ("peer", "url", "reachable", "backlog", "in sync"),
+        ("peer", "url", "link", "backlog", "in sync"),
     )  # fmt: skip
     click.secho("\nExports (the convergence oracle):", bold=True)
     digests = {}

@@ -12,7 +12,21 @@ from typing import Any, TypeVar
 
 import click
 
-__all__ = ["echo_json", "echo_table", "json_option", "queue_line", "shorten"]
+from feral.sync import units
+from feral.sync.units import format_ms
+
+__all__ = [
+    "ago",
+    "count",
+    "duration",
+    "echo_json",
+    "echo_table",
+    "json_option",
+    "queue_line",
+    "short_id",
+    "shorten",
+]
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -48,3 +62,28 @@ def queue_line(pending: int) -> str:
     if not pending:
         return "empty: every row is searchable by meaning"
     return f"{pending} row(s) waiting to be embedded (found by full text meanwhile)"
+
+
+def short_id(node_id: str | None) -> str:
+    """The first characters of a node id, as tables show it (``--json`` keeps it whole)."""
+    return units.short_id(node_id or "") or "unknown"
+
+
+def count(n: int) -> str:
+    """A count with thousands separators: ``12,500``."""
+    return f"{n:,}"
+
+
+def duration(ms: int) -> str:
+    """A duration in the units people read (``850 ms``, ``42 s``, ``3 min 5 s``, ``2 d 4 h``),
+    as clock messages give it (feral.sync.units); never negative."""
+    return format_ms(max(0, ms))
+
+
+def ago(ms: int | None, now_ms: int) -> str:
+    """How long before ``now_ms`` the moment ``ms`` was: ``3 min ago`` (``never`` for None)."""
+    if ms is None:
+        return "never"
+    if now_ms - ms < 1000:
+        return "just now"
+    return f"{duration(now_ms - ms)} ago"

@@ -6,7 +6,9 @@ import asyncio
 import datetime
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -24,7 +26,20 @@ from feral.sync.types import NodeId
 from feral.sync.units import format_ms
 
 from .context import pass_home, with_node
-from .output import echo_json, echo_table, json_option, queue_line, shorten
+from .output import (
+    ago,
+    count,
+    duration,
+    echo_json,
+    echo_table,
+    json_option,
+    queue_line,
+    short_id,
+    shorten,
+)
+
+if TYPE_CHECKING:
+    from click._termui_impl import ProgressBar
 
 __all__ = ["serve", "sync"]
 
@@ -62,7 +77,7 @@ def peers(ctx: click.Context, as_json: bool) -> None:
     echo_table(
         [
             (
-                r["node_id"],
+                short_id(r["node_id"]),
                 r["name"] or "-",
                 r["url"] or "(accept only)",
                 _lag(r["hlc_lag_ms"]),
@@ -75,7 +90,7 @@ def peers(ctx: click.Context, as_json: bool) -> None:
 
 
 def _lag(ms: int | None) -> str:
-    return "unknown" if ms is None else f"{ms} ms"
+    return "unknown" if ms is None else duration(ms)
 
 
 @peers.command(name="add")
@@ -114,10 +129,29 @@ async def _sync_round(node: Node, target: str | None, show_progress: bool) -> li
         raise NotFoundError("no paired peer has a URL to dial; add one with feral sync peers add")
     if not show_progress:
         return list(await asyncio.gather(*(dial(node, p, until_quiet=True) for p in chosen)))
-    # The total is not known up front (the peer streams what we lack): show rows as they land.
+    # Each peer announces how many entries it will stream (docs/PROTOCOL.md §6): the bar's
+    # length is the sum of what every peer announced so far, its position what has arrived.
     with click.progressbar(length=0, label="Syncing", file=sys.stderr, show_pos=True) as bar:
-        rounds = [dial(node, p, until_quiet=True, progress=bar.update) for p in chosen]
+        parts: dict[NodeId, tuple[int, int]] = {}
+        rounds = [
+            dial(node, p, until_quiet=True, progress=_bar_part(bar, parts, p.node_id))
+            for p in chosen
+        ]
         return list(await asyncio.gather(*rounds))
+
+
+def _bar_part(
+    bar: ProgressBar[int], parts: dict[NodeId, tuple[int, int]], peer: NodeId
+) -> Callable[[int, int], None]:
+    """A link's progress callback, adding its ``(received, total)`` into the one bar."""
+
+    def update(received: int, total: int) -> None:
+        before = parts.get(peer, (0, 0))[0]
+        parts[peer] = (received, total)
+        bar.length = sum(t for _, t in parts.values())
+        bar.update(received - before)
+
+    return update
 
 
 @sync.command()
@@ -136,22 +170,34 @@ def now(home: Path, target: str | None, as_json: bool) -> None:
             "peer": r.peer,
             "received": r.received,
             "sent": r.sent,
-            "ok": r.error is None and r.quiet,
-            "error": printable(r.error)
-            if r.error
-            else (None if r.quiet else "the link closed before the round ended"),
+            "ok": r.error is None and r.quiet and not r.diverged,
+            "error": _round_error(r),
+            "diverged": r.diverged,
         }
         for r in results
     ]
     if as_json:
         echo_json(outcomes)
     else:
-        for o in outcomes:
+        for r, o in zip(results, outcomes, strict=True):
             state = "ok" if o["ok"] else f"failed: {o['error']}"
-            click.echo(f"{o['peer']}  received {o['received']} row(s)  {state}")
+            click.echo(f"{short_id(r.peer)}  received {count(r.received)} row(s)  {state}")
     failed = [o for o in outcomes if not o["ok"]]
     if failed:
         raise click.ClickException(f"sync with {failed[0]['peer']} failed: {failed[0]['error']}")
+
+
+def _round_error(result: LinkResult) -> str | None:
+    if result.error:
+        return printable(result.error)
+    if not result.quiet:
+        return "the link closed before the round ended"
+    if result.diverged:
+        return (
+            "diverged: both hold the same log entries by stamp but other rows (row digests "
+            "differ; see feral sync status)"
+        )
+    return None
 
 
 @sync.command()
@@ -173,22 +219,16 @@ def status(home: Path, as_json: bool) -> None:
     if alarms["count"]:
         latest = alarms["latest"]
         click.echo(
-            f"INTEGRITY {alarms['count']} colliding entries received (latest from "
-            f"{latest['peer'][:12] or 'unknown'}: {latest['origin'][:12]} stamp {latest['hlc']}); "
+            f"INTEGRITY {count(alarms['count'])} colliding entries received (latest from "
+            f"{short_id(latest['peer'])}: {short_id(latest['origin'])} stamp {latest['hlc']}); "
             "kept ours, this node and its peers disagree"
         )
-    rows = []
-    for p in result["peers"]:
-        link = "wss" if p["encrypted"] else "ws (unencrypted)"
-        rows.append((
-            p["node_id"][:12], p["url"] or "(accept only)", "yes" if p["reachable"] else "no",
-            _when(p["last_sync_at"]), _lag(p["hlc_lag_ms"]), p["backlog"],
-            "yes" if p["in_sync"] else "no", link, shorten(printable(p["last_error"] or "-"), 50),
-        ))  # fmt: skip
+    now = result["now_ms"]
+    rows = [_status_cells(p, now) for p in result["peers"]]
     echo_table(
         rows,
-        ("peer", "url", "reachable", "last sync", "hlc lag", "backlog", "in sync", "link",
-         "last error"),
+        ("peer", "url", "link", "last sync", "hlc lag", "to send", "to receive", "in sync",
+         "transport", "last error"),
     )  # fmt: skip
 
 
@@ -209,6 +249,46 @@ def clock_reset(home: Path) -> None:
     )
 
 
+def _status_cells(p: dict[str, Any], now: int) -> tuple[str, ...]:
+    """One peer's row for people: short id, durations and counts in their units."""
+    if p["link_up"]:
+        link = f"up now ({duration(now - p['link_up_since'])})"
+    else:
+        link = "never up" if p["last_seen_at"] is None else f"last up {ago(p['last_seen_at'], now)}"
+    error = "-"
+    if p["last_error"]:
+        error = f"{ago(p['last_error_at'], now)}: {printable(p['last_error'])}"
+    return (
+        short_id(p["node_id"]), p["url"] or "(accept only)", link, ago(p["last_sync_at"], now),
+        "unknown" if p["hlc_lag_ms"] is None else duration(p["hlc_lag_ms"]),
+        count(p["backlog_to_send"]), count(p["backlog_to_receive"]), _sync_state(p),
+        "wss" if p["encrypted"] else "ws (unencrypted)", shorten(error, 60),
+    )  # fmt: skip
+
+
+def _sync_state(p: dict[str, Any]) -> str:
+    catch_up = p["catch_up"]
+    if p["diverged"]:
+        return "DIVERGED"
+    if catch_up and catch_up["received"] < catch_up["total"] and p["link_up"]:
+        return (
+            f"catching up {catch_up['percent']}% "
+            f"({count(catch_up['received'])} of {count(catch_up['total'])})"
+        )
+    return "yes" if p["in_sync"] else "no"
+
+
+def _log_links_to_stderr() -> None:
+    """The serve log: what the links say at INFO and above (link up, catch-up progress,
+    failures once), one plain line each on stderr."""
+    feral_log = logging.getLogger("feral")
+    if not feral_log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        feral_log.addHandler(handler)
+        feral_log.setLevel(logging.INFO)
+
+
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=9090, show_default=True)
@@ -224,6 +304,8 @@ def serve(home: Path, host: str, port: int) -> None:
     # command: a one-shot ``sync now`` only dials.
     from feral.node.api import API_TOKEN_FILE
     from feral.node.service import SyncService
+
+    _log_links_to_stderr()
 
     async def body(node: Node) -> None:
         service = SyncService(node, host, port)

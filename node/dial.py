@@ -39,7 +39,7 @@ async def dial(
     peer: PeerSettings,
     *,
     until_quiet: bool,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
     failures: FailureLog | None = None,
 ) -> LinkResult:
     """Connect to ``peer`` and run a link (one round if ``until_quiet``).

@@ -16,6 +16,7 @@ import secrets
 from collections.abc import Callable
 from typing import Protocol
 
+from feral.storage import peers as peer_status
 from feral.storage.link import Handled, LinkHandler, LinkResult, writes
 from feral.sync.errors import FeralError
 from feral.sync.ids import node_id_for
@@ -27,12 +28,15 @@ from feral.sync.session import (
     Failed,
     LocalPeer,
     PageReceived,
+    PeerCaughtUp,
+    PeerPending,
     State,
     SyncSession,
 )
 from feral.sync.types import NodeId
 
 from .identity import sign, verify
+from .link_log import FailureLog, ProgressLog
 from .node import Node
 
 __all__ = [
@@ -54,36 +58,6 @@ SEND_TIMEOUT_S = NO_PROGRESS_TIMEOUT_S
 """A frame the peer has not taken off the socket within this long means it stopped reading: the
 link is dropped rather than left waiting on a full buffer, holding its slot and its lock. What
 waits meanwhile is bounded by the session's window of unacknowledged pages."""
-
-
-class FailureLog:
-    """The serve log's account of failing links: one line per failure, not one per retry.
-
-    A lock held by a long import (or a full disk) fails every reconnect the same way until it
-    is gone; the log says so once, and again only when the failure changes or after the link
-    with that peer came up again in between.
-    """
-
-    def __init__(self) -> None:
-        self._last: dict[str, str] = {}
-
-    def failed(self, who: str, message: str) -> None:
-        """The link with ``who`` (a node id, or what else names it) failed with ``message``."""
-        if self._last.get(who) != message:
-            self._last[who] = message
-            log.warning("! link with %s failed: %s (the link will be retried)", who, message)
-
-    def crashed(self, who: str, exc: Exception) -> None:
-        """An unexpected error (a defect) ended the link: its traceback, once per streak."""
-        message = f"{type(exc).__name__}: {exc}"
-        if self._last.get(who) != message:
-            self._last[who] = message
-            log.error("! link with %s crashed (the link will be retried)", who, exc_info=exc)
-
-    def recovered(self, who: str) -> None:
-        """A link with ``who`` authenticated and recorded it: the next failure is news."""
-        if self._last.pop(who, None) is not None:
-            log.info("= link with %s is up again", who)
 
 
 class Transport(Protocol):
@@ -108,7 +82,8 @@ class PeerLink:
         expected: the peer we dialled, if any; a different id is refused.
         url: the peer's URL, for status.
         until_quiet: end the link once both sides have caught up (one sync round).
-        progress: called with the number of rows in each page applied.
+        progress: called after each page applied with the catch-up's ``(received, total)``
+            entries, the total being what the peer announced (messages.Pending).
         failures: where the serve log hears of the link's own failures (none for a CLI round,
             which reports its result instead).
     """
@@ -121,7 +96,7 @@ class PeerLink:
         expected: NodeId | None = None,
         url: str | None = None,
         until_quiet: bool = False,
-        progress: Callable[[int], None] | None = None,
+        progress: Callable[[int, int], None] | None = None,
         failures: FailureLog | None = None,
     ) -> None:
         self.node = node
@@ -134,6 +109,11 @@ class PeerLink:
         thread (storage/link.py), so this is what keeps every other task off the session
         meanwhile: a local commit's push, anti-entropy, a timeout, the end of the stream."""
         self._peer_stopped_reading = False
+        self.link_id = secrets.token_hex(8)
+        """This link's row in ``peer_links`` while it is up, read by ``sync status``."""
+        self._linked = False
+        self._progress_log = ProgressLog() if failures is not None else None
+        self._diverged = False
         self.session = SyncSession(self._local_peer(), page_limit=1000)
         self.handler = LinkHandler(
             self.session,
@@ -192,6 +172,7 @@ class PeerLink:
         except FeralError as exc:  # this node's database failed under the link
             await self._store_failed(exc)
         finally:
+            await self._link_ended()
             self._unregister()
         self.result.quiet = self.result.quiet or self.session.quiet
         return self.result
@@ -264,6 +245,21 @@ class PeerLink:
         except FeralError as exc:
             if self.failures is not None:
                 self.failures.failed(self._who(), str(exc))
+
+    async def _bookkeep(self, fn: Callable[..., None], *args: object) -> None:
+        """A status write about the link itself: a refusal is the serve log's (once)."""
+        try:
+            await self.node.store.write(fn, *args)
+        except FeralError as exc:
+            if self.failures is not None:
+                self.failures.failed(self._who(), str(exc))
+
+    async def _link_ended(self) -> None:
+        if self._linked and self.result.peer is not None:
+            self._linked = False
+            await self._bookkeep(
+                peer_status.record_link_down, self.link_id, self.result.peer, self.node.now_ms()
+            )
 
     def _who(self) -> str:
         return self.result.peer or self.handler.url or "an unidentified peer"
@@ -363,6 +359,11 @@ class PeerLink:
         if isinstance(event, Authenticated) and handled.authenticated:
             log.info("= authenticated %s (%s)", event.peer, event.name)
             self._register(event.peer)
+            self._linked = True
+            await self._bookkeep(
+                peer_status.record_link_up, self.link_id, event.peer, self.node.now_ms()
+            )
+        self._report(event, handled)
         if handled.holes:
             log.warning(
                 "! log hole for %s: asking %s again", sorted(handled.holes), self.result.peer
@@ -375,5 +376,21 @@ class PeerLink:
             )  # fmt: skip
         if handled.applied:
             await self.node.remote_applied(exclude=self)
-        if isinstance(event, PageReceived) and handled.committed and self.progress:
-            self.progress(len(event.page.deltas))
+
+    def _report(self, event: Event, handled: Handled) -> None:
+        """Progress to the caller and the serve log; divergence to the log, once per link."""
+        who = self.result.peer or "?"
+        if isinstance(event, PeerPending) and event.entries and self._progress_log is not None:
+            self._progress_log.started(who)  # (an announcement of nothing keeps the last one)
+        if handled.progress is not None:
+            if self.progress is not None:
+                self.progress(*handled.progress)
+            if self._progress_log is not None:
+                self._progress_log.advanced(who, *handled.progress)
+        if isinstance(event, PeerCaughtUp) and handled.diverged != self._diverged:
+            self._diverged = handled.diverged
+            if self._diverged:
+                log.warning(
+                    "! diverged from %s: equal vectors and entry counts, other rows (row "
+                    "digests differ); see feral sync status", who,
+                )  # fmt: skip

@@ -1,13 +1,25 @@
-"""``feral sync status`` and ``feral sync peers``: what this node knows about its mesh."""
+"""``feral sync status`` and ``feral sync peers``: what this node knows about its mesh.
+
+Status is usually read by a CLI process beside a running ``feral serve``, so everything here
+comes from the database, where the server's links record themselves: each link's row in
+``peer_links`` while it is up (with the process that holds it, so a server killed outright
+shows no link), what each peer last said it holds (vector, entry counts, log digests), the
+stream it last announced, and the last error with its time. A link is "up now" only if its
+process still runs; otherwise it was last up when its link ended or last recorded a sync.
+"""
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from typing import Any
 
-from feral.storage import delta_log, export, integrity, peers as peer_status
+from feral.storage import delta_log, export, integrity, peers as peer_status, row_digest
 from feral.sync.hlc import unpack
+from feral.sync.types import NodeId
 
 from .clock_state import ClockState, clock_state
+from .config import PeerSettings
 from .node import Node
 
 __all__ = ["peer_rows", "sync_status"]
@@ -20,39 +32,118 @@ def _lag_ms(ours: int, theirs: dict[str, int]) -> int | None:
     return max(0, unpack(ours)[0] - unpack(max(theirs.values()))[0])
 
 
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists (the link rows of a killed server stay behind)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _link_state(
+    links: list[tuple[NodeId, int, int, int]], peer: NodeId, seen: dict[str, Any], now: int
+) -> dict[str, Any]:
+    """``link_up``, ``link_up_since`` and ``last_seen_at`` (now, while a link is up)."""
+    mine = [(pid, up, at) for p, pid, up, at in links if p == peer]
+    up = [since for pid, since, _ in mine if _running(pid)]
+    ended = [at for pid, _, at in mine if not _running(pid)]
+    ended += [t for t in (seen.get("link_down_at"), seen.get("last_sync_at")) if t is not None]
+    return {
+        "link_up": bool(up),
+        "link_up_since": min(up) if up else None,
+        "last_seen_at": now if up else max(ended, default=None),
+    }
+
+
+def _catch_up(seen: dict[str, Any]) -> dict[str, int] | None:
+    total, received = seen.get("incoming_total", 0), seen.get("incoming_done", 0)
+    if not total:
+        return None
+    return {"received": received, "total": total, "percent": received * 100 // total}
+
+
+@dataclass(frozen=True)
+class _Here:
+    """What this node holds, against which each peer's record is judged."""
+
+    vector: dict[NodeId, int]
+    entries: dict[NodeId, int]
+    digest: bytes
+    alarms: dict[str, int]
+    links: list[tuple[NodeId, int, int, int]]
+    now: int
+
+
+def _in_sync(here: _Here, peer: NodeId, seen: dict[str, Any]) -> bool:
+    """Equal vectors, and equal logs by digest at those vectors (a forged entry can make
+    vectors and counts agree), and no colliding entry from the peer."""
+    theirs = seen.get("vector", {})
+    return (
+        bool(theirs)
+        and theirs == here.vector
+        and seen.get("digest_vector") == here.vector
+        and seen.get("entries") == here.entries
+        and seen.get("digest") == here.digest
+        and not here.alarms.get(peer)
+    )
+
+
+def _peer_row(
+    here: _Here, peer: PeerSettings, seen: dict[str, Any], backlog: int
+) -> dict[str, Any]:
+    compared = seen.get("digest_vector")
+    diverged = compared is not None and peer_status.diverged(
+        here.vector, here.entries, here.digest, compared, seen.get("entries", {}),
+        seen.get("digest", b""),
+    )  # fmt: skip
+    link = _link_state(here.links, peer.node_id, seen, here.now)
+    catch_up = _catch_up(seen)
+    return {
+        "node_id": peer.node_id,
+        "name": seen.get("name", ""),
+        "url": peer.url,
+        "reachable": link["link_up"],
+        **link,
+        "encrypted": seen.get("encrypted", False),
+        "last_sync_at": seen.get("last_sync_at"),
+        "hlc_lag_ms": _lag_ms(max(here.vector.values(), default=0), seen.get("vector", {})),
+        "backlog": backlog,
+        "backlog_to_send": backlog,
+        "backlog_to_receive": catch_up["total"] - catch_up["received"] if catch_up else 0,
+        "catch_up": catch_up,
+        "in_sync": _in_sync(here, peer.node_id, seen),
+        "diverged": diverged,
+        "integrity_alarms": here.alarms.get(peer.node_id, 0),
+        "clock_offset_ms": seen.get("clock_offset_ms"),
+        "last_error": seen.get("last_error"),
+        "last_error_at": seen.get("last_error_at"),
+        "errors": seen.get("errors", 0),
+        "rows_received": seen.get("rows_received", 0),
+    }
+
+
 async def peer_rows(node: Node) -> list[dict[str, Any]]:
-    """Each paired peer with what the last links recorded about it."""
-    recorded = await node.store.read(peer_status.peer_statuses)
-    alarms = await node.store.read(integrity.alarm_counts)
-    vector = await node.version_vector()
-    high = max(vector.values(), default=0)
+    """Each paired peer with what the links recorded about it."""
+    store = node.store
+    recorded = await store.read(peer_status.peer_statuses)
+    here = _Here(
+        await node.version_vector(), await store.read(delta_log.log_entry_counts),
+        await store.read(row_digest.row_digest), await store.read(integrity.alarm_counts),
+        await store.read(peer_status.link_rows), node.now_ms(),
+    )  # fmt: skip
     unmet = any(peer.node_id not in recorded for peer in node.settings.sync.peers)
     # A peer never met lacks the whole log: count it once for them all, and only if one is
     # unmet (a peer met before has its backlog counted from its vector by peer_statuses).
-    whole_log = await node.store.read(peer_status.backlog_for, {}) if unmet else 0
+    whole_log = await store.read(peer_status.backlog_for, {}) if unmet else 0
     rows = []
     for peer in node.settings.sync.peers:
         seen = recorded.get(peer.node_id, {})
-        theirs = seen.get("vector", {})
-        rows.append(
-            {
-                "node_id": peer.node_id,
-                "name": seen.get("name", ""),
-                "url": peer.url,
-                "reachable": seen.get("reachable", False),
-                "encrypted": seen.get("encrypted", False),
-                "last_sync_at": seen.get("last_sync_at"),
-                "hlc_lag_ms": _lag_ms(high, theirs),
-                "backlog": seen.get("backlog", whole_log),
-                # Equal vectors with a colliding entry from this peer are not equal state.
-                "in_sync": bool(theirs) and theirs == vector and not alarms.get(peer.node_id),
-                "integrity_alarms": alarms.get(peer.node_id, 0),
-                "clock_offset_ms": seen.get("clock_offset_ms"),
-                "last_error": seen.get("last_error"),
-                "errors": seen.get("errors", 0),
-                "rows_received": seen.get("rows_received", 0),
-            }
-        )
+        rows.append(_peer_row(here, peer, seen, seen.get("backlog", whole_log)))
     return rows
 
 
@@ -73,5 +164,6 @@ async def sync_status(node: Node) -> dict[str, Any]:
         "max_clock_skew_ms": node.settings.sync.max_clock_skew_ms,
         "embed_pending": await node.embedding.pending(),
         "clock": _clock(await clock_state(node)),
+        "now_ms": node.now_ms(),
         "peers": await peer_rows(node),
     }

@@ -149,7 +149,7 @@ def _caught_up_never_said_again(self: SyncSession, message: CaughtUp) -> None:
     """The peer's CaughtUp is noted, but ours is not said again after applying its pages."""
     self._peer_caught_up = True
     self._heard = message
-    self._events.append(PeerCaughtUp(dict(message.vector), dict(message.entries)))
+    self._events.append(PeerCaughtUp(dict(message.vector), dict(message.entries), message.digest))
 
 
 def _anti_entropy_always(self: link.LinkHandler, conn: Conn) -> None:

@@ -16,7 +16,7 @@ from collections import Counter
 from itertools import combinations
 from pathlib import Path
 
-from feral.storage import delta_log, export
+from feral.storage import delta_log, export, row_digest
 from feral.storage.store import open_sync
 from feral.sync.types import NodeId
 
@@ -376,7 +376,8 @@ class Cluster:
 
     def check_converged(self) -> None:
         """After quiescence: equal vectors, byte-identical exports, every row its LWW winner,
-        every log every write."""
+        every log every write, and row digests equal and equal to the digest computed afresh
+        (the one kept write by write, through repairs, nukes and restores, is right)."""
         first = self.nodes[0]
         lines = list(export.export_lines(first.conn))
         expected = self.ledger.expected()
@@ -396,3 +397,12 @@ class Cluster:
                 raise SimulationError(f"{node.name} does not hold the LWW winners: {detail}")
             if log_stamps(node.conn) != stamps:
                 raise SimulationError(f"{node.name}'s log differs from every write made")
+            self._check_digests(node, first)
+
+    @staticmethod
+    def _check_digests(node: SimNode, first: SimNode) -> None:
+        kept = row_digest.row_digest(node.conn)
+        if kept != row_digest.computed_afresh(node.conn):
+            raise SimulationError(f"{node.name}'s kept row digest differs from its rows")
+        if kept != row_digest.row_digest(first.conn):
+            raise SimulationError(f"row digests differ: {node.name} vs {first.name}")

@@ -10,10 +10,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from feral.storage import delta_log, export, memories, peers as peer_status
+from feral.storage import delta_log, export, memories, peers as peer_status, row_digest
+from feral.storage.store import run_write
+from feral.sync.delta import Delta, Page
 from feral.sync.hlc import COUNTER_BITS
 
 from .cluster import Cluster
+from .forgery import FORGED_ROW
 from .simnode import MAX_SKEW_MS, SimNode
 
 HOUR_MS = 3_600_000
@@ -257,3 +260,31 @@ def test_anti_entropy_in_the_middle_of_a_repair_does_not_cancel_it() -> None:
         cluster.check_converged()
     finally:
         cluster.close()
+
+
+def test_a_forged_entry_that_arrives_first_leaves_equal_vectors_reported_as_divergence(
+    pair: Cluster,
+) -> None:
+    """A paired device forges the laptop's next entry and the server takes it before the real
+    one: both then hold the laptop's log up to the same stamp with the same count, and the
+    real entry never travels. Vectors and counts agree; the row digests in CaughtUp do not,
+    so each side records the divergence and neither may be reported in sync."""
+    server, laptop = pair.nodes
+    remember(laptop, "what the laptop really wrote")
+    hlc = laptop.vector()[laptop.node_id]
+    values = (FORGED_ROW, "forged", "says", "not what was written", 0.25, None, 1, False)
+    forged = Delta("facts", FORGED_ROW, hlc, laptop.node_id, values)
+    held = server.vector().get(laptop.node_id, 0)
+    now = max(server.wall(), hlc >> COUNTER_BITS)
+    run_write(server.conn, delta_log.apply_page, Page(laptop.node_id, held, (forged,)),
+              now_ms=now, max_skew_ms=MAX_SKEW_MS)  # fmt: skip
+    pair.settle(1_000)
+    assert server.vector() == laptop.vector()
+    assert delta_log.log_entry_counts(server.conn) == delta_log.log_entry_counts(laptop.conn)
+    assert export.state_digest(server.conn) != export.state_digest(laptop.conn)
+    for node, peer in ((server, laptop), (laptop, server)):
+        seen = peer_status.peer_statuses(node.conn)[peer.node_id]
+        assert peer_status.diverged(
+            node.vector(), delta_log.log_entry_counts(node.conn), row_digest.row_digest(node.conn),
+            seen["digest_vector"], seen["entries"], seen["digest"],
+        ), node.name  # fmt: skip

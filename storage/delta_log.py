@@ -22,7 +22,7 @@ from feral.sync.schema import TABLES, Table, Value, table_by_code, table_by_name
 from feral.sync.text import printable
 from feral.sync.types import NodeId, RowId, VersionVector
 
-from . import integrity
+from . import integrity, row_digest
 from .connection import Connection
 from .erase import erase_outdated
 
@@ -110,8 +110,11 @@ def apply_deltas(conn: Connection, deltas: Sequence[Delta]) -> None:
             row[index] = 1 if row[index] else 0
         rows[table].append(row)
         entries[origin].append((origin, hlc, _CODES[table], row_id, payload))
+    change = 0  # the kept row digest moves by the hashes of the rows rewritten (row_digest.py)
     for name, table_rows in rows.items():
+        change += row_digest.change_of(conn, name, table_rows)
         conn.executemany(_UPSERT[name], table_rows)
+    row_digest.store_digest(conn, change)
     for origin, origin_entries in entries.items():
         _append_log(conn, origin, origin_entries)
 

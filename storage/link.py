@@ -42,11 +42,12 @@ from feral.sync.session import (
     PageAcked,
     PageReceived,
     PeerCaughtUp,
+    PeerPending,
     SyncSession,
 )
 from feral.sync.types import NodeId
 
-from . import delta_log, peers as peer_status
+from . import delta_log, peers as peer_status, row_digest
 from .connection import Connection, DatabaseError
 from .store import roll_back
 
@@ -63,6 +64,8 @@ class LinkResult:
     quiet: bool = False
     error: str | None = None
     error_code: str | None = None
+    diverged: bool = False
+    """The peer holds other rows at equal vectors and counts (divergence)."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,8 @@ class Handled:
         holes: origins found with a hole in this copy, asked for again from the start.
         collisions: entries of that page whose stamp this node holds with other content: an
             integrity alarm (storage/integrity.py), recorded and never applied.
+        progress: ``(received, total)`` of the catch-up the peer announced, after that page.
+        diverged: the peer holds other rows although vectors and counts match.
     """
 
     authenticated: bool = False
@@ -85,6 +90,8 @@ class Handled:
     refused: str | None = None
     holes: frozenset[NodeId] = field(default_factory=frozenset)
     collisions: int = 0
+    progress: tuple[int, int] | None = None
+    diverged: bool = False
 
 
 def writes(event: Event) -> bool:
@@ -138,6 +145,8 @@ class LinkHandler:
             self._acked(conn, event)
         elif isinstance(event, PeerCaughtUp):
             return self._caught_up(conn, event)
+        elif isinstance(event, PeerPending) and self.result.peer is not None:
+            peer_status.record_pending(conn, self.result.peer, event.entries)
         elif isinstance(event, Failed):
             self.record_failure(conn, event.code, event.message, unreachable=False)
         return Handled()
@@ -218,10 +227,13 @@ class LinkHandler:
             message = str(exc) if isinstance(exc, FeralError) else f"read failed: {exc}"
             self.session.fail("storage_error", message, CLOSE_INTERNAL)
             return
+        if event.announce:
+            self.session.send_pending(peer_status.backlog_for(conn, event.since))
         if pages:
             self.session.send_pages(pages)
         else:
-            self.session.send_caught_up(vector, delta_log.log_entry_counts(conn))
+            counts = delta_log.log_entry_counts(conn)
+            self.session.send_caught_up(vector, counts, row_digest.row_digest(conn))
 
     def _apply(self, conn: Connection, event: PageReceived) -> Handled:
         """Merge the page and ack it, or refuse the link and roll the transaction back.
@@ -244,9 +256,13 @@ class LinkHandler:
             return Handled(refused=self._refuse_page(exc))
         self.session.ack(page)
         self.result.received += applied
-        if applied and peer is not None:
-            peer_status.record_transfer(conn, peer, received=applied)
-        return Handled(committed=True, applied=applied, collisions=len(collided))
+        progress = None
+        if peer is not None:
+            if applied:
+                peer_status.record_transfer(conn, peer, received=applied)
+            progress = peer_status.record_incoming(conn, peer, len(page.deltas))
+        return Handled(committed=True, applied=applied, collisions=len(collided),
+                       progress=progress)  # fmt: skip
 
     def _refuse_page(self, exc: FeralError | DatabaseError) -> str:
         """Refuse the link for a page that could not be applied; returns the error code.
@@ -281,9 +297,14 @@ class LinkHandler:
         """
         if self.result.peer is not None:
             peer_status.record_sync(conn, self.result.peer, event.vector,
-                                    self.session.local.now_ms())  # fmt: skip
+                                    self.session.local.now_ms(), entries=event.entries,
+                                    digest=event.digest)  # fmt: skip
         vector = delta_log.version_vector(conn)
         entries = delta_log.log_entry_counts(conn)
+        diverged = peer_status.diverged(
+            vector, entries, row_digest.row_digest(conn), event.vector, event.entries, event.digest
+        )
+        self.result.diverged = diverged
         found = self.holes.check(vector, entries, event.vector, event.entries)
         if found.diverged:
             self.session.fail(
@@ -295,4 +316,4 @@ class LinkHandler:
             return Handled()
         if found.ask:
             self.session.send_vector(found.request(vector))
-        return Handled(holes=found.holes)
+        return Handled(holes=found.holes, diverged=diverged)

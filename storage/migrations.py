@@ -152,6 +152,28 @@ CREATE INDEX facts_tombstones ON facts(id) WHERE deleted = 1;
 CREATE INDEX exec_log_tombstones ON exec_log(id) WHERE deleted = 1;
 """,
     ),
+    Migration(
+        # A truthful status (issue 11): what each peer last said it holds (its counts and its
+        # row digest, storage/row_digest.py, and the vector they were taken at), the progress of the
+        # stream it last announced, when its last link ended, and the links up now, one row
+        # per link and process, so a CLI beside ``feral serve`` sees the server's links.
+        "0008_truthful_status",
+        """
+ALTER TABLE peer_status ADD COLUMN entries TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE peer_status ADD COLUMN digest TEXT;
+ALTER TABLE peer_status ADD COLUMN digest_vector TEXT;
+ALTER TABLE peer_status ADD COLUMN incoming_total INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE peer_status ADD COLUMN incoming_done INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE peer_status ADD COLUMN link_down_at INTEGER;
+CREATE TABLE peer_links (
+  link_id TEXT PRIMARY KEY NOT NULL,
+  peer TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  up_at INTEGER NOT NULL,
+  seen_at INTEGER NOT NULL
+) STRICT;
+""",
+    ),
 )
 
 

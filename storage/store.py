@@ -28,6 +28,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 from feral.sync.errors import FeralError
 
+from . import row_digest
 from .connection import Connection, DatabaseError, connect, connect_immutable, out_of_space
 from .errors import StorageError
 from .migrations import apply_migrations, pending
@@ -54,6 +55,7 @@ def open_sync(path: Path | str, *, synchronous: str = "FULL", check: bool = Fals
     try:
         apply_migrations(conn)
         _ensure_epoch(conn)
+        row_digest.fill_missing(conn)
     except DatabaseError as exc:
         conn.close()
         raise StorageError(f"cannot prepare {path}: {exc}") from exc

@@ -22,7 +22,7 @@ import msgpack
 
 from .delta import Delta, Page
 from .errors import DecodeError, FeralError
-from .messages import Ack, Auth, CaughtUp, ErrorMessage, Hello, Vector
+from .messages import Ack, Auth, CaughtUp, ErrorMessage, Hello, Pending, Vector
 from .schema import Value, table_by_code, table_by_name
 from .types import NodeId, RowId
 
@@ -40,7 +40,7 @@ __all__ = [
     "unpack_frame",
 ]
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 KIND_PAGE = 1
 MAX_FRAME_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 8
@@ -180,11 +180,11 @@ def _decode_entry(entry: object, origin: NodeId) -> Delta:
     return Delta(table.name, RowId(row_id), hlc, origin, values)
 
 
-Message = Hello | Auth | Vector | Page | Ack | CaughtUp | ErrorMessage
+Message = Hello | Auth | Vector | Page | Ack | CaughtUp | ErrorMessage | Pending
 """Everything that travels in a ``/sync`` frame."""
 
-_MESSAGE_TYPES: dict[int, type[Hello | Auth | Vector | Ack | CaughtUp | ErrorMessage]] = {
-    cls.KIND: cls for cls in (Hello, Auth, Vector, Ack, CaughtUp, ErrorMessage)
+_MESSAGE_TYPES: dict[int, type[Hello | Auth | Vector | Ack | CaughtUp | ErrorMessage | Pending]] = {
+    cls.KIND: cls for cls in (Hello, Auth, Vector, Ack, CaughtUp, ErrorMessage, Pending)
 }
 
 

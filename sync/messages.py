@@ -23,6 +23,7 @@ __all__ = [
     "CaughtUp",
     "ErrorMessage",
     "Hello",
+    "Pending",
     "Vector",
 ]
 
@@ -30,6 +31,7 @@ NONCE_BYTES = 32
 MAX_ORIGINS = 10_000
 MAX_NAME = 64
 MAX_ERROR_TEXT = 1_000
+DIGEST_BYTES = 32
 
 
 def _int(value: object, what: str, low: int = 0, high: int = MAX_PACKED) -> int:
@@ -156,19 +158,50 @@ class CaughtUp:
     ``entries`` counts, per origin, the log entries the sender holds. Equal vector entries with
     different counts mean one side's copy of that origin's log has a hole (a database restored
     from an older copy); the side with fewer entries asks for that origin again from the start.
+
+    ``digest`` is the digest of the sender's replicated rows (storage/row_digest.py), or empty.
+    When both vectors and all counts are equal, a differing digest means the two nodes hold
+    other rows for the same entries: divergence (a forged entry that reached one side first),
+    which vectors and counts cannot show.
     """
 
     KIND: ClassVar[int] = 6
     vector: VersionVector
     entries: dict[NodeId, int] = field(default_factory=dict)
+    digest: bytes = b""
 
     def to_fields(self) -> list[object]:
-        return [*Vector(self.vector).to_fields(), *Vector(self.entries).to_fields()]
+        return [*Vector(self.vector).to_fields(), *Vector(self.entries).to_fields(), self.digest]
 
     @classmethod
     def from_fields(cls, fields: list[object]) -> CaughtUp:
-        vector, entries = _fields(fields, 2, "caught-up")
-        return cls(Vector.from_fields([vector]).vector, Vector.from_fields([entries]).vector)
+        vector, entries, digest = _fields(fields, 3, "caught-up")
+        if digest != b"":
+            digest = _bytes(digest, "row digest", DIGEST_BYTES)
+        return cls(Vector.from_fields([vector]).vector, Vector.from_fields([entries]).vector,
+                   digest)  # fmt: skip
+
+    def same_holdings(self, other: CaughtUp | None) -> bool:
+        """Whether ``other`` names the same vector and entry counts (the digest aside: a
+        difference there is divergence, reported, not a transfer still to make)."""
+        return other is not None and (self.vector, self.entries) == (other.vector, other.entries)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """The sender is about to stream ``entries`` log entries the receiver lacks (as of the
+    receiver's last Vector): the receiver's to-receive backlog, and the total of its progress."""
+
+    KIND: ClassVar[int] = 8
+    entries: int
+
+    def to_fields(self) -> list[object]:
+        return [self.entries]
+
+    @classmethod
+    def from_fields(cls, fields: list[object]) -> Pending:
+        (entries,) = _fields(fields, 1, "pending")
+        return cls(_int(entries, "pending entries"))
 
 
 @dataclass(frozen=True)

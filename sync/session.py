@@ -31,7 +31,17 @@ from dataclasses import dataclass, field
 from .codec import MAX_FRAME_BYTES, Message, decode_message, encode_message
 from .delta import Page
 from .errors import DecodeError, FeralError, SchemaError
-from .messages import Ack, Auth, CaughtUp, ErrorMessage, Hello, Vector
+from .events import (
+    Authenticated,
+    DeltasRequested,
+    Event,
+    Failed,
+    PageAcked,
+    PageReceived,
+    PeerCaughtUp,
+    PeerPending,
+)
+from .messages import Ack, Auth, CaughtUp, ErrorMessage, Hello, Pending, Vector
 from .schema import SCHEMA_VERSION
 from .text import printable
 from .types import NodeId, VersionVector
@@ -49,6 +59,7 @@ __all__ = [
     "PageAcked",
     "PageReceived",
     "PeerCaughtUp",
+    "PeerPending",
     "State",
     "SyncSession",
 ]
@@ -101,66 +112,6 @@ class LocalPeer:
     nonce: bytes = field(repr=False)
 
 
-@dataclass(frozen=True)
-class Authenticated:
-    """The peer proved its identity; ``clock_offset_ms`` is its wall clock minus ours."""
-
-    peer: NodeId
-    name: str
-    epoch: str
-    clock_offset_ms: int
-
-
-@dataclass(frozen=True)
-class DeltasRequested:
-    """Answer with :meth:`SyncSession.send_pages` (``limit`` deltas at most) or ``send_caught_up``.
-
-    ``since`` is what the peer holds plus what is already on its way to it. A ``limit`` of 0
-    asks only for a fresh ``CaughtUp`` (this node's vector and entry counts): nothing is left
-    to send, but what this node holds changed since it last said so.
-    """
-
-    since: VersionVector
-    limit: int
-
-
-@dataclass(frozen=True)
-class PageReceived:
-    """Apply ``page`` in one transaction, then call :meth:`SyncSession.ack` (or ``fail``)."""
-
-    page: Page
-
-
-@dataclass(frozen=True)
-class PageAcked:
-    """The peer committed our page of ``deltas`` entries: it holds ``origin`` up to ``hlc``."""
-
-    origin: NodeId
-    hlc: int
-    deltas: int = 0
-
-
-@dataclass(frozen=True)
-class PeerCaughtUp:
-    """The peer has sent everything we lacked; ``vector`` and ``entries`` are what it holds."""
-
-    vector: VersionVector
-    entries: dict[NodeId, int] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Failed:
-    """The link failed: a refusal we sent (``remote`` False) or one the peer sent."""
-
-    code: str
-    message: str
-    remote: bool
-    close_code: int
-
-
-Event = Authenticated | DeltasRequested | PageReceived | PageAcked | PeerCaughtUp | Failed
-
-
 def transcript(
     signer: NodeId, verifier: NodeId, verifier_nonce: bytes, signer_nonce: bytes
 ) -> bytes:
@@ -194,6 +145,8 @@ class SyncSession:
         """Pages sent and not yet acked, oldest first: (origin, last stamp, deltas)."""
         """``(origin, last_hlc)`` of each page sent and not yet acked, oldest first."""
         self._requested = False
+        self._announce = False
+        """The peer's Vector came: the next request also asks how much it lacks."""
         self._stale = False
         """A local commit came in while a request was open: its answer may predate the commit."""
         self._caught_up_sent = False
@@ -237,6 +190,8 @@ class SyncSession:
 
         The last condition is what keeps a round open while a repair is pending on either side:
         a side whose copy has a hole says fewer entries than its peer until the repair is done.
+        The row digest is left out of it: differing digests at equal holdings are divergence,
+        which no further transfer mends; the node reports it (storage/link.py).
         """
         return (
             self.state is State.OPEN
@@ -245,7 +200,7 @@ class SyncSession:
             and not self._unacked
             and not self._requested
             and self._said is not None
-            and self._said == self._heard
+            and self._said.same_holdings(self._heard)
         )
 
     # -- inputs --------------------------------------------------------------------------------
@@ -301,11 +256,15 @@ class SyncSession:
         self._maybe_request()
 
     def send_caught_up(
-        self, vector: VersionVector, entries: dict[NodeId, int] | None = None
+        self,
+        vector: VersionVector,
+        entries: dict[NodeId, int] | None = None,
+        digest: bytes = b"",
     ) -> None:
         """Answer a :class:`DeltasRequested` that found nothing to send.
 
-        ``entries`` (log entries held per origin) lets the peer detect a hole in its copy.
+        ``entries`` (log entries held per origin) lets the peer detect a hole in its copy, and
+        ``digest`` (of the rows held) rows that differ at equal counts.
         """
         self._requested = False
         if self._stale:  # the node may have looked before the commit: look again
@@ -315,8 +274,13 @@ class SyncSession:
         if self.state is State.OPEN and not self._unacked and not self._caught_up_sent:
             self._caught_up_sent = True
             self._applied_since_said = False
-            self._said = CaughtUp(dict(vector), dict(entries or {}))
+            self._said = CaughtUp(dict(vector), dict(entries or {}), digest)
             self._send(self._said)
+
+    def send_pending(self, entries: int) -> None:
+        """Tell the peer how many entries it lacks, before streaming them (``announce``)."""
+        if self.state is State.OPEN:
+            self._send(Pending(entries))
 
     def ack(self, page: Page) -> None:
         """The node committed ``page``: tell the peer.
@@ -371,7 +335,8 @@ class SyncSession:
     def _request(self, limit: int) -> None:
         if self.state is State.OPEN and self.peer_vector is not None and not self._requested:
             self._requested = True
-            self._events.append(DeltasRequested(dict(self._sent), limit))
+            self._events.append(DeltasRequested(dict(self._sent), limit, self._announce))
+            self._announce = False
 
     def _receive_caught_up(self, message: CaughtUp) -> None:
         """The peer has sent everything. If we applied its pages since our last CaughtUp, say
@@ -383,7 +348,9 @@ class SyncSession:
         """
         self._peer_caught_up = True
         self._heard = message
-        self._events.append(PeerCaughtUp(dict(message.vector), dict(message.entries)))
+        self._events.append(
+            PeerCaughtUp(dict(message.vector), dict(message.entries), message.digest)
+        )
         if self._applied_since_said and self._caught_up_sent:
             self._caught_up_sent = False
             self._request(0)
@@ -449,6 +416,7 @@ class SyncSession:
             self.peer_vector = dict(message.vector)
             self._sent = dict(message.vector)
             self._caught_up_sent = False
+            self._announce = True
             self._maybe_request()
         elif isinstance(message, Page):
             self._peer_caught_up = False  # until the peer says CaughtUp again after this page
@@ -457,6 +425,8 @@ class SyncSession:
             self._receive_ack(message)
         elif isinstance(message, CaughtUp):
             self._receive_caught_up(message)
+        elif isinstance(message, Pending):
+            self._events.append(PeerPending(message.entries))
         else:
             self.fail("protocol_error", f"unexpected {type(message).__name__} after the "
                       "handshake (a replayed handshake?)", CLOSE_PROTOCOL)  # fmt: skip

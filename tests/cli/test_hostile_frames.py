@@ -26,7 +26,7 @@ from feral.sync.codec import (
     encode_message,
 )
 from feral.sync.delta import Page
-from feral.sync.messages import Auth, ErrorMessage, Hello, Vector
+from feral.sync.messages import Auth, ErrorMessage, Hello, Pending, Vector
 from feral.sync.schema import SCHEMA_VERSION
 from feral.sync.session import SyncSession
 
@@ -375,6 +375,8 @@ async def test_a_paired_link_stays_open_while_another_connection_is_refused(targ
         assert_outcome(outcome, "bad_frame", 1007)
 
         await ws.send(encode_message(Vector({})))  # "I hold nothing": the server streams its rows
+        announced = decode_message(await receive(ws))  # how many, first (protocol 2)
+        assert isinstance(announced, Pending) and announced.entries > 0, announced
         page = decode_message(await receive(ws))
         assert isinstance(page, Page) and page.deltas
         assert page.origin == target.server.node_id

@@ -83,7 +83,9 @@ async def test_after_a_round_both_sides_show_the_peer_in_sync(mesh: Mesh) -> Non
     assert status_a["hlc"] == status_b["hlc"]
     for row, name in ((status_a["peers"][0], "b"), (status_b["peers"][0], "a")):
         assert row["node_id"] == mesh.ids[name]
-        assert row["reachable"] is True
+        # The round's link ended with it: reachable means a link up now, so it says when.
+        assert row["reachable"] is False and row["link_up"] is False
+        assert row["last_seen_at"] == clock.now
         assert row["last_sync_at"] == clock.now
         assert row["hlc_lag_ms"] == 0
         assert row["backlog"] == 0

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
 from feral.storage.connection import Connection
 from feral.storage.peers import (
     backlog_for,
+    diverged,
+    link_rows,
     peer_statuses,
     record_ack,
     record_attempt,
     record_error,
+    record_incoming,
+    record_link_down,
+    record_link_up,
+    record_pending,
     record_session,
     record_sync,
     record_transfer,
@@ -49,6 +56,12 @@ def test_an_attempt_creates_the_peer_with_defaults(conn: Connection) -> None:
         "encrypted": False,
         "rows_received": 0,
         "rows_sent": 0,
+        "entries": {},
+        "digest": b"",
+        "digest_vector": None,
+        "incoming_total": 0,
+        "incoming_done": 0,
+        "link_down_at": None,
         "backlog": 0,
     }
 
@@ -157,3 +170,42 @@ def test_peer_statuses_count_each_peers_backlog(make_replica: Callable[..., Repl
     run_write(a.conn, record_attempt, C, URL, T0)
     statuses = peer_statuses(a.conn)
     assert (statuses[B]["backlog"], statuses[C]["backlog"]) == (1, 2)
+
+
+def test_a_completed_exchange_clears_the_last_error_and_keeps_its_count(conn: Connection) -> None:
+    run_write(conn, record_error, PEER, "cannot reach it", T0, unreachable=True)
+    assert (status(conn)["last_error"], status(conn)["last_error_at"]) == ("cannot reach it", T0)
+    run_write(conn, record_sync, PEER, {A: 10}, T0 + 5)
+    row = status(conn)
+    assert (row["last_error"], row["last_error_at"], row["errors"]) == (None, None, 1)
+
+
+def test_an_announced_stream_counts_its_progress_until_the_peer_caught_up(
+    conn: Connection,
+) -> None:
+    run_write(conn, record_pending, PEER, 2500)
+    assert run_write(conn, record_incoming, PEER, 1000) == (1000, 2500)
+    assert run_write(conn, record_incoming, PEER, 2000) == (2500, 2500)  # never past the total
+    run_write(conn, record_pending, PEER, 0)  # nothing to send: the last figures stay
+    assert (status(conn)["incoming_done"], status(conn)["incoming_total"]) == (2500, 2500)
+    run_write(conn, record_pending, PEER, 40)
+    run_write(conn, record_sync, PEER, {A: 10}, T0)
+    assert (status(conn)["incoming_done"], status(conn)["incoming_total"]) == (40, 40)
+
+
+def test_a_link_is_recorded_with_its_process_while_it_is_up(conn: Connection) -> None:
+    run_write(conn, record_link_up, "link-1", PEER, T0)
+    ((peer, pid, up, seen),) = link_rows(conn)
+    assert (peer, pid, up, seen) == (PEER, os.getpid(), T0, T0)
+    run_write(conn, record_link_down, "link-1", PEER, T0 + 9)
+    assert link_rows(conn) == []
+    assert status(conn)["link_down_at"] == T0 + 9
+
+
+def test_divergence_is_judged_only_at_equal_vectors_and_counts() -> None:
+    one, two = b"1" * 32, b"2" * 32
+    assert diverged({A: 5}, {A: 2}, one, {A: 5}, {A: 2}, two)
+    assert not diverged({A: 5}, {A: 2}, one, {A: 5}, {A: 2}, one)
+    assert not diverged({A: 5}, {A: 2}, one, {A: 6}, {A: 3}, two)
+    assert not diverged({A: 5}, {A: 2}, one, {A: 5}, {A: 1}, two)
+    assert not diverged({A: 5}, {A: 2}, one, {A: 5}, {A: 2}, b"")

@@ -134,7 +134,7 @@ def test_an_empty_page_round_trips():
 
 def test_the_page_layout_matches_the_documented_wire_format():
     page = Page(ORIGIN, 5, (Delta("facts", RowId("r1"), 6, ORIGIN, None),))
-    assert msgpack.unpackb(encode_page(page)) == [1, 1, ORIGIN, 5, [[2, 6, "r1", None]]]
+    assert msgpack.unpackb(encode_page(page)) == [2, 1, ORIGIN, 5, [[2, 6, "r1", None]]]
 
 
 @given(st.lists(plain_values, max_size=10).map(tuple))
@@ -349,7 +349,7 @@ def test_a_page_must_be_an_array_of_five(obj):
         decode_page(msgpack.packb(obj))
 
 
-@pytest.mark.parametrize("version", [0, 2, "1", None])
+@pytest.mark.parametrize("version", [0, 1, "2", None])
 def test_an_unknown_protocol_version_is_refused(version):
     with pytest.raises(DecodeError, match="protocol version"):
         decode_page(frame(version=version))
@@ -362,7 +362,7 @@ def test_a_frame_of_another_kind_is_refused(kind):
 
 
 def test_page_deltas_must_be_an_array():
-    data = msgpack.packb([1, 1, ORIGIN, 0, {"a": 1}])
+    data = msgpack.packb([PROTOCOL_VERSION, 1, ORIGIN, 0, {"a": 1}])
     with pytest.raises(DecodeError, match="deltas must be an array"):
         decode_page(data)
 

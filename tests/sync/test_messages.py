@@ -20,6 +20,7 @@ from feral.sync.messages import (
     CaughtUp,
     ErrorMessage,
     Hello,
+    Pending,
     Vector,
 )
 from feral.sync.types import NodeId
@@ -121,14 +122,28 @@ def test_a_vector_is_sent_with_its_origins_in_sorted_order():
     assert list(obj[2]) == [NODE, OTHER]
 
 
-def test_a_caught_up_is_a_vector_then_log_entry_counts():
-    encoded = encode_message(CaughtUp({NODE: 5}, {NODE: 3}))
-    assert msgpack.unpackb(encoded) == [PROTOCOL_VERSION, 6, {NODE: 5}, {NODE: 3}]
+def test_a_caught_up_is_a_vector_then_log_entry_counts_then_a_row_digest():
+    encoded = encode_message(CaughtUp({NODE: 5}, {NODE: 3}, b"d" * 32))
+    assert msgpack.unpackb(encoded) == [PROTOCOL_VERSION, 6, {NODE: 5}, {NODE: 3}, b"d" * 32]
 
 
-def test_a_caught_up_round_trips_its_entry_counts():
-    message = CaughtUp({NODE: 5, OTHER: 9}, {NODE: 3, OTHER: 1})
+def test_a_caught_up_round_trips_its_entry_counts_and_digests():
+    message = CaughtUp({NODE: 5, OTHER: 9}, {NODE: 3, OTHER: 1}, b"\x00" * 32)
     assert decode_message(encode_message(message)) == message
+
+
+@pytest.mark.parametrize("digest", [b"d" * 31, b"d" * 33, "d" * 32, None, 5, {}])
+def test_a_row_digest_must_be_32_bytes_or_empty(digest):
+    with pytest.raises(DecodeError, match="row digest"):
+        decode_message(raw(CaughtUp.KIND, {NODE: 1}, {NODE: 1}, digest))
+
+
+def test_a_pending_is_a_count_of_entries():
+    assert msgpack.unpackb(encode_message(Pending(12))) == [PROTOCOL_VERSION, 8, 12]
+    assert decode_message(encode_message(Pending(0))) == Pending(0)
+    for wrong in (-1, True, 1.5, None):
+        with pytest.raises(DecodeError, match="pending entries"):
+            decode_message(raw(Pending.KIND, wrong))
 
 
 @pytest.mark.parametrize("message", [Vector({}), CaughtUp({})])
@@ -156,19 +171,19 @@ def test_boundary_values_are_accepted():
 # -- version and kind --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", [0, 2, -1, "1", None, [1], b"\x01"])
+@pytest.mark.parametrize("version", [0, 1, 3, -1, "2", None, [2], b"\x02"])
 def test_a_frame_of_another_protocol_version_is_refused(version):
     with pytest.raises(DecodeError, match="protocol version"):
         decode_message(raw(7, "code", "text", version=version))
 
 
-@pytest.mark.parametrize("version", [True, 1.0])
-def test_a_version_that_only_equals_one_is_refused(version):
+@pytest.mark.parametrize("version", [2.0])
+def test_a_version_that_only_equals_an_integer_is_refused(version):
     with pytest.raises(DecodeError, match="protocol version"):
         decode_message(raw(7, "code", "text", version=version))
 
 
-@pytest.mark.parametrize("kind", [0, 8, 99, -1, 2**40])
+@pytest.mark.parametrize("kind", [0, 9, 99, -1, 2**40])
 def test_an_unknown_message_kind_is_refused(kind):
     with pytest.raises(DecodeError, match="unknown message kind"):
         decode_message(raw(kind))
@@ -195,8 +210,9 @@ def test_a_frame_that_is_not_an_array_of_version_and_kind_is_refused(obj):
         (Auth(b"s" * 64), 1),
         (Vector({}), 1),
         (Ack(NODE, 1), 2),
-        (CaughtUp({}), 2),
+        (CaughtUp({}), 3),
         (ErrorMessage("c", "m"), 2),
+        (Pending(1), 1),
     ],
 )
 def test_a_message_with_a_field_too_many_or_too_few_is_refused(message, count):
@@ -253,8 +269,8 @@ def test_an_auth_signature_must_be_64_bytes(signature):
 
 
 def tail(cls: type) -> list[object]:
-    """The fields after the vector: a CaughtUp also carries its (empty) entry counts."""
-    return [{}] if cls is CaughtUp else []
+    """The fields after the vector: a CaughtUp also carries its (empty) counts and digests."""
+    return [{}, b""] if cls is CaughtUp else []
 
 
 @pytest.mark.parametrize("cls", [Vector, CaughtUp])

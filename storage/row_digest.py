@@ -1,0 +1,145 @@
+"""A digest of this node's replicated rows, kept up to date with every write (PROTOCOL.md §7).
+
+Two nodes whose vectors and entry counts are equal hold the same entries by stamp, but not
+necessarily the same rows: a forged entry that reached one of them first, under a stamp its
+origin also used, is kept there and the real one never arrives (issue 11, finding 7).
+
+The export's SHA-256 (``state_digest``) tells them apart, but it reads and serialises every
+row: 0.65-3.9 s on a 20,000-row store, far too much for every ``CaughtUp``. So the node keeps
+a second digest of the same rows, the sum modulo 2²⁵⁶ of each row's SHA-256 (an order-free set
+hash), in ``meta`` under ``row_digest``, moved in the transaction that writes the rows:
+:func:`feral.storage.delta_log.apply_deltas`, the one path of every row write, reads the rows
+of its batch before its upsert, folds the batch over them by the upsert's own rule (strictly
+greater ``(hlc, origin)`` wins, :func:`change_of`) and swaps the hashes of the rows that
+change. A ``CaughtUp`` then costs one small read. It covers the rows themselves, the same ones
+the export holds, and not the log: two honest logs can differ in which payloads a nuke
+erased (an entry older than a tombstone that lost to a newer write), while their rows are
+equal.
+
+A sum of hashes is not a signature: a forger changing one row would need a second preimage,
+but one who controls many rows could aim for a colliding sum. Signed per-origin logs close
+that (docs/PROTOCOL.md §11).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+
+import msgpack
+
+from feral.sync.schema import TABLES, Table
+
+from .connection import Connection
+
+__all__ = [
+    "DIGEST_BYTES",
+    "computed_afresh",
+    "fill_missing",
+    "row_digest",
+    "change_of",
+    "rows_hash",
+    "store_digest",
+]
+
+DIGEST_BYTES = 32
+_MODULUS = 1 << (8 * DIGEST_BYTES)
+_KEY = "row_digest"
+
+
+def _select(table: Table) -> str:
+    """The exported columns of ``table`` (its values and clock fields), names from the registry."""
+    names = ", ".join(f'"{n}"' for n in (*table.column_names, "hlc", "origin", "deleted"))
+    return f'SELECT {names} FROM "{table.name}"'
+
+
+_SELECT = {table.name: _select(table) for table in TABLES}
+
+
+_REALS = {
+    table.name: frozenset(i for i, c in enumerate(table.columns) if c.kind == "real")
+    for table in TABLES
+}
+"""Columns a STRICT table stores as REAL: a value bound as an int reads back as a float."""
+
+
+def _hash(table: str, record: Iterable[object]) -> int:
+    reals = _REALS[table]
+    values = [float(v) if i in reals and isinstance(v, int) else v for i, v in enumerate(record)]
+    data = msgpack.packb([table, *values], use_bin_type=True)
+    return int.from_bytes(hashlib.sha256(data).digest(), "big")
+
+
+def rows_hash(conn: Connection, table: str, ids: Iterable[str]) -> int:
+    """The summed hashes of ``table``'s rows with these ids, as they are now."""
+    query = f"{_SELECT[table]} WHERE id IN (SELECT value FROM json_each(?))"
+    return sum(_hash(table, r) for r in conn.execute(query, (json.dumps(sorted(set(ids))),)))
+
+
+def change_of(conn: Connection, table: str, rows: Sequence[Sequence[object]]) -> int:
+    """How the digest moves when ``rows`` (as bound to the upsert: values, hlc, origin,
+    deleted) are upserted into ``table`` in order, each winning only over an older row.
+
+    The rows held are read once; the winners are found here by the guard's own order, so the
+    rows written need not be read back (the values bound are the values stored).
+    """
+    query = f"{_SELECT[table]} WHERE id IN (SELECT value FROM json_each(?))"
+    ids = json.dumps(sorted({str(row[0]) for row in rows}))
+    held = {record[0]: tuple(record) for record in conn.execute(query, (ids,))}
+    final: dict[object, Sequence[object]] = dict(held)
+    for row in rows:
+        current = final.get(row[0])
+        if current is None or (row[-3], row[-2]) > (current[-3], current[-2]):
+            final[row[0]] = row
+    change = 0
+    for key, row in final.items():
+        before = held.get(key)
+        if before is None or tuple(row) != before:
+            change += _hash(table, row) - (0 if before is None else _hash(table, before))
+    return change
+
+
+def _all_rows(conn: Connection) -> int:
+    return sum(_hash(t.name, r) for t in TABLES for r in conn.execute(_SELECT[t.name]))
+
+
+def _stored(conn: Connection) -> int | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (_KEY,)).fetchone()
+    return None if row is None else int.from_bytes(row[0], "big")
+
+
+def store_digest(conn: Connection, change: int) -> None:
+    """Move the kept digest by ``change`` (inside the write's transaction)."""
+    current = _stored(conn)
+    total = _all_rows(conn) if current is None else current + change
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
+        "value = excluded.value",
+        (_KEY, (total % _MODULUS).to_bytes(DIGEST_BYTES, "big")),
+    )
+
+
+def fill_missing(conn: Connection) -> None:
+    """Compute the digest of a database from before it was kept; a read when it is kept."""
+    if _stored(conn) is not None:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        store_digest(conn, 0)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def computed_afresh(conn: Connection) -> bytes:
+    """The digest computed from every row, ignoring the kept one (tests and the oracle)."""
+    return (_all_rows(conn) % _MODULUS).to_bytes(DIGEST_BYTES, "big")
+
+
+def row_digest(conn: Connection) -> bytes:
+    """The digest of this node's replicated rows (computed on the spot if never kept)."""
+    current = _stored(conn)
+    total = _all_rows(conn) if current is None else current
+    return (total % _MODULUS).to_bytes(DIGEST_BYTES, "big")
