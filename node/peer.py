@@ -16,11 +16,10 @@ import secrets
 from collections.abc import Callable
 from typing import Protocol
 
-from feral.storage.link import Handled, LinkHandler, LinkResult, writes
+from feral.storage.link import FailureLog, Handled, LinkHandler, LinkResult, writes
 from feral.sync.errors import FeralError
 from feral.sync.ids import node_id_for
 from feral.sync.session import (
-    CLOSE_INTERNAL,
     CLOSE_POLICY,
     Authenticated,
     Event,
@@ -54,36 +53,6 @@ SEND_TIMEOUT_S = NO_PROGRESS_TIMEOUT_S
 """A frame the peer has not taken off the socket within this long means it stopped reading: the
 link is dropped rather than left waiting on a full buffer, holding its slot and its lock. What
 waits meanwhile is bounded by the session's window of unacknowledged pages."""
-
-
-class FailureLog:
-    """The serve log's account of failing links: one line per failure, not one per retry.
-
-    A lock held by a long import (or a full disk) fails every reconnect the same way until it
-    is gone; the log says so once, and again only when the failure changes or after the link
-    with that peer came up again in between.
-    """
-
-    def __init__(self) -> None:
-        self._last: dict[str, str] = {}
-
-    def failed(self, who: str, message: str) -> None:
-        """The link with ``who`` (a node id, or what else names it) failed with ``message``."""
-        if self._last.get(who) != message:
-            self._last[who] = message
-            log.warning("! link with %s failed: %s (the link will be retried)", who, message)
-
-    def crashed(self, who: str, exc: Exception) -> None:
-        """An unexpected error (a defect) ended the link: its traceback, once per streak."""
-        message = f"{type(exc).__name__}: {exc}"
-        if self._last.get(who) != message:
-            self._last[who] = message
-            log.error("! link with %s crashed (the link will be retried)", who, exc_info=exc)
-
-    def recovered(self, who: str) -> None:
-        """A link with ``who`` authenticated and recorded it: the next failure is news."""
-        if self._last.pop(who, None) is not None:
-            log.info("= link with %s is up again", who)
 
 
 class Transport(Protocol):
@@ -244,12 +213,8 @@ class PeerLink:
         """
         message = str(exc)
         async with self._lock:
-            self.session.frames_to_send()
-            self.session.fail("storage_error", message, CLOSE_INTERNAL)
-            self.session.events_received()  # our own refusal: reported here, not answered
+            self.handler.store_failed(message)
             await self._flush()
-        if self.result.error is None:
-            self.result.error, self.result.error_code = message, "storage_error"
         if self.failures is not None:
             self.failures.failed(self._who(), message)
         await self._record("storage_error", message, unreachable=False)
