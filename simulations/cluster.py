@@ -30,7 +30,7 @@ from .model import (
     words_kept_after_nuke,
 )
 from .network import Link, ManualClock, SimNetwork, SimTime
-from .nuking import erased_words_held
+from .nuking import Secrets, erased_words_held
 from .simnode import SimNode
 
 __all__ = [
@@ -86,6 +86,8 @@ class Cluster:
         """Origins restored from a backup under their own id: their logs may have holes."""
         self.identities = 0
         self.joined = 0
+        self.secrets = Secrets()
+        """Facts with words of their own, to look for after a nuke (simulations/nuking.py)."""
 
     def _new_node(self, name: str) -> SimNode:
         path = self.directory / f"{name}.db"
@@ -341,7 +343,7 @@ class Cluster:
             node.high_water = mark
             if kept := words_kept_after_nuke(node.conn):
                 problems.append(f"{node.name}'s log keeps the words of {kept} nuked entries")
-            problems += erased_words_held(node)
+            problems += erased_words_held(node, self.secrets)
             summary = log_summary(node.conn)
             counts = delta_log.log_entry_counts(node.conn)
             if counts != {origin: count for origin, (count, _) in summary.items()}:

@@ -33,7 +33,9 @@ __all__ = ["Faults", "FaultyConnection", "SQLITE_FULL", "status_beyond_held"]
 
 SQLITE_FULL = 13
 
-_WRITE = re.compile(r"\s*(INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE)
+_WRITE = re.compile(r"\s*(INSERT|UPDATE|DELETE|REPLACE)\b(?!.*\btemp\.)", re.IGNORECASE | re.DOTALL)
+"""A write to the database file; the connection's TEMP tables live elsewhere (not on the disk
+that filled up)."""
 
 
 @dataclass

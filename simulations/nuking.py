@@ -41,11 +41,10 @@ class Secrets:
             self.words[fact_id(*triple)] = word
 
     def nuke(self, node: SimNode, i: int) -> None:
-        """Nuke the ``i``-th secret (modulo) on ``node``; one it does not hold live is skipped
-        (the product refuses it)."""
-        if self.words:
-            ids = sorted(self.words)
-            node.commit(memories.nuke, ids[i % len(ids)])
+        """Nuke the ``i``-th secret (modulo) of those ``node`` holds live."""
+        live = [row_id for row_id in sorted(self.words) if _live(node, row_id)]
+        if live:
+            node.commit(memories.nuke, live[i % len(live)])
 
     def join(self, cluster: Cluster, sponsor: int) -> SimNode:
         """A new device joins, linked with ``sponsor``; it must never receive the words of the
@@ -61,19 +60,30 @@ class Secrets:
         return node
 
 
-def _tombstone(node: SimNode, row_id: RowId) -> bool:
+def _deleted(node: SimNode, row_id: RowId) -> bool | None:
+    """Whether ``node``'s row is a tombstone (``None``: it holds no such row)."""
     row = node.conn.execute("SELECT deleted FROM facts WHERE id = ?", (row_id,)).fetchone()
-    return row is not None and bool(row[0])
+    return None if row is None else bool(row[0])
 
 
-def erased_words_held(node: SimNode) -> list[str]:
-    """Oracle: the words a device must never receive are nowhere in its database's files."""
-    if not node.erased_words:
+def _tombstone(node: SimNode, row_id: RowId) -> bool:
+    return _deleted(node, row_id) is True
+
+
+def _live(node: SimNode, row_id: RowId) -> bool:
+    return _deleted(node, row_id) is False
+
+
+def erased_words_held(node: SimNode, secrets: Secrets) -> list[str]:
+    """Oracle: no word of a secret ``node`` holds as a tombstone, and none it was never to
+    receive, is anywhere in its database's files (rows, log, full-text index, free pages, WAL):
+    the nuke erased them (storage/erase.py), here and wherever the tombstone went."""
+    words = node.erased_words | {
+        word for row_id, word in secrets.words.items() if _tombstone(node, row_id)
+    }
+    if not words:
         return []
-    data = b"".join(
-        path.read_bytes()
-        for suffix in ("", "-wal")
-        if (path := Path(f"{node.path}{suffix}")).exists()
-    )
-    held = sorted(word for word in node.erased_words if word.encode() in data)
+    files = [Path(f"{node.path}{suffix}") for suffix in ("", "-wal")]
+    data = b"".join(path.read_bytes() for path in files if path.exists())
+    held = sorted(word for word in words if word.encode() in data)
     return [f"{node.name}'s database holds nuked words {held}"] if held else []

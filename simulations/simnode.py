@@ -14,12 +14,13 @@ simulation pushes at once: one of the schedules the real node may take.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, ParamSpec
 
-from feral.storage import delta_log, stats as store_stats
+from feral.storage import delta_log, erase, stats as store_stats
 from feral.storage.connection import Connection
 from feral.storage.link import FailureLog, Handled, LinkHandler, writes
 from feral.storage.memories import Stamp
@@ -48,6 +49,11 @@ MAX_SKEW_MS = 300_000
 MAX_EVENTS_PER_PUMP = 1_000
 """Events one frame (or one local commit) may cause before the loop answering them is called a
 spin; a real one is a handful (a request, its pages, the next request)."""
+
+SIM_LOG = logging.getLogger("simulations.peer")
+"""Where the simulated devices' serve logs go: counted (``failure_lines``), never printed."""
+SIM_LOG.addHandler(logging.NullHandler())
+SIM_LOG.propagate = False
 
 DRIFT_MS = max(DEFAULT_MAX_DRIFT_MS, MAX_SKEW_MS)
 """The clock's drift limit, chosen as node/node.py chooses it."""
@@ -82,7 +88,7 @@ class SimNode:
         self.sessions_made = 0
         self.faults = Faults()
         """What is wrong with its disk (simulations/faults.py): it outlives restarts."""
-        self.failures = FailureLog()
+        self.failures = FailureLog(SIM_LOG)
         """The serve log's account of failing links, kept by the node's own rule."""
         self.erased_words: frozenset[str] = frozenset()
         """Words of rows nuked before this device joined: it must never receive them."""
@@ -178,6 +184,7 @@ class SimNode:
         except FeralError:  # the disk is full: the user's write fails, nothing is written
             self.stats["refused_local_storage"] += 1
             return 0
+        erase.finish_erasing(self.conn)  # Node._committed: a nuke empties the WAL
         if issued:
             self.mark = max(self.mark, issued[-1])  # Node writes it inside the transaction
         self._record_local(issued, max(before.values(), default=0))
@@ -317,6 +324,7 @@ class SimNode:
             return
         self._check_window(page, now)
         if handled.applied:
+            erase.finish_erasing(self.conn)  # Node.remote_applied
             self.stats["deltas_applied"] += handled.applied
             self.notify(exclude=peer)
 

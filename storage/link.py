@@ -101,8 +101,9 @@ class FailureLog:
     devices account for their failures with the node's own rule.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, logger: logging.Logger = log) -> None:
         self._last: dict[str, str] = {}
+        self._log = logger
 
     def failed(self, who: str, message: str) -> bool:
         """The link with ``who`` (a node id, or what else names it) failed with ``message``;
@@ -110,7 +111,7 @@ class FailureLog:
         if self._last.get(who) == message:
             return False
         self._last[who] = message
-        log.warning("! link with %s failed: %s (the link will be retried)", who, message)
+        self._log.warning("! link with %s failed: %s (the link will be retried)", who, message)
         return True
 
     def crashed(self, who: str, exc: Exception) -> None:
@@ -118,12 +119,12 @@ class FailureLog:
         message = f"{type(exc).__name__}: {exc}"
         if self._last.get(who) != message:
             self._last[who] = message
-            log.error("! link with %s crashed (the link will be retried)", who, exc_info=exc)
+            self._log.error("! link with %s crashed (the link will be retried)", who, exc_info=exc)
 
     def recovered(self, who: str) -> None:
         """A link with ``who`` authenticated and recorded it: the next failure is news."""
         if self._last.pop(who, None) is not None:
-            log.info("= link with %s is up again", who)
+            self._log.info("= link with %s is up again", who)
 
 
 def writes(event: Event) -> bool:
