@@ -14,6 +14,7 @@ from feral.storage import delta_log, export, memories, peers as peer_status
 from feral.sync.hlc import COUNTER_BITS
 
 from .cluster import Cluster
+from .model import store_records
 from .simnode import MAX_SKEW_MS, SimNode
 
 HOUR_MS = 3_600_000
@@ -257,3 +258,37 @@ def test_anti_entropy_in_the_middle_of_a_repair_does_not_cancel_it() -> None:
         cluster.check_converged()
     finally:
         cluster.close()
+
+
+def test_a_full_disk_drops_the_links_says_so_once_and_sync_resumes_once_it_clears(
+    chain: Cluster,
+) -> None:
+    server, phone, laptop = chain.nodes
+    chain.sync_until_quiet(1_000)
+    server.faults.set(passes=0, failures=None, whole=True)
+    remember(phone, "written while the server's disk is full")
+    chain.run_rounds(200)  # every reconnect fails the same way
+    chain.check_step()
+    assert chain.stats["links_failed_storage"] > 2
+    assert chain.stats["failure_lines"] == 2  # once per peer, however often it reconnects
+    assert laptop.vector().get(phone.node_id) is None
+    told = peer_status.peer_statuses(phone.conn)[server.node_id]["last_error"]
+    assert "disk is full" in told
+    server.faults.clear()
+    chain.sync_until_quiet(1_000)
+    chain.check_converged()
+    assert rows(laptop) == 1
+
+
+def test_a_device_that_joins_after_a_nuke_never_holds_the_words(pair: Cluster) -> None:
+    server, phone = pair.nodes
+    pair.secrets.remember(phone)
+    pair.sync_until_quiet(1_000)
+    pair.secrets.nuke(server, 0)
+    pair.sync_until_quiet(1_000)
+    tablet = pair.secrets.join(pair, 0)
+    assert tablet.erased_words
+    assert_converged(pair)
+    (record,) = store_records(tablet.conn).values()
+    assert record[3]  # the row arrived as its tombstone
+    assert not tablet.problems
