@@ -20,6 +20,7 @@ from feral.sync.types import NodeId
 
 from .faults import status_beyond_held
 from .files import remove_database, scratch_directory, template_database
+from .forgery import alarms_between_honest_devices
 from .keys import FakeKeys, fingerprint
 from .model import (
     Ledger,
@@ -343,7 +344,7 @@ class Cluster:
             node.high_water = mark
             if kept := words_kept_after_nuke(node.conn):
                 problems.append(f"{node.name}'s log keeps the words of {kept} nuked entries")
-            problems += erased_words_held(node, self.secrets)
+            problems += erased_words_held(node, self.secrets) + alarms_between_honest_devices(node)
             summary = log_summary(node.conn)
             counts = delta_log.log_entry_counts(node.conn)
             if counts != {origin: count for origin, (count, _) in summary.items()}:

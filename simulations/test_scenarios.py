@@ -12,6 +12,7 @@ import pytest
 
 from feral.storage import delta_log, export, memories, peers as peer_status
 from feral.sync.hlc import COUNTER_BITS
+from feral.sync.ids import fact_id
 
 from .cluster import Cluster
 from .model import store_records
@@ -292,3 +293,38 @@ def test_a_device_that_joins_after_a_nuke_never_holds_the_words(pair: Cluster) -
     (record,) = store_records(tablet.conn).values()
     assert record[3]  # the row arrived as its tombstone
     assert not tablet.problems
+
+
+def carry(cluster: Cluster, *pairs: tuple[SimNode, SimNode]) -> None:
+    """Deliver frames on the links between these pairs only, until none is left on them."""
+    links = {(a.node_id, b.node_id) for x, y in pairs for a, b in ((x, y), (y, x))}
+    while busy := [link for link in cluster.network.busy_links() if link in links]:
+        for link in busy:
+            cluster.deliver(link)
+
+
+def test_a_copy_from_before_a_nuke_raises_no_alarm_once_the_row_is_written_again() -> None:
+    """The laptop streams the phone's write to the server, which meanwhile took it from the
+    phone, nuked it and remembered it again: the laptop's copy still holds the words the
+    server erased, and is the same write, not a forgery."""
+    cluster = Cluster(3, "mesh")
+    try:
+        server, phone, laptop = cluster.nodes
+        for edge in range(len(cluster.edges)):
+            cluster.reset(edge)
+        fact = ("alice", "likes", "tea")
+        phone.commit(memories.remember_fact, fact, now_ms=phone.wall())
+        cluster.connect(server, laptop)
+        carry(cluster, (server, laptop))
+        cluster.connect(phone, laptop)
+        carry(cluster, (phone, laptop))  # the laptop queues the write for the server
+        cluster.connect(phone, server)
+        carry(cluster, (phone, server))
+        server.commit(memories.nuke, fact_id(*fact))
+        cluster.time.advance(10)
+        server.commit(memories.remember_fact, ("Alice", "likes", "tea"), now_ms=server.wall())
+        carry(cluster, (server, laptop))
+        cluster.check_step()  # no integrity alarm between honest devices
+        assert_converged(cluster)
+    finally:
+        cluster.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from feral.storage.delta_log import changes_since, log_entry_counts, version_vector
 from feral.storage.erase import finish_erasing
 
@@ -74,3 +76,20 @@ def test_an_entry_erased_here_is_no_collision_when_a_peer_sends_it_with_its_word
     a.nuke(row["id"])
     # b's copy, sent before it heard of the nuke, holds the words a has since erased.
     assert find_collisions(a.conn, A, before_nuke) == []
+
+
+def test_an_entry_erased_here_is_no_collision_either_once_its_row_was_written_again(make_replica):
+    """Nuked, then remembered again: the row is live once more, and the copy a peer sends from
+    before the nuke is still the erased write, not a forgery (an honest pair raised an
+    integrity alarm here, and status showed them out of sync for good)."""
+    from feral.storage.integrity import find_collisions
+
+    a, b = make_replica("a", A), make_replica("b", B)
+    row = a.remember("user", "vault_code", SECRET)
+    sync_until_quiet([(a, b)])
+    before_nuke = [d for page in changes_since(b.conn, {}) for d in page.deltas]
+    a.nuke(row["id"])
+    a.remember("user", "vault_code", SECRET)
+    assert find_collisions(a.conn, A, before_nuke) == []
+    erased = [replace(d, values=None) for d in before_nuke]  # a peer's copy that erased too
+    assert find_collisions(a.conn, A, erased) == []
