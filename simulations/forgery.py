@@ -51,8 +51,8 @@ def forge_collision(node: SimNode, origin: NodeId, hlc: int) -> list[str]:
 
 
 def alarms_between_honest_devices(node: SimNode) -> list[str]:
-    """Oracle: only the forger ever raises an integrity alarm; two honest devices never hold one
-    write with different content (a nuke's erased copy included)."""
+    """Oracle, once the links are quiet: no integrity alarm stands but the forger's; honest
+    devices end up holding each write alike (a nuke's erased copy included)."""
     rows = node.conn.execute(
         "SELECT origin, hlc, peer FROM integrity_alarms WHERE peer != ? ORDER BY origin, hlc",
         (FORGER,),

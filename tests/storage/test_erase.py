@@ -93,3 +93,25 @@ def test_an_entry_erased_here_is_no_collision_either_once_its_row_was_written_ag
     assert find_collisions(a.conn, A, before_nuke) == []
     erased = [replace(d, values=None) for d in before_nuke]  # a peer's copy that erased too
     assert find_collisions(a.conn, A, erased) == []
+
+
+def test_an_alarm_for_a_copy_erased_by_a_nuke_not_heard_of_yet_is_withdrawn_with_it(make_replica):
+    """b nuked a's write, and echoes a's entry back erased before its tombstone reaches a (pages
+    go origin by origin). a cannot tell it yet from a forged tombstone and raises an alarm; once
+    the tombstone arrives, a erases its own copy the same way, and the alarm goes (it stayed, and
+    status showed the honest pair out of sync for good)."""
+    from feral.storage.integrity import alarm_counts
+
+    a, b = make_replica("a", A), make_replica("b", B)
+    row = a.remember("user", "vault_code", SECRET)
+    sync_until_quiet([(a, b)])
+    b.nuke(row["id"])
+    pages = changes_since(b.conn, {})
+    for page in [p for p in pages if p.origin == A]:
+        a.apply(page)
+    assert alarm_counts(a.conn) == {"": 1}
+    for page in [p for p in pages if p.origin == B]:
+        a.apply(page)
+    assert alarm_counts(a.conn) == {}
+    assert export_text(a.conn) == export_text(b.conn)
+    assert payloads_holding(a, SECRET) == 0
