@@ -75,18 +75,32 @@ def erase_outdated(conn: Connection, deltas: Sequence[Delta]) -> Sequence[Delta]
     current = _current_states(conn, deltas)
     newest = _newest(deltas, current)
     dead = {key: version for key, (version, tombstone) in newest.items() if tombstone}
-    erased = [
-        key for key, version in dead.items() if current.get(key, (version, True)) != (version, True)
-    ]
+    buried = _buried(deltas, dead)
+    erased = [key for key, version in buried.items()
+              if current.get(key, (version, True)) != (version, True)]  # fmt: skip
     if erased:
         rows = [(table_by_name(table).code, row_id) for table, row_id in erased]
-        blank = [[*row, *dead[key]] for row, key in zip(rows, erased, strict=True)]
+        blank = [[*row, *buried[key]] for row, key in zip(rows, erased, strict=True)]
         conn.execute(_BLANK_EARLIER, (json.dumps(blank),))
         conn.execute(_WITHDRAW_ALARMS, (json.dumps(blank),))
         _note_erased(conn, rows)
         for table, row_id in erased:
-            drop_vectors(conn, table, [row_id])
-    return [_outdated(d, dead) for d in deltas] if dead else deltas
+            if (table, row_id) in dead:  # a row written again since keeps its vectors
+                drop_vectors(conn, table, [row_id])
+    return [_outdated(d, buried) for d in deltas] if buried else deltas
+
+
+def _buried(deltas: Sequence[Delta], dead: dict[_Key, _Version]) -> dict[_Key, _Version]:
+    """For each row, the newest tombstone it has after the batch: its state, if a tombstone,
+    else the batch's newest tombstone of it. A tombstone that arrives after a newer write
+    (made by a device that had not heard of the nuke) still erases what it outdates."""
+    buried = dict(dead)
+    for delta in deltas:
+        key = (delta.table, delta.row_id)
+        if delta.values is None and key not in dead:
+            version = (delta.hlc, delta.origin)
+            buried[key] = max(buried.get(key, version), version)
+    return buried
 
 
 def _outdated(delta: Delta, dead: dict[_Key, _Version]) -> Delta:
