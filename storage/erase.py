@@ -11,7 +11,11 @@ The rule kept, for every row whose current state is a tombstone stamped ``T``: e
 that row older than ``T`` (by ``(hlc, origin)``, the merge order) has no payload. A write that
 arrives already outdated by a tombstone is stored as a tombstone at its own stamp. Both sides of
 a link apply it through :func:`erase_outdated`, called by every write (local or remote), so a
-node that receives a remote tombstone erases exactly as the node that nuked.
+node that receives a remote tombstone erases exactly as the node that nuked. A tombstone that
+arrives after a newer write of its row (from a device that had not heard of the nuke) erases
+the entries older than itself all the same. Not yet covered: a write older than a tombstone
+that arrives once the row was written again is kept with its words (only the log would show the
+tombstone, and it has no index by row); storage/integrity.py does not take it for a forgery.
 
 The rest of the erasure is SQLite's: ``secure_delete`` zeroes freed cells and pages
 (storage/connection.py), the full-text indexes remove a deleted row's terms at once (migration
