@@ -15,7 +15,8 @@ node that receives a remote tombstone erases exactly as the node that nuked. A t
 arrives after a newer write of its row (from a device that had not heard of the nuke) erases
 the entries older than itself all the same. Not yet covered: a write older than a tombstone
 that arrives once the row was written again is kept with its words (only the log would show the
-tombstone, and it has no index by row); storage/integrity.py does not take it for a forgery.
+tombstone, and it has no index by row); storage/integrity.py does not take either copy of it
+for a forgery.
 
 The rest of the erasure is SQLite's: ``secure_delete`` zeroes freed cells and pages
 (storage/connection.py), the full-text indexes remove a deleted row's terms at once (migration

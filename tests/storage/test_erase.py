@@ -6,10 +6,12 @@ from dataclasses import replace
 
 from feral.storage.delta_log import changes_since, log_entry_counts, version_vector
 from feral.storage.erase import finish_erasing
+from feral.sync.types import NodeId
 
 from .support import A, B, C, all_deltas, export_text, pull, sync_until_quiet
 
 SECRET = "zanzibarquux"
+D = NodeId("d" * 32)
 
 
 def payloads_holding(replica, word: str) -> int:
@@ -136,3 +138,25 @@ def test_a_tombstone_that_arrives_after_a_newer_write_still_erases_the_older_ent
     assert [d.values is None for d in all_deltas(c.conn)] == [
         d.values is None for d in all_deltas(a.conn)
     ]
+
+
+def test_an_erased_copy_is_no_collision_where_the_write_came_after_its_tombstone(make_replica):
+    """c took d's archive (newer than b's nuke, made without hearing of it), then the nuke, then
+    a's write from before it, which keeps its words there (the row is live again). b's erased copy
+    of that write is the same write, not a forged tombstone."""
+    from feral.storage.integrity import find_collisions
+
+    a, b, c, d = (make_replica(n, i) for n, i in (("a", A), ("b", B), ("c", C), ("d", D)))
+    row = a.remember("user", "vault_code", SECRET)
+    pull(b, a)
+    pull(d, a)
+    b.nuke(row["id"])
+    d.time.advance(1_000)
+    d.archive(row["id"])
+    for origin, sender in ((D, d), (B, b), (A, a)):
+        for page in changes_since(sender.conn, {}):
+            if page.origin == origin:
+                c.apply(page)
+    erased = [dl for p in changes_since(b.conn, {}) if p.origin == A for dl in p.deltas]
+    assert erased[0].values is None
+    assert find_collisions(c.conn, A, erased) == []
