@@ -11,12 +11,11 @@ The rule kept, for every row whose current state is a tombstone stamped ``T``: e
 that row older than ``T`` (by ``(hlc, origin)``, the merge order) has no payload. A write that
 arrives already outdated by a tombstone is stored as a tombstone at its own stamp. Both sides of
 a link apply it through :func:`erase_outdated`, called by every write (local or remote), so a
-node that receives a remote tombstone erases exactly as the node that nuked. A tombstone that
-arrives after a newer write of its row (from a device that had not heard of the nuke) erases
-the entries older than itself all the same. Not yet covered: a write older than a tombstone
-that arrives once the row was written again is kept with its words (only the log would show the
-tombstone, and it has no index by row); storage/integrity.py does not take either copy of it
-for a forgery.
+node that receives a remote tombstone erases exactly as the node that nuked. Not yet covered:
+a tombstone that arrives after a newer write of its row (made by a device that had not heard of
+the nuke), or a write older than a tombstone that arrives once the row was written again: the
+older entries keep their words there (only the log would show the tombstone, and it has no
+index by row); storage/integrity.py takes neither copy of such an entry for a forgery.
 
 The rest of the erasure is SQLite's: ``secure_delete`` zeroes freed cells and pages
 (storage/connection.py), the full-text indexes remove a deleted row's terms at once (migration
@@ -80,32 +79,18 @@ def erase_outdated(conn: Connection, deltas: Sequence[Delta]) -> Sequence[Delta]
     current = _current_states(conn, deltas)
     newest = _newest(deltas, current)
     dead = {key: version for key, (version, tombstone) in newest.items() if tombstone}
-    buried = _buried(deltas, dead)
-    erased = [key for key, version in buried.items()
-              if current.get(key, (version, True)) != (version, True)]  # fmt: skip
+    erased = [
+        key for key, version in dead.items() if current.get(key, (version, True)) != (version, True)
+    ]
     if erased:
         rows = [(table_by_name(table).code, row_id) for table, row_id in erased]
-        blank = [[*row, *buried[key]] for row, key in zip(rows, erased, strict=True)]
+        blank = [[*row, *dead[key]] for row, key in zip(rows, erased, strict=True)]
         conn.execute(_BLANK_EARLIER, (json.dumps(blank),))
         conn.execute(_WITHDRAW_ALARMS, (json.dumps(blank),))
         _note_erased(conn, rows)
         for table, row_id in erased:
-            if (table, row_id) in dead:  # a row written again since keeps its vectors
-                drop_vectors(conn, table, [row_id])
-    return [_outdated(d, buried) for d in deltas] if buried else deltas
-
-
-def _buried(deltas: Sequence[Delta], dead: dict[_Key, _Version]) -> dict[_Key, _Version]:
-    """For each row, the newest tombstone it has after the batch: its state, if a tombstone,
-    else the batch's newest tombstone of it. A tombstone that arrives after a newer write
-    (made by a device that had not heard of the nuke) still erases what it outdates."""
-    buried = dict(dead)
-    for delta in deltas:
-        key = (delta.table, delta.row_id)
-        if delta.values is None and key not in dead:
-            version = (delta.hlc, delta.origin)
-            buried[key] = max(buried.get(key, version), version)
-    return buried
+            drop_vectors(conn, table, [row_id])
+    return [_outdated(d, dead) for d in deltas] if dead else deltas
 
 
 def _outdated(delta: Delta, dead: dict[_Key, _Version]) -> Delta:

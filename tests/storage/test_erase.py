@@ -119,27 +119,6 @@ def test_an_alarm_for_a_copy_erased_by_a_nuke_not_heard_of_yet_is_withdrawn_with
     assert payloads_holding(a, SECRET) == 0
 
 
-def test_a_tombstone_that_arrives_after_a_newer_write_still_erases_the_older_entries(make_replica):
-    """c hears of a's archive (made without having heard of b's nuke, later by the clock) before
-    the nuke itself: the row stays the archive, but the entry from before the nuke loses its
-    words as everywhere else (c kept them, echoed them, and raised an alarm for good)."""
-    a, b, c = make_replica("a", A), make_replica("b", B), make_replica("c", C)
-    row = a.remember("user", "vault_code", SECRET)
-    sync_until_quiet([(a, b)])
-    b.nuke(row["id"])
-    a.time.advance(1_000)
-    a.archive(row["id"])  # newer than the nuke: the archive wins, words and all
-    pull(c, a)
-    pull(c, b)
-    first = [d for d in all_deltas(c.conn) if d.origin == A][0]
-    assert first.values is None
-    sync_until_quiet([(a, b), (b, c)])
-    assert export_text(a.conn) == export_text(b.conn) == export_text(c.conn)
-    assert [d.values is None for d in all_deltas(c.conn)] == [
-        d.values is None for d in all_deltas(a.conn)
-    ]
-
-
 def test_an_erased_copy_is_no_collision_where_the_write_came_after_its_tombstone(make_replica):
     """c took d's archive (newer than b's nuke, made without hearing of it), then the nuke, then
     a's write from before it, which keeps its words there (the row is live again). b's erased copy
