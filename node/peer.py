@@ -17,11 +17,10 @@ from collections.abc import Callable
 from typing import Protocol
 
 from feral.storage import peers as peer_status
-from feral.storage.link import Handled, LinkHandler, LinkResult, writes
+from feral.storage.link import FailureLog, Handled, LinkHandler, LinkResult, writes
 from feral.sync.errors import FeralError
 from feral.sync.ids import node_id_for
 from feral.sync.session import (
-    CLOSE_INTERNAL,
     CLOSE_POLICY,
     Authenticated,
     Event,
@@ -36,7 +35,7 @@ from feral.sync.session import (
 from feral.sync.types import NodeId
 
 from .identity import sign, verify
-from .link_log import FailureLog, ProgressLog
+from .link_log import ProgressLog
 from .node import Node
 
 __all__ = [
@@ -225,12 +224,8 @@ class PeerLink:
         """
         message = str(exc)
         async with self._lock:
-            self.session.frames_to_send()
-            self.session.fail("storage_error", message, CLOSE_INTERNAL)
-            self.session.events_received()  # our own refusal: reported here, not answered
+            self.handler.store_failed(message)
             await self._flush()
-        if self.result.error is None:
-            self.result.error, self.result.error_code = message, "storage_error"
         if self.failures is not None:
             self.failures.failed(self._who(), message)
         await self._record("storage_error", message, unreachable=False)

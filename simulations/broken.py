@@ -16,13 +16,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from feral.storage import delta_log, integrity, link, memories
+from feral.storage import delta_log, erase, integrity, link, memories
+from feral.storage.connection import DatabaseError
+from feral.storage.store import roll_back
 from feral.sync import merge
 from feral.sync.delta import Delta, Page, Version
-from feral.sync.errors import ProtocolError
+from feral.sync.errors import FeralError, ProtocolError
 from feral.sync.hlc import COUNTER_BITS, check_skew
 from feral.sync.messages import CaughtUp
-from feral.sync.session import PeerCaughtUp, State, SyncSession
+from feral.sync.session import CLOSE_INTERNAL, PageReceived, PeerCaughtUp, State, SyncSession
 from feral.sync.types import VersionVector
 
 from . import simnode
@@ -157,6 +159,48 @@ def _anti_entropy_always(self: link.LinkHandler, conn: Conn) -> None:
     self.session.send_vector(delta_log.version_vector(conn))
 
 
+def _page_acked_after_a_failed_write(
+    self: link.LinkHandler, conn: Conn, event: PageReceived
+) -> link.Handled:
+    """A write that fails while the page is applied is swallowed: the page's rows are rolled
+    back, and the page is acked as if applied (the link goes on)."""
+    page = event.page
+    applied = 0
+    try:
+        applied = delta_log.apply_page(
+            conn, page, now_ms=self.session.local.now_ms(), max_skew_ms=self.max_skew_ms(),
+            peer=self.result.peer, checked=True, repair=self.holes.page(page.origin, page.after),
+        )  # fmt: skip
+    except DatabaseError:
+        roll_back(conn)  # the page's rows are gone, and yet it is acked below
+    except FeralError as exc:
+        roll_back(conn)
+        return link.Handled(refused=self._refuse_page(exc))
+    self.session.ack(page)
+    return link.Handled(committed=True, applied=applied)
+
+
+def _store_failed_keeping_frames(self: link.LinkHandler, message: str) -> None:
+    """The link is refused, but the frames queued inside the transaction that rolled back
+    (an ack of a page that is not held after all) go out ahead of the Error."""
+    self.session.fail("storage_error", message, CLOSE_INTERNAL)
+    self.session.events_received()
+
+
+_APPLY_PAGE = delta_log.apply_page
+
+
+def _apply_page_without_erasing(conn: Conn, page: Page, **options: Any) -> int:
+    """A tombstone from a peer is applied without erasing: only the device that nuked erases,
+    and every other keeps the words in its log, for a device that joins later."""
+    erase_outdated = getattr(delta_log, "erase_outdated")  # noqa: B009 - imported, not exported
+    setattr(delta_log, "erase_outdated", lambda conn, deltas: deltas)  # noqa: B010
+    try:
+        return _APPLY_PAGE(conn, page, **options)
+    finally:
+        setattr(delta_log, "erase_outdated", erase_outdated)  # noqa: B010
+
+
 VARIANTS = (
     Variant(
         "tie_break_ignores_node_id",
@@ -216,5 +260,25 @@ VARIANTS = (
         "anti_entropy_cancels_a_repair",
         "repair",
         ((link.LinkHandler, "anti_entropy", _anti_entropy_always),),
+    ),
+    Variant(
+        "storage_error_swallowed_and_acked",
+        "convergence",
+        ((link.LinkHandler, "_apply", _page_acked_after_a_failed_write),),
+    ),
+    Variant(
+        "ack_of_a_rolled_back_page_sent",
+        "convergence",
+        ((link.LinkHandler, "store_failed", _store_failed_keeping_frames),),
+    ),
+    Variant(
+        "nuke_erases_only_where_it_was_made",
+        "convergence",
+        ((delta_log, "apply_page", _apply_page_without_erasing),),
+    ),
+    Variant(
+        "wal_keeps_nuked_words",
+        "convergence",
+        ((erase, "checkpoint_wal", lambda conn: True),),
     ),
 )

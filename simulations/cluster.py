@@ -9,7 +9,6 @@ frames is stalled; the node's no-progress timeout (node/peer.py) closes it, and 
 
 from __future__ import annotations
 
-import atexit
 import shutil
 import tempfile
 from collections import Counter
@@ -17,9 +16,11 @@ from itertools import combinations
 from pathlib import Path
 
 from feral.storage import delta_log, export, row_digest
-from feral.storage.store import open_sync
 from feral.sync.types import NodeId
 
+from .faults import status_beyond_held
+from .files import remove_database, scratch_directory, template_database
+from .forgery import alarms_between_honest_devices
 from .keys import FakeKeys, fingerprint
 from .model import (
     Ledger,
@@ -30,6 +31,7 @@ from .model import (
     words_kept_after_nuke,
 )
 from .network import Link, ManualClock, SimNetwork, SimTime
+from .nuking import Secrets, erased_words_held
 from .simnode import SimNode
 
 __all__ = [
@@ -66,37 +68,6 @@ def edges_for(topology: str, n: int) -> list[tuple[int, int]]:
     raise ValueError(f"unknown topology {topology!r}")
 
 
-def scratch_directory() -> str | None:
-    shm = Path("/dev/shm")
-    return str(shm) if shm.is_dir() else None
-
-
-_TEMPLATE: list[Path] = []
-
-
-def template_database() -> Path:
-    """A migrated, empty database, made once per process and copied for each new node.
-
-    Its epoch row is removed, so ``open_sync`` gives each copy a fresh random epoch, as it
-    gives a new database.
-    """
-    if not _TEMPLATE:
-        directory = Path(tempfile.mkdtemp(prefix="feral-sim-", dir=scratch_directory()))
-        atexit.register(shutil.rmtree, directory, True)
-        path = directory / "template.db"
-        conn = open_sync(path, synchronous="NORMAL")
-        conn.execute("DELETE FROM meta WHERE key = 'epoch'")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        conn.close()
-        _TEMPLATE.append(path)
-    return _TEMPLATE[0]
-
-
-def _remove_database(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{path}{suffix}").unlink(missing_ok=True)
-
-
 class Cluster:
     """The devices, the links of the topology between them, the network and the oracle."""
 
@@ -109,17 +80,31 @@ class Cluster:
         self.stats: Counter[str] = Counter()
         self.page_limit = page_limit
         self.topology = topology
-        self.nodes = [self._new_node(i) for i in range(n)]
+        self.nodes = [self._new_node(NAMES[i]) for i in range(n)]
         self.edges = edges_for(topology, n)
         self.backups: dict[int, Path] = {}
         self.holes_allowed: set[NodeId] = set()
         """Origins restored from a backup under their own id: their logs may have holes."""
         self.identities = 0
+        self.joined = 0
+        self.secrets = Secrets()
+        """Facts with words of their own, to look for after a nuke (simulations/nuking.py)."""
 
-    def _new_node(self, i: int) -> SimNode:
-        path = self.directory / f"{NAMES[i]}.db"
+    def _new_node(self, name: str) -> SimNode:
+        path = self.directory / f"{name}.db"
         shutil.copyfile(template_database(), path)
-        return SimNode(self, NAMES[i], self.keys.new(NAMES[i]), path, ManualClock(self.time))
+        return SimNode(self, name, self.keys.new(name), path, ManualClock(self.time))
+
+    def join(self, sponsor: int) -> SimNode:
+        """A brand-new device joins: paired with every member (pairing is by id), and linked
+        with ``sponsor``, the device its first catch-up comes from."""
+        self.joined += 1
+        node = self._new_node(f"new{self.joined}")
+        self.nodes.append(node)
+        self.edges.append((len(self.nodes) - 1, sponsor))
+        self.connect(node, self.nodes[sponsor])
+        self.stats["joins"] += 1
+        return node
 
     def close(self) -> None:
         for node in self.nodes:
@@ -219,7 +204,7 @@ class Cluster:
     def backup(self, i: int) -> None:
         """Copy node ``i``'s database to a backup file (a consistent copy, as a backup tool
         makes one)."""
-        target = self.directory / f"{NAMES[i]}.backup"
+        target = self.directory / f"{self.nodes[i].name}.backup"
         target.unlink(missing_ok=True)
         self.nodes[i].conn.execute("VACUUM INTO ?", (str(target),))
         self.backups[i] = target
@@ -236,11 +221,11 @@ class Cluster:
         node = self.nodes[i]
         self.isolate(node)
         node.close()
-        _remove_database(node.path)
+        remove_database(node.path)
         shutil.copyfile(self.backups[i], node.path)
         if new_identity:
             self.identities += 1
-            node.keys = self.keys.new(f"{NAMES[i]}#{self.identities}")
+            node.keys = self.keys.new(f"{node.name}#{self.identities}")
         else:
             # Writes it makes before sync brings its lost ones back leave a hole below its own
             # vector entry; the link handler (storage/link.py) finds it by entry counts and
@@ -248,6 +233,8 @@ class Cluster:
             self.holes_allowed.add(node.node_id)
         node.open()
         node.high_water = 0  # a restore may lower the mark: that is what it does
+        for member in self.nodes:  # the backup may hold words nuked since: they may spread
+            member.erased_words = frozenset()
         surviving = {(o, h) for n in self.nodes for o, hs in log_stamps(n.conn).items() for h in hs}
         self.ledger.keep_only(surviving)
         self.stats["restores"] += 1
@@ -357,6 +344,7 @@ class Cluster:
             node.high_water = mark
             if kept := words_kept_after_nuke(node.conn):
                 problems.append(f"{node.name}'s log keeps the words of {kept} nuked entries")
+            problems += erased_words_held(node, self.secrets)
             summary = log_summary(node.conn)
             counts = delta_log.log_entry_counts(node.conn)
             if counts != {origin: count for origin, (count, _) in summary.items()}:
@@ -371,13 +359,16 @@ class Cluster:
                         f"{node.name}'s vector says {origin[:6]}@{hlc}, its log holds {count} "
                         f"entries up to {top}; the origin wrote {want} up to {hlc}"
                     )
+        problems += status_beyond_held(self.nodes, self.holes_allowed)
         if problems:
             raise SimulationError("\n".join(problems))
 
     def check_converged(self) -> None:
         """After quiescence: equal vectors, byte-identical exports, every row its LWW winner,
-        every log every write, and row digests equal and equal to the digest computed afresh
-        (the one kept write by write, through repairs, nukes and restores, is right)."""
+        every log every write, row digests equal and equal to the digest computed afresh
+        (the one kept write by write, through repairs, nukes and restores, is right), and no
+        integrity alarm but the forger's (an honest one may be raised for a while: see
+        storage/erase.py's ``_WITHDRAW_ALARMS``)."""
         first = self.nodes[0]
         lines = list(export.export_lines(first.conn))
         expected = self.ledger.expected()
@@ -398,6 +389,8 @@ class Cluster:
             if log_stamps(node.conn) != stamps:
                 raise SimulationError(f"{node.name}'s log differs from every write made")
             self._check_digests(node, first)
+            if alarms := alarms_between_honest_devices(node):  # in sync means no alarm
+                raise SimulationError("\n".join(alarms))
 
     @staticmethod
     def _check_digests(node: SimNode, first: SimNode) -> None:

@@ -16,7 +16,7 @@ from feral.sync.types import NodeId, RowId
 
 from .simnode import MAX_SKEW_MS, SimNode
 
-__all__ = ["FORGED_ROW", "forge_collision", "relayed_entries"]
+__all__ = ["FORGED_ROW", "alarms_between_honest_devices", "forge_collision", "relayed_entries"]
 
 FORGED_ROW = RowId("f" + "0" * 31)
 FORGER = NodeId("hostile")
@@ -48,3 +48,15 @@ def forge_collision(node: SimNode, origin: NodeId, hlc: int) -> list[str]:
     if (export.state_digest(conn), delta_log.version_vector(conn)) != before:
         problems.append(f"{node.name}: a forged entry at {origin}:{hlc} changed its state")
     return problems
+
+
+def alarms_between_honest_devices(node: SimNode) -> list[str]:
+    """Oracle, once the links are quiet: no integrity alarm stands but the forger's; honest
+    devices end up holding each write alike (a nuke's erased copy included)."""
+    rows = node.conn.execute(
+        "SELECT origin, hlc, peer FROM integrity_alarms WHERE peer != ? ORDER BY origin, hlc",
+        (FORGER,),
+    ).fetchall()
+    return [
+        f"{node.name} raised an integrity alarm at {o[:6]}@{h} against {p[:6]}" for o, h, p in rows
+    ]

@@ -14,22 +14,24 @@ simulation pushes at once: one of the schedules the real node may take.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, ParamSpec
 
-from feral.storage import delta_log, stats as store_stats
+from feral.storage import delta_log, erase, stats as store_stats
 from feral.storage.connection import Connection
-from feral.storage.link import Handled, LinkHandler, writes
+from feral.storage.link import FailureLog, Handled, LinkHandler, writes
 from feral.storage.memories import Stamp
 from feral.storage.store import open_sync, run_write
 from feral.sync.delta import Page
-from feral.sync.errors import NotFoundError
+from feral.sync.errors import FeralError, NotFoundError
 from feral.sync.hlc import COUNTER_BITS, DEFAULT_MAX_DRIFT_MS, HybridClock, delta_limit_ms
 from feral.sync.session import Event, Failed, LocalPeer, PageReceived, State, SyncSession
 from feral.sync.types import NodeId, PackedHLC, VersionVector
 
+from .faults import Faults, FaultyConnection
 from .keys import KeyPair
 from .model import SimulationError
 from .network import EOF, Frame, ManualClock
@@ -47,6 +49,11 @@ MAX_SKEW_MS = 300_000
 MAX_EVENTS_PER_PUMP = 1_000
 """Events one frame (or one local commit) may cause before the loop answering them is called a
 spin; a real one is a handful (a request, its pages, the next request)."""
+
+SIM_LOG = logging.getLogger("simulations.peer")
+"""Where the simulated devices' serve logs go: counted (``failure_lines``), never printed."""
+SIM_LOG.addHandler(logging.NullHandler())
+SIM_LOG.propagate = False
 
 DRIFT_MS = max(DEFAULT_MAX_DRIFT_MS, MAX_SKEW_MS)
 """The clock's drift limit, chosen as node/node.py chooses it."""
@@ -79,6 +86,12 @@ class SimNode:
         self.mark = 0
         """The clock mark kept beside the database (node/clock_mark.py): a restore keeps it."""
         self.sessions_made = 0
+        self.faults = Faults()
+        """What is wrong with its disk (simulations/faults.py): it outlives restarts."""
+        self.failures = FailureLog(SIM_LOG)
+        """The serve log's account of failing links, kept by the node's own rule."""
+        self.erased_words: frozenset[str] = frozenset()
+        """Words of rows nuked before this device joined: it must never receive them."""
         self._conn: Connection | None = None
         self.clock = HybridClock(self.node_id, wall, max_drift_ms=DRIFT_MS)
         self.open()
@@ -108,7 +121,7 @@ class SimNode:
     def open(self) -> None:
         """Open the database; the clock resumes from the mark kept beside it, then from the
         stored high-water mark inside each write transaction, as ``Node.open`` does."""
-        self._conn = open_sync(self.path, synchronous="NORMAL")
+        self._conn = FaultyConnection(open_sync(self.path, synchronous="NORMAL"), self.faults)
         self.clock = HybridClock(self.node_id, self.wall, read_mark(self), max_drift_ms=DRIFT_MS)
 
     def close(self) -> None:
@@ -169,6 +182,10 @@ class SimNode:
         except NotFoundError:
             self.stats["refused_local"] += 1
             return 0
+        except FeralError:  # the disk is full: the user's write fails, nothing is written
+            self.stats["refused_local_storage"] += 1
+            return 0
+        erase.finish_erasing(self.conn)  # Node._committed: a nuke empties the WAL
         if issued:
             self.mark = max(self.mark, issued[-1])  # Node writes it inside the transaction
         # Its own newest stamp: another origin's stamps never lift the clock (sync/hlc.py).
@@ -228,7 +245,8 @@ class SimNode:
         handled = 0
         while events := session.events_received():
             for event in events:
-                self._handle(peer, link, event)
+                if not self._handle(peer, link, event):
+                    break  # the store failed: the rest of the events are not answered
             handled += len(events)
             if handled > MAX_EVENTS_PER_PUMP:
                 raise SimulationError(
@@ -241,20 +259,51 @@ class SimNode:
             frames.append(EOF)
         self.cluster.network.send((self.node_id, peer), frames)
 
-    def _handle(self, peer: NodeId, link: LinkHandler, event: Event) -> None:
+    def _handle(self, peer: NodeId, link: LinkHandler, event: Event) -> bool:
         """The product's handler (storage/link.py), then what ``PeerLink`` does after it, plus
-        the oracle's bookkeeping."""
+        the oracle's bookkeeping. Returns ``False`` once the store failed under the link."""
         if isinstance(event, Failed):
             self._failed(peer, event)
         now = self.wall()
-        if writes(event):
-            handled: Handled = run_write(self.conn, link.handle, event)
-        else:
-            handled = link.handle(self.conn, event)
+        injected = self.faults.injected
+        try:
+            if writes(event):
+                handled: Handled = run_write(self.conn, link.handle, event)
+            else:
+                handled = link.handle(self.conn, event)
+        except FeralError as exc:
+            self._store_failed(peer, link, exc)
+            return False
+        finally:
+            self._check_dropped(peer, link, injected)
+        if handled.authenticated:
+            self.failures.recovered(peer)
         if handled.holes:
             self.stats["repairs"] += 1
         if isinstance(event, PageReceived):
             self._received(peer, event.page, handled, now)
+        return True
+
+    def _store_failed(self, peer: NodeId, link: LinkHandler, exc: FeralError) -> None:
+        """``PeerLink._store_failed``: refuse the link (the handler's own rule), say so once in
+        the log, and record it in status if the database lets us."""
+        message = str(exc)
+        link.store_failed(message)
+        self.stats["links_failed_storage"] += 1
+        self.stats["failure_lines"] += self.failures.failed(peer, message)
+        try:
+            run_write(self.conn, link.record_failure, "storage_error", message, unreachable=False)
+        except FeralError as again:
+            self.stats["failure_lines"] += self.failures.failed(peer, str(again))
+
+    def _check_dropped(self, peer: NodeId, link: LinkHandler, injected: int) -> None:
+        """Oracle: a write that failed while answering an event ends the link, refused with
+        ``storage_error``: a link that went on would ack, or stream past, what it lacks."""
+        if self.faults.injected == injected or link.session.state >= State.CLOSING:
+            return
+        self.problems.append(
+            f"{self.name}'s write failed under its link with {peer[:6]}, and the link went on"
+        )
 
     def _failed(self, peer: NodeId, event: Failed) -> None:
         """Record a failed link. Oracle: an honest connection never ends in ``log_diverged``
@@ -271,12 +320,24 @@ class SimNode:
         """After a page: the oracle's window check, the counts, and the push to other links."""
         if handled.refused is not None:
             self.stats[f"page_refused_{handled.refused}"] += 1
+        if self.erased_words:
+            self._check_erased(peer, page)
         if not handled.committed:
             return
         self._check_window(page, now)
         if handled.applied:
+            erase.finish_erasing(self.conn)  # Node.remote_applied
             self.stats["deltas_applied"] += handled.applied
             self.notify(exclude=peer)
+
+    def _check_erased(self, peer: NodeId, page: Page) -> None:
+        """Oracle: a device that joined after a nuke never receives the nuked row's words."""
+        for delta in page.deltas:
+            if delta.values is not None and self.erased_words & set(map(str, delta.values)):
+                self.problems.append(
+                    f"{self.name}, which joined after a nuke, received its words from "
+                    f"{peer[:6]} ({delta.origin[:6]}@{delta.hlc})"
+                )
 
     def _check_window(self, page: Page, now: int) -> None:
         """Oracle: a page that was accepted holds no stamp further ahead at receipt than

@@ -3,7 +3,9 @@
 Rules: writes that collide (remember, edit, archive/restore, hard delete, bulk import, writes made
 while a clock is far ahead), frame delivery across links, hostile in-connection faults,
 connection resets and reconnects, partitions and heals, anti-entropy, time passing, clocks set
-off within and beyond the skew window, restarts, backups and restores.
+off within and beyond the skew window, restarts, backups and restores, forged colliding entries,
+a disk that fails under the links (simulations/faults.py), and nukes followed by devices that
+join later (simulations/nuking.py).
 
 Every step is checked for safety (``Cluster.check_step``): no node's high-water mark goes back
 (except right after a restore from backup, which lowers it by design), every version-vector
@@ -74,6 +76,8 @@ SKEWS = [0, -(W - 1), -60_000, -1, 1, 60_000, W - 1, W + 1, W + 60_000, 3_600_00
 """Clock offsets: none, within the window, and beyond it (+1 h is TEST-CATALOG 13)."""
 AHEAD = [W + 1, W + 60_000, 3_600_000]
 START_SKEWS = [0, 0, 0, -1, 1, 60_000, -60_000, W - 1, -(W - 1)]
+MAX_NODES = 6
+"""Devices a cluster may grow to as new ones join."""
 
 
 class ConvergenceMachine(RuleBasedStateMachine):
@@ -261,12 +265,67 @@ class ConvergenceMachine(RuleBasedStateMachine):
         another origin, with other content: an integrity alarm, and nothing changes. A device
         that is down, or holds nothing relayed yet, is skipped."""
         n = self.node(node)
-        if n.is_down:
+        if n.is_down or n.faults.active:
             return
         held = relayed_entries(n)
         if held:
             n.problems.extend(forge_collision(n, *held[i % len(held)]))
             TOTALS["forged"] += 1
+
+    # -- a failing disk ------------------------------------------------------------------------
+
+    @rule(
+        node=node_index,
+        passes=st.integers(0, 6),
+        failures=st.sampled_from([1, 2, 5, None]),
+        whole=st.booleans(),
+    )
+    def disk_fails(self, node: int, passes: int, failures: int | None, whole: bool) -> None:
+        """The device's disk fills up (or an import holds the write lock past the timeout):
+        after ``passes`` more writes, ``failures`` writes fail (``None``: every one until it
+        clears), undoing their statement or, with ``whole``, their transaction. Whatever write
+        of a link it hits (a page, an ack's or a session's bookkeeping), the link is dropped
+        and recorded, nothing is half-applied (``check_step``), no peer is told a page is held
+        that is not, and sync resumes once it clears (``teardown``)."""
+        self.node(node).faults.set(passes=passes, failures=failures, whole=whole)
+        TOTALS["disk_faults"] += 1
+
+    @rule(node=node_index)
+    def disk_clears(self, node: int) -> None:
+        """Space is back: writes work again, and the links reconnect as they would."""
+        self.node(node).faults.clear()
+
+    # -- a nuke, then a new device ---------------------------------------------------------------
+
+    @rule(node=node_index)
+    def remember_secret(self, node: int) -> None:
+        """Write a fact whose words no other write uses (simulations/nuking.py)."""
+        self.c.secrets.remember(self.node(node))
+
+    @rule(node=node_index, i=pick)
+    def nuke_secret(self, node: int, i: int) -> None:
+        """Nuke a secret on a device that holds it live."""
+        self.c.secrets.nuke(self.node(node), i)
+
+    def can_grow(self) -> bool:
+        return self.cluster is not None and len(self.c.nodes) < MAX_NODES
+
+    @precondition(can_grow)
+    @rule(sponsor=node_index)
+    def new_device(self, sponsor: int) -> None:
+        """A brand-new device pairs and catches up from ``sponsor``: it never receives the
+        words of a secret the sponsor had nuked, anywhere in its database, and converges."""
+        self.c.secrets.join(self.c, sponsor % len(self.c.nodes))
+        TOTALS["nodes"] += 1
+
+    @precondition(can_grow)
+    @rule(node=node_index, i=pick)
+    def nuke_then_new_device(self, node: int, i: int) -> None:
+        """A device nukes a secret it holds, then a brand-new device pairs with it at once."""
+        n = self.node(node)
+        self.c.secrets.nuke(n, i)
+        self.c.secrets.join(self.c, self.c.nodes.index(n))
+        TOTALS["nodes"] += 1
 
     # -- checks --------------------------------------------------------------------------------
 
@@ -289,13 +348,16 @@ class ConvergenceMachine(RuleBasedStateMachine):
 
     def converge(self) -> None:
         """Correct every clock and heal; sync a while (stamps from a clock that was ahead are
-        still refused); let time pass the newest stamp; sync until quiet and compare; then run
+        still refused, a failing disk still fails); clear every disk; let time pass the newest
+        stamp; sync until quiet and compare; then run
         anti-entropy passes as ``feral serve`` does, and compare again."""
         c = self.c
         for node in c.nodes:
             node.wall.skew_ms = 0
-        c.run_rounds(SETTLE_ROUNDS)
+        c.run_rounds(SETTLE_ROUNDS)  # a failing disk still fails: its links keep dropping
         c.check_step()
+        for node in c.nodes:
+            node.faults.clear()
         newest = max((max(n.vector().values(), default=0) for n in c.nodes), default=0)
         c.time.now = max(c.time.now, newest >> COUNTER_BITS)
         # One round finds and repairs every hole: quiet means both sides hold the same.

@@ -14,10 +14,13 @@ from feral.storage import delta_log, export, memories, peers as peer_status, row
 from feral.storage.store import run_write
 from feral.sync.delta import Delta, Page
 from feral.sync.hlc import COUNTER_BITS
+from feral.sync.ids import fact_id
 
 from .cluster import Cluster
 from .forgery import FORGED_ROW
+from .model import store_records
 from .simnode import MAX_SKEW_MS, SimNode
+from .test_convergence import ConvergenceMachine
 
 HOUR_MS = 3_600_000
 
@@ -288,3 +291,86 @@ def test_a_forged_entry_that_arrives_first_leaves_equal_vectors_reported_as_dive
             node.vector(), delta_log.log_entry_counts(node.conn), row_digest.row_digest(node.conn),
             seen["digest_vector"], seen["entries"], seen["digest"],
         ), node.name  # fmt: skip
+
+
+def test_a_full_disk_drops_the_links_says_so_once_and_sync_resumes_once_it_clears(
+    chain: Cluster,
+) -> None:
+    server, phone, laptop = chain.nodes
+    chain.sync_until_quiet(1_000)
+    server.faults.set(passes=0, failures=None, whole=True)
+    remember(phone, "written while the server's disk is full")
+    chain.run_rounds(200)  # every reconnect fails the same way
+    chain.check_step()
+    assert chain.stats["links_failed_storage"] > 2
+    assert chain.stats["failure_lines"] == 2  # once per peer, however often it reconnects
+    assert laptop.vector().get(phone.node_id) is None
+    told = peer_status.peer_statuses(phone.conn)[server.node_id]["last_error"]
+    assert "disk is full" in told
+    server.faults.clear()
+    chain.sync_until_quiet(1_000)
+    chain.check_converged()
+    assert rows(laptop) == 1
+
+
+def test_a_device_that_joins_after_a_nuke_never_holds_the_words(pair: Cluster) -> None:
+    server, phone = pair.nodes
+    pair.secrets.remember(phone)
+    pair.sync_until_quiet(1_000)
+    pair.secrets.nuke(server, 0)
+    pair.sync_until_quiet(1_000)
+    tablet = pair.secrets.join(pair, 0)
+    assert tablet.erased_words
+    assert_converged(pair)
+    (record,) = store_records(tablet.conn).values()
+    assert record[3]  # the row arrived as its tombstone
+    assert not tablet.problems
+
+
+def carry(cluster: Cluster, *pairs: tuple[SimNode, SimNode]) -> None:
+    """Deliver frames on the links between these pairs only, until none is left on them."""
+    links = {(a.node_id, b.node_id) for x, y in pairs for a, b in ((x, y), (y, x))}
+    while busy := [link for link in cluster.network.busy_links() if link in links]:
+        for link in busy:
+            cluster.deliver(link)
+
+
+def test_a_copy_from_before_a_nuke_raises_no_alarm_once_the_row_is_written_again() -> None:
+    """The laptop streams the phone's write to the server, which meanwhile took it from the
+    phone, nuked it and remembered it again: the laptop's copy still holds the words the
+    server erased, and is the same write, not a forgery."""
+    cluster = Cluster(3, "mesh")
+    try:
+        server, phone, laptop = cluster.nodes
+        for edge in range(len(cluster.edges)):
+            cluster.reset(edge)
+        fact = ("alice", "likes", "tea")
+        phone.commit(memories.remember_fact, fact, now_ms=phone.wall())
+        cluster.connect(server, laptop)
+        carry(cluster, (server, laptop))
+        cluster.connect(phone, laptop)
+        carry(cluster, (phone, laptop))  # the laptop queues the write for the server
+        cluster.connect(phone, server)
+        carry(cluster, (phone, server))
+        server.commit(memories.nuke, fact_id(*fact))
+        cluster.time.advance(10)
+        server.commit(memories.remember_fact, ("Alice", "likes", "tea"), now_ms=server.wall())
+        carry(cluster, (server, laptop))
+        assert_converged(cluster)  # and no integrity alarm between honest devices
+    finally:
+        cluster.close()
+
+
+def test_a_write_echoed_back_erased_before_its_tombstone_leaves_no_alarm() -> None:
+    """The server nukes the phone's write and streams it back to the phone erased, ahead of its
+    tombstone (pages go origin by origin): an alarm for a while, none once it is quiet. The
+    steps the convergence machine found (seed 929346389)."""
+    machine = ConvergenceMachine()
+    fact = ("alice", "likes", "tea")
+    machine.start(n=2, topology="chain", page_limit=1, skews=[0] * 5)
+    machine.deliver(picks=[0, 2, 0, 0])
+    machine.write(node=1, triple=fact, confidence=1.0)
+    machine.deliver(picks=[0] * 7)
+    machine.hard_delete(node=0, triple=fact)
+    machine.deliver(picks=[0])
+    machine.teardown()

@@ -25,6 +25,7 @@ simulations catch it through this handler.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -51,7 +52,9 @@ from . import delta_log, peers as peer_status, row_digest
 from .connection import Connection, DatabaseError
 from .store import roll_back
 
-__all__ = ["Handled", "LinkHandler", "LinkResult", "writes"]
+__all__ = ["FailureLog", "Handled", "LinkHandler", "LinkResult", "writes"]
+
+log = logging.getLogger("feral.peer")
 
 
 @dataclass
@@ -92,6 +95,41 @@ class Handled:
     collisions: int = 0
     progress: tuple[int, int] | None = None
     diverged: bool = False
+
+
+class FailureLog:
+    """The serve log's account of failing links: one line per failure, not one per retry.
+
+    A lock held by a long import (or a full disk) fails every reconnect the same way until it
+    is gone; the log says so once, and again only when the failure changes or after the link
+    with that peer came up again in between. Kept here, beside the handler, so the simulated
+    devices account for their failures with the node's own rule.
+    """
+
+    def __init__(self, logger: logging.Logger = log) -> None:
+        self._last: dict[str, str] = {}
+        self._log = logger
+
+    def failed(self, who: str, message: str) -> bool:
+        """The link with ``who`` (a node id, or what else names it) failed with ``message``;
+        returns whether that was news (and so logged)."""
+        if self._last.get(who) == message:
+            return False
+        self._last[who] = message
+        self._log.warning("! link with %s failed: %s (the link will be retried)", who, message)
+        return True
+
+    def crashed(self, who: str, exc: Exception) -> None:
+        """An unexpected error (a defect) ended the link: its traceback, once per streak."""
+        message = f"{type(exc).__name__}: {exc}"
+        if self._last.get(who) != message:
+            self._last[who] = message
+            self._log.error("! link with %s crashed (the link will be retried)", who, exc_info=exc)
+
+    def recovered(self, who: str) -> None:
+        """A link with ``who`` authenticated and recorded it: the next failure is news."""
+        if self._last.pop(who, None) is not None:
+            self._log.info("= link with %s is up again", who)
 
 
 def writes(event: Event) -> bool:
@@ -182,6 +220,21 @@ class LinkHandler:
             peer_status.record_error(
                 conn, self.result.peer, message, local.now_ms(), unreachable=unreachable
             )
+
+    def store_failed(self, message: str) -> None:
+        """This node's database failed under the link (an event's transaction did not commit):
+        refuse the link with ``storage_error`` (close code 1011), so the dialler reconnects.
+
+        Frames the answer queued inside the transaction that rolled back (an ack, say) are
+        dropped, never sent: the peer would take a page as held that this node does not hold.
+        Only the Error goes out. Our own refusal is not answered as an event: the caller
+        records it (:meth:`record_failure`, a write that may fail too) and logs it once.
+        """
+        self.session.frames_to_send()
+        self.session.fail("storage_error", message, CLOSE_INTERNAL)
+        self.session.events_received()
+        if self.result.error is None:
+            self.result.error, self.result.error_code = message, "storage_error"
 
     # -- one event each ------------------------------------------------------------------------
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from feral.storage.delta_log import changes_since, log_entry_counts, version_vector
 from feral.storage.erase import finish_erasing
+from feral.sync.types import NodeId
 
 from .support import A, B, C, all_deltas, export_text, pull, sync_until_quiet
 
 SECRET = "zanzibarquux"
+D = NodeId("d" * 32)
 
 
 def payloads_holding(replica, word: str) -> int:
@@ -74,3 +78,64 @@ def test_an_entry_erased_here_is_no_collision_when_a_peer_sends_it_with_its_word
     a.nuke(row["id"])
     # b's copy, sent before it heard of the nuke, holds the words a has since erased.
     assert find_collisions(a.conn, A, before_nuke) == []
+
+
+def test_an_entry_erased_here_is_no_collision_either_once_its_row_was_written_again(make_replica):
+    """Nuked, then remembered again: the row is live once more, and the copy a peer sends from
+    before the nuke is still the erased write, not a forgery (an honest pair raised an
+    integrity alarm here, and status showed them out of sync for good)."""
+    from feral.storage.integrity import find_collisions
+
+    a, b = make_replica("a", A), make_replica("b", B)
+    row = a.remember("user", "vault_code", SECRET)
+    sync_until_quiet([(a, b)])
+    before_nuke = [d for page in changes_since(b.conn, {}) for d in page.deltas]
+    a.nuke(row["id"])
+    a.remember("user", "vault_code", SECRET)
+    assert find_collisions(a.conn, A, before_nuke) == []
+    erased = [replace(d, values=None) for d in before_nuke]  # a peer's copy that erased too
+    assert find_collisions(a.conn, A, erased) == []
+
+
+def test_an_alarm_for_a_copy_erased_by_a_nuke_not_heard_of_yet_is_withdrawn_with_it(make_replica):
+    """b nuked a's write, and echoes a's entry back erased before its tombstone reaches a (pages
+    go origin by origin). a cannot tell it yet from a forged tombstone and raises an alarm; once
+    the tombstone arrives, a erases its own copy the same way, and the alarm goes (it stayed, and
+    status showed the honest pair out of sync for good)."""
+    from feral.storage.integrity import alarm_counts
+
+    a, b = make_replica("a", A), make_replica("b", B)
+    row = a.remember("user", "vault_code", SECRET)
+    sync_until_quiet([(a, b)])
+    b.nuke(row["id"])
+    pages = changes_since(b.conn, {})
+    for page in [p for p in pages if p.origin == A]:
+        a.apply(page)
+    assert alarm_counts(a.conn) == {"": 1}
+    for page in [p for p in pages if p.origin == B]:
+        a.apply(page)
+    assert alarm_counts(a.conn) == {}
+    assert export_text(a.conn) == export_text(b.conn)
+    assert payloads_holding(a, SECRET) == 0
+
+
+def test_an_erased_copy_is_no_collision_where_the_write_came_after_its_tombstone(make_replica):
+    """c took d's archive (newer than b's nuke, made without hearing of it), then the nuke, then
+    a's write from before it, which keeps its words there (the row is live again). b's erased copy
+    of that write is the same write, not a forged tombstone."""
+    from feral.storage.integrity import find_collisions
+
+    a, b, c, d = (make_replica(n, i) for n, i in (("a", A), ("b", B), ("c", C), ("d", D)))
+    row = a.remember("user", "vault_code", SECRET)
+    pull(b, a)
+    pull(d, a)
+    b.nuke(row["id"])
+    d.time.advance(1_000)
+    d.archive(row["id"])
+    for origin, sender in ((D, d), (B, b), (A, a)):
+        for page in changes_since(sender.conn, {}):
+            if page.origin == origin:
+                c.apply(page)
+    erased = [dl for p in changes_since(b.conn, {}) if p.origin == A for dl in p.deltas]
+    assert erased[0].values is None
+    assert find_collisions(c.conn, A, erased) == []

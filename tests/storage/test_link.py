@@ -9,6 +9,7 @@ them. Events that :func:`writes` says only read are answered with the connection
 from __future__ import annotations
 
 import hashlib
+import logging
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -18,10 +19,13 @@ from typing import Any
 import pytest
 import sqlean
 
-from feral.storage.link import Handled, LinkHandler, writes
+from feral.storage.errors import StorageError
+from feral.storage.link import FailureLog, Handled, LinkHandler, writes
 from feral.storage.peers import peer_statuses
 from feral.storage.stats import log_epoch
 from feral.storage.store import open_sync, run_write
+from feral.sync.codec import decode_message
+from feral.sync.messages import ErrorMessage
 from feral.sync.session import (
     CLOSE_INTERNAL,
     CLOSE_POLICY,
@@ -372,3 +376,38 @@ def test_a_failed_local_push_during_answer_request_fails_the_link_instead_of_mut
     assert "access to delta_log.hlc is prohibited" in failure.message
     assert server.session.state is State.CLOSING
     assert server.status(laptop.node_id)["last_error"] == failure.message
+
+
+def test_a_bookkeeping_write_that_fails_refuses_the_link_and_sends_no_ack(
+    devices: Devices,
+) -> None:
+    """The page was applied, then counting its rows failed: the whole event rolled back, so the
+    ack the handler had queued must not go out, only the Error (node/peer.py and the simulated
+    devices both end a link so, through ``store_failed``)."""
+    laptop, phone = devices.replica("laptop"), devices.replica("phone")
+    phone.remember("phone", "wrote", "first")
+    laptop.conn.execute(
+        "CREATE TEMP TRIGGER full BEFORE UPDATE OF rows_received ON peer_status "
+        "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+    )
+    dialer = devices.end(laptop, expected=phone.node_id, url="ws://phone")
+
+    with pytest.raises(StorageError, match="disk is full") as raised:
+        exchange(dialer, devices.end(phone))
+    dialer.handler.store_failed(str(raised.value))
+
+    sent = [decode_message(frame) for frame in dialer.session.frames_to_send()]
+    assert sent == [ErrorMessage("storage_error", str(raised.value))]
+    assert dialer.session.state is State.CLOSING
+    assert dialer.session.close_code == CLOSE_INTERNAL
+    assert dialer.session.events_received() == []  # our own refusal is not answered
+    assert dialer.handler.result.error_code == "storage_error"
+    assert laptop.conn.execute("SELECT count(*) FROM facts").fetchone()[0] == 0
+
+
+def test_the_failure_log_tells_each_failure_once_until_the_link_is_up_again() -> None:
+    failures = FailureLog(logging.getLogger("tests.failure_log"))
+    told = [failures.failed("phone", "disk full"), failures.failed("phone", "disk full")]
+    failures.recovered("phone")
+    told.append(failures.failed("phone", "disk full"))
+    assert told == [True, False, True]
