@@ -24,6 +24,7 @@ from feral.sync.schema import table_by_code
 from feral.sync.types import NodeId, RowId
 from feral.sync.units import format_ms, short_id
 
+from . import row_digest
 from .connection import Connection
 from .delta_log import apply_deltas, own_high_water
 
@@ -98,10 +99,13 @@ def _restamp_row(
     """Give the row the entry's new stamp if that entry is its version, then let any other
     entry of the row that now outranks it win, as it would have had it arrived after."""
     table = table_by_code(code)
+    held = row_digest.rows_hash(conn, table.name, [row_id])
     conn.execute(
         f'UPDATE "{table.name}" SET hlc = ? WHERE id = ? AND origin = ? AND hlc = ?',
         (new, row_id, origin, old),
     )
+    # the kept digest a CaughtUp carries follows the row (a rival below moves it by itself)
+    row_digest.store_digest(conn, row_digest.rows_hash(conn, table.name, [row_id]) - held)
     rival = conn.execute(
         "SELECT origin, hlc, payload FROM delta_log WHERE tbl = ? AND row_id = ? "
         "ORDER BY hlc DESC, origin DESC LIMIT 1",

@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from feral.storage import row_digest
 from feral.storage.delta_log import log_entry_counts, version_vector
 from feral.storage.export import export_lines
 from feral.storage.memories import find_row
@@ -62,6 +63,8 @@ def test_writes_ahead_are_stamped_again_in_order_above_the_clock_and_then_accept
     while pull(server, laptop):
         pass
     assert list(export_lines(server.conn)) == list(export_lines(laptop.conn))
+    for node in (laptop, server):  # the digest moved once for the row, not twice
+        assert row_digest.row_digest(node.conn) == row_digest.computed_afresh(node.conn)
 
 
 def test_a_peers_version_that_now_outranks_the_restamped_one_wins(make_replica):
@@ -107,3 +110,17 @@ def test_nothing_ahead_changes_nothing_but_a_mark_ahead_is_reported_as_lowered(m
     done = run_write(laptop.conn, restamp_ahead, A, laptop.time() + 1, (T0 + 400 * HOUR_MS) << 16)
     assert done.entries == 0 and done.newest_after == newest
     assert done.newest_before > newest
+
+
+def test_the_kept_row_digest_follows_the_rows_stamped_again(make_replica):
+    """The digest a CaughtUp carries is kept write by write: rows stamped again change it, or
+    the peer that then takes them sees equal logs and other rows (a false divergence)."""
+    laptop = make_replica("laptop", A)
+    server = make_replica("server", B)
+    laptop.time.advance(2 * HOUR_MS)
+    laptop.remember("written", "while", "ahead")
+    laptop.time.advance(-2 * HOUR_MS)
+    run_write(laptop.conn, restamp_ahead, A, laptop.time(), 0)
+    assert row_digest.row_digest(laptop.conn) == row_digest.computed_afresh(laptop.conn)
+    pull(server, laptop)
+    assert row_digest.row_digest(server.conn) == row_digest.row_digest(laptop.conn)
