@@ -59,7 +59,7 @@ _SELECT = {table.name: _select(table) for table in TABLES}
 
 
 _REALS = {
-    table.name: frozenset(i for i, c in enumerate(table.columns) if c.kind == "real")
+    table.name: tuple(i for i, c in enumerate(table.columns) if c.kind == "real")
     for table in TABLES
 }
 """Columns a STRICT table stores as REAL: a value bound as an int reads back as a float."""
@@ -79,12 +79,13 @@ def _pack(values: list[object]) -> bytes:
 
 def _hash(table: str, record: Sequence[object]) -> int:
     """One row's SHA-256 as an integer. Every written row is hashed, so this is kept lean
-    (2-3 µs): one packer, and the REAL columns (one, in facts) fixed up only where present."""
-    reals = _REALS[table]
-    if reals and any(isinstance(record[i], int) for i in reals):
-        record = [
-            float(v) if i in reals and isinstance(v, int) else v for i, v in enumerate(record)
-        ]
+    (about 3 µs): one packer a thread, and the REAL columns (one, in facts) fixed up only when
+    one holds an int (a generator expression here cost a fifth of the time)."""
+    for index in _REALS[table]:
+        if type(record[index]) is int:
+            record = [float(v) if i in _REALS[table] and type(v) is int else v
+                      for i, v in enumerate(record)]  # fmt: skip
+            break
     return int.from_bytes(hashlib.sha256(_pack([table, *record])).digest(), "big")
 
 
