@@ -24,7 +24,7 @@ from feral.sync.delta import Delta, Page, Version
 from feral.sync.errors import FeralError, ProtocolError
 from feral.sync.hlc import COUNTER_BITS, check_skew
 from feral.sync.messages import CaughtUp
-from feral.sync.session import CLOSE_INTERNAL, PageReceived, PeerCaughtUp, State, SyncSession
+from feral.sync.session import PageReceived, PeerCaughtUp, State, SyncSession
 from feral.sync.types import VersionVector
 
 from . import simnode
@@ -180,13 +180,6 @@ def _page_acked_after_a_failed_write(
     return link.Handled(committed=True, applied=applied)
 
 
-def _store_failed_keeping_frames(self: link.LinkHandler, message: str) -> None:
-    """The link is refused, but the frames queued inside the transaction that rolled back
-    (an ack of a page that is not held after all) go out ahead of the Error."""
-    self.session.fail("storage_error", message, CLOSE_INTERNAL)
-    self.session.events_received()
-
-
 _APPLY_PAGE = delta_log.apply_page
 
 
@@ -265,11 +258,6 @@ VARIANTS = (
         "storage_error_swallowed_and_acked",
         "convergence",
         ((link.LinkHandler, "_apply", _page_acked_after_a_failed_write),),
-    ),
-    Variant(
-        "ack_of_a_rolled_back_page_sent",
-        "convergence",
-        ((link.LinkHandler, "store_failed", _store_failed_keeping_frames),),
     ),
     Variant(
         "nuke_erases_only_where_it_was_made",

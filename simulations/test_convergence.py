@@ -276,7 +276,7 @@ class ConvergenceMachine(RuleBasedStateMachine):
 
     @rule(
         node=node_index,
-        passes=st.integers(0, 14),
+        passes=st.integers(0, 6),
         failures=st.sampled_from([1, 2, 5, None]),
         whole=st.booleans(),
     )
