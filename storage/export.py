@@ -25,7 +25,7 @@ def export_lines(conn: Connection) -> Iterator[str]:
     for table in sorted(TABLES, key=lambda t: t.name):
         for record in conn.execute(f"{select_sql(table)} ORDER BY id"):
             row = row_dict(table, record)
-            row.pop("tier")
+            row.pop("tier", None)
             row["table"] = table.name
             yield json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
 

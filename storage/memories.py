@@ -57,6 +57,8 @@ _BATCH_CHECK_MIN = 8
 per-row saving repays from about five rows on."""
 _name = attrgetter("name")
 
+TIERS: tuple[Table, ...] = (EPISODES, FACTS, EXEC_LOG)
+"""The memory tiers a user's ids name; the other replicated tables describe or link them."""
 TIER_OF = {EPISODES.name: "episodic", FACTS.name: "semantic", EXEC_LOG.name: "execution"}
 
 
@@ -184,7 +186,8 @@ def row_dict(table: Table, record: Sequence[Any]) -> Row:
         if column.kind == "bool":
             row[column.name] = bool(row[column.name])
     row["deleted"] = bool(row["deleted"])
-    row["tier"] = TIER_OF[table.name]
+    if table.name in TIER_OF:
+        row["tier"] = TIER_OF[table.name]
     return row
 
 
@@ -207,7 +210,7 @@ def find_row(conn: Connection, row_id: str, *, live_only: bool = True) -> tuple[
     Raises:
         NotFoundError: no row has this id (or it was hard-deleted, when ``live_only``).
     """
-    for table in TABLES:
+    for table in TIERS:
         record = conn.execute(f"{select_sql(table)} WHERE id = ?", (row_id,)).fetchone()
         if record is not None:
             row = row_dict(table, record)

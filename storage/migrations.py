@@ -174,6 +174,32 @@ CREATE TABLE peer_links (
 ) STRICT;
 """,
     ),
+    Migration(
+        # Memory that compounds (issue 14): per-memory category, scope and importance, typed
+        # edges between memories, and the entities of the graph; replicated like the tiers.
+        "0009_memory_model",
+        f"""
+CREATE TABLE memory_meta (
+  id TEXT PRIMARY KEY NOT NULL, category TEXT NOT NULL, scope TEXT NOT NULL,
+  importance REAL NOT NULL, importance_note TEXT NOT NULL, updated_at INTEGER NOT NULL, {_CLOCK}
+) STRICT;
+CREATE INDEX memory_meta_scope ON memory_meta(scope);
+CREATE INDEX memory_meta_tombstones ON memory_meta(id) WHERE deleted = 1;
+CREATE TABLE edges (
+  id TEXT PRIMARY KEY NOT NULL, from_id TEXT NOT NULL, to_id TEXT NOT NULL, type TEXT NOT NULL,
+  note TEXT NOT NULL, created_at INTEGER NOT NULL, archived INTEGER NOT NULL, {_CLOCK}
+) STRICT;
+CREATE INDEX edges_from ON edges(from_id, type);
+CREATE INDEX edges_to ON edges(to_id, type);
+CREATE INDEX edges_tombstones ON edges(id) WHERE deleted = 1;
+CREATE TABLE entities (
+  id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL,
+  created_at INTEGER NOT NULL, archived INTEGER NOT NULL, {_CLOCK}
+) STRICT;
+CREATE INDEX entities_name ON entities(name COLLATE NOCASE);
+CREATE INDEX entities_tombstones ON entities(id) WHERE deleted = 1;
+""",
+    ),
 )
 
 

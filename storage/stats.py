@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from feral.sync.schema import TABLES
-
 from .connection import Connection, sqlite_version
 from .delta_log import clock_high_water
-from .memories import TIER_OF
+from .memories import TIER_OF, TIERS
 from .vectors import VECTOR_TABLES, embedder_in_use
 
 __all__ = ["database_stats", "log_epoch"]
@@ -34,7 +32,7 @@ def _vector_count(conn: Connection) -> int:
 def database_stats(conn: Connection) -> dict[str, Any]:
     """Row counts per tier (live, archived, deleted), the log, vectors and the clock."""
     tiers: dict[str, dict[str, int]] = {}
-    for table in TABLES:
+    for table in TIERS:
         archived = "archived" if table.has_archive else "0"
         live, arch, deleted = conn.execute(
             f"SELECT coalesce(sum(deleted = 0 AND {archived} = 0), 0), "

@@ -20,6 +20,8 @@ __all__ = [
     "FINGERPRINT_LENGTH",
     "PUBLIC_KEY_LENGTH",
     "caseless",
+    "edge_id",
+    "entity_id",
     "fact_id",
     "new_ulid",
     "node_id_for",
@@ -74,6 +76,29 @@ def fact_id(subject: str, predicate: str, obj: str) -> RowId:
     except UnicodeEncodeError as exc:
         raise SchemaError("a fact's text is not valid Unicode") from exc
     return RowId("f" + _sha256(encoded).hexdigest()[:31])
+
+
+def _derived(prefix: str, *parts: str) -> RowId:
+    key = "\x1f".join(parts)
+    try:
+        encoded = key.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise SchemaError("an id's text is not valid Unicode") from exc
+    return RowId(prefix + _sha256(encoded).hexdigest()[:31])
+
+
+def edge_id(edge_type: str, from_id: str, to_id: str) -> RowId:
+    """The id of a typed edge between two memories: the same link made on two devices is one row.
+
+    Derived from the type and both endpoints (ids are compared exactly, types normalised), so
+    linking A to B twice, or on two offline devices, writes one row that last-write-wins settles.
+    """
+    return _derived("e", normalise(edge_type), from_id, to_id)
+
+
+def entity_id(entity_type: str, name: str) -> RowId:
+    """The id of an entity: one per normalised name and type, wherever it was first named."""
+    return _derived("n", normalise(entity_type), normalise(name))
 
 
 PUBLIC_KEY_LENGTH = 32

@@ -15,9 +15,12 @@ from typing import Literal
 from .errors import SchemaError
 
 __all__ = [
+    "EDGES",
+    "ENTITIES",
     "EPISODES",
     "EXEC_LOG",
     "FACTS",
+    "MEMORY_META",
     "SCHEMA_VERSION",
     "TABLES",
     "Column",
@@ -39,7 +42,7 @@ _PLAIN_TYPES = frozenset({*_PY_TYPE.values(), _NONE_TYPE})
 """The exact types :meth:`Column.accepts_all` answers for itself; other types go to ``check``."""
 _INF = math.inf
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MAX_TEXT_BYTES = 65_536
 MIN_INT = -(1 << 63)
 MAX_INT = (1 << 63) - 1
@@ -273,7 +276,59 @@ EXEC_LOG = Table(
     fts=(),
 )
 
-TABLES: tuple[Table, ...] = (EPISODES, FACTS, EXEC_LOG)
+MEMORY_META = Table(
+    "memory_meta",
+    4,
+    (
+        _ID,  # the id of the memory (a fact or an episode) this row describes
+        Column("category", "text", max_bytes=32),
+        Column("scope", "text", max_bytes=256),
+        Column("importance", "real"),
+        Column("importance_note", "text", max_bytes=1024),
+        Column("updated_at", "int"),
+    ),
+    fts=(),
+)
+"""What a memory is and how much it counts, in a row of its own beside the memory's content.
+
+Kept apart from the content so that a boost on one device and an archive on another, made while
+apart, both survive the row-level merge: each edits its own row. A memory with no such row has
+the defaults (category ``note``, scope ``user``, importance 1.0, updated when it was created).
+"""
+
+EDGES = Table(
+    "edges",
+    5,
+    (
+        _ID,  # derived from (type, from_id, to_id): the same link made on two devices is one row
+        Column("from_id", "text", max_bytes=128),
+        Column("to_id", "text", max_bytes=128),
+        Column("type", "text", max_bytes=32),
+        Column("note", "text", max_bytes=4096),
+        Column("created_at", "int"),
+        Column("archived", "bool"),
+    ),
+    fts=(),
+)
+"""Typed, directed links between memories: supersedes, contradicts, related_to, co_extracted,
+consolidated."""
+
+ENTITIES = Table(
+    "entities",
+    6,
+    (
+        _ID,  # derived from (type, normalised name): one entity per name and type everywhere
+        Column("name", "text", max_bytes=1024),
+        Column("type", "text", max_bytes=64),
+        Column("created_at", "int"),
+        Column("archived", "bool"),
+    ),
+    fts=(),
+)
+"""Typed entities of the graph. Their attributes and relations are facts whose subject (and,
+for a relation, object) names the entity: triples and entities are one model."""
+
+TABLES: tuple[Table, ...] = (EPISODES, FACTS, EXEC_LOG, MEMORY_META, EDGES, ENTITIES)
 _BY_NAME = {t.name: t for t in TABLES}
 _BY_CODE = {t.code: t for t in TABLES}
 

@@ -44,7 +44,7 @@ def values_for(column: Column) -> st.SearchStrategy[Value]:
     """Values that satisfy ``column.check``."""
     base: st.SearchStrategy[Value]
     if column.kind == "text":
-        base = texts()
+        base = texts(max_size=min(12, column.max_bytes // 4))
     elif column.kind == "int":
         base = st.integers(MIN_INT, MAX_INT)
     elif column.kind == "real":

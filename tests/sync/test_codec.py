@@ -379,7 +379,7 @@ def test_delta_values_must_be_an_array_or_nil(rest):
         decode_page(frame([[FACTS.code, 1, "r1", rest]]))
 
 
-@pytest.mark.parametrize("code", [0, 4, 99, -1, "facts", True, 2.0, None])
+@pytest.mark.parametrize("code", [0, 7, 99, -1, "facts", True, 2.0, None])
 def test_an_unknown_table_code_is_a_schema_error(code):
     with pytest.raises(SchemaError, match="unknown table code"):
         decode_page(frame([[code, 1, "r1", None]]))
