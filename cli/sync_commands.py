@@ -303,6 +303,7 @@ def serve(home: Path, host: str, port: int) -> None:
     # The server's modules (Starlette, uvicorn, the HTTP API) are imported here, not by every
     # command: a one-shot ``sync now`` only dials.
     from feral.node.api import API_TOKEN_FILE
+    from feral.node.serve_address import record_serve_url, serve_url
     from feral.node.service import SyncService
 
     _log_links_to_stderr()
@@ -327,6 +328,7 @@ def serve(home: Path, host: str, port: int) -> None:
             )
             if warning:
                 click.echo(f"! {warning}", err=True)
+            record_serve_url(node.home, serve_url(host, port))  # for feral sync invite
 
         await service.run(started)
 

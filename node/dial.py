@@ -16,6 +16,7 @@ from websockets.exceptions import InvalidHandshake, InvalidURI
 
 from feral.sync.codec import MAX_FRAME_BYTES
 from feral.sync.errors import FeralError
+from feral.sync.invitation import JoinClaim
 
 from .config import PeerSettings
 from .node import Node
@@ -41,8 +42,12 @@ async def dial(
     until_quiet: bool,
     progress: Callable[[int, int], None] | None = None,
     failures: FailureLog | None = None,
+    join: JoinClaim | None = None,
 ) -> LinkResult:
     """Connect to ``peer`` and run a link (one round if ``until_quiet``).
+
+    With ``join`` (``feral sync join``) the peer is the inviter, not yet paired here, and the
+    link proves the invitation's secret to it (node/invite.py).
 
     With ``failures`` (``feral serve``) it never raises: a status write the database refuses
     is logged there and the link goes on. Without (a CLI round), such an error is raised.
@@ -68,7 +73,7 @@ async def dial(
             transport = ClientTransport(connection, encrypted=peer.url.startswith("wss://"))
             link = PeerLink(
                 node, transport, expected=peer.node_id, url=peer.url,
-                until_quiet=until_quiet, progress=progress, failures=failures,
+                until_quiet=until_quiet, progress=progress, failures=failures, join=join,
             )  # fmt: skip
             return await link.run()
     except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:

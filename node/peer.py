@@ -20,11 +20,13 @@ from feral.storage import peers as peer_status
 from feral.storage.link import FailureLog, Handled, LinkHandler, LinkResult, writes
 from feral.sync.errors import FeralError
 from feral.sync.ids import node_id_for
+from feral.sync.invitation import JoinClaim
 from feral.sync.session import (
     CLOSE_POLICY,
     Authenticated,
     Event,
     Failed,
+    JoinOffered,
     LocalPeer,
     PageReceived,
     PeerCaughtUp,
@@ -35,6 +37,7 @@ from feral.sync.session import (
 from feral.sync.types import NodeId
 
 from .identity import sign, verify
+from .invite import answer_join, is_join_refusal, join_refused
 from .link_log import ProgressLog
 from .node import Node
 
@@ -85,6 +88,8 @@ class PeerLink:
             entries, the total being what the peer announced (messages.Pending).
         failures: where the serve log hears of the link's own failures (none for a CLI round,
             which reports its result instead).
+        join: the invitation ``expected`` made, when joining it (node/invite.py); a link
+            this node accepted may instead be a join of one of its own invitations.
     """
 
     def __init__(
@@ -97,8 +102,11 @@ class PeerLink:
         until_quiet: bool = False,
         progress: Callable[[int, int], None] | None = None,
         failures: FailureLog | None = None,
+        join: JoinClaim | None = None,
     ) -> None:
         self.node = node
+        self.join = join
+        self.accepts_joins = expected is None
         self.failures = failures
         self.transport = transport
         self.until_quiet = until_quiet
@@ -138,11 +146,17 @@ class PeerLink:
             sign=lambda data: sign(identity, data),
             verify=verify,
             fingerprint=node_id_for,
-            is_paired=node.is_paired,
+            is_paired=self._is_paired,
             now_ms=node.now_ms,
             max_skew_ms=node.settings.sync.max_clock_skew_ms,
             nonce=secrets.token_bytes(32),
+            join=self.join,
+            accepts_joins=self.accepts_joins,
         )
+
+    def _is_paired(self, peer: NodeId) -> bool:
+        """Paired in settings, or the inviter this link is joining."""
+        return self.node.is_paired(peer) or (self.join is not None and peer == self.join.inviter)
 
     async def run(self) -> LinkResult:
         """Pump frames until the link closes; never raises for the peer's misbehaviour."""
@@ -346,7 +360,12 @@ class PeerLink:
     async def _handle(self, event: Event) -> None:
         """Answer one event on the database thread (storage/link.py), then do what only the
         node does: register the link, log, embed what arrived and push it to the other links."""
-        if isinstance(event, Failed):
+        if isinstance(event, JoinOffered):
+            await answer_join(self.node, self.session, event)
+            return
+        if isinstance(event, Failed) and is_join_refusal(event):
+            join_refused(self.node, self.session, event)
+        elif isinstance(event, Failed):
             where = "peer refused" if event.remote else "refused peer"
             log.warning("! %s %s: %s", where, self.result.peer, event.message)
         run = self.node.store.write if writes(event) else self.node.store.read

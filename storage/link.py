@@ -69,6 +69,8 @@ class LinkResult:
     error_code: str | None = None
     diverged: bool = False
     """The peer holds other rows at equal vectors and counts (divergence)."""
+    authenticated: bool = False
+    """The peer proved itself and the link opened (a joiner's invitation was accepted)."""
 
 
 @dataclass(frozen=True)
@@ -256,6 +258,7 @@ class LinkHandler:
             )
             return Handled()
         self.result.peer = event.peer
+        self.result.authenticated = True
         peer_status.record_session(
             conn,
             event.peer,

@@ -200,6 +200,15 @@ CREATE INDEX entities_name ON entities(name COLLATE NOCASE);
 CREATE INDEX entities_tombstones ON entities(id) WHERE deleted = 1;
 """,
     ),
+    Migration(
+        "0012_invitations",
+        """
+CREATE TABLE invitations (
+  invitation_key BLOB PRIMARY KEY NOT NULL, label TEXT NOT NULL, url TEXT NOT NULL,
+  created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, used_at INTEGER, used_by TEXT
+) STRICT;
+""",
+    ),
 )
 
 

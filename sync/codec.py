@@ -22,6 +22,7 @@ import msgpack
 
 from .delta import Delta, Page
 from .errors import DecodeError, FeralError
+from .invitation import Join
 from .messages import Ack, Auth, CaughtUp, ErrorMessage, Hello, Pending, Vector
 from .schema import Value, table_by_code, table_by_name
 from .types import NodeId, RowId
@@ -180,12 +181,12 @@ def _decode_entry(entry: object, origin: NodeId) -> Delta:
     return Delta(table.name, RowId(row_id), hlc, origin, values)
 
 
-Message = Hello | Auth | Vector | Page | Ack | CaughtUp | ErrorMessage | Pending
+Message = Hello | Auth | Vector | Page | Ack | CaughtUp | ErrorMessage | Pending | Join
 """Everything that travels in a ``/sync`` frame."""
 
-_MESSAGE_TYPES: dict[int, type[Hello | Auth | Vector | Ack | CaughtUp | ErrorMessage | Pending]] = {
-    cls.KIND: cls for cls in (Hello, Auth, Vector, Ack, CaughtUp, ErrorMessage, Pending)
-}
+_MESSAGE_TYPES: dict[
+    int, type[Hello | Auth | Vector | Ack | CaughtUp | ErrorMessage | Pending | Join]
+] = {cls.KIND: cls for cls in (Hello, Auth, Vector, Ack, CaughtUp, ErrorMessage, Pending, Join)}
 
 
 def encode_message(message: Message) -> bytes:

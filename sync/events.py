@@ -15,6 +15,7 @@ __all__ = [
     "DeltasRequested",
     "Event",
     "Failed",
+    "JoinOffered",
     "PageAcked",
     "PageReceived",
     "PeerCaughtUp",
@@ -91,6 +92,17 @@ class Failed:
     close_code: int
 
 
+@dataclass(frozen=True)
+class JoinOffered:
+    """An unpaired peer proved its key and an invitation's (sync/invitation.py): answer with
+    :meth:`SyncSession.accept_join` once the invitation is found open and consumed, or refuse."""
+
+    peer: NodeId
+    name: str
+    invitation_key: bytes
+
+
 Event = (
     Authenticated | DeltasRequested | PageReceived | PageAcked | PeerCaughtUp | PeerPending | Failed
-)
+    | JoinOffered
+)  # fmt: skip

@@ -36,11 +36,13 @@ from .events import (
     DeltasRequested,
     Event,
     Failed,
+    JoinOffered,
     PageAcked,
     PageReceived,
     PeerCaughtUp,
     PeerPending,
 )
+from .invitation import Join, JoinClaim, JoinGate, not_paired_text
 from .messages import Ack, Auth, CaughtUp, ErrorMessage, Hello, Pending, Vector
 from .schema import SCHEMA_VERSION
 from .text import printable
@@ -55,6 +57,7 @@ __all__ = [
     "DeltasRequested",
     "Event",
     "Failed",
+    "JoinOffered",
     "LocalPeer",
     "PageAcked",
     "PageReceived",
@@ -97,6 +100,9 @@ class LocalPeer:
         now_ms: this node's wall clock.
         max_skew_ms: the skew window.
         nonce: fresh random bytes for this session's handshake.
+        join: on a joining device, its invitation (sync/invitation.py): the only peer it
+            takes, and the proof it sends that peer.
+        accepts_joins: an unpaired peer may prove an invitation instead of being refused.
     """
 
     node_id: NodeId
@@ -110,6 +116,8 @@ class LocalPeer:
     now_ms: Callable[[], int]
     max_skew_ms: int
     nonce: bytes = field(repr=False)
+    join: JoinClaim | None = None
+    accepts_joins: bool = False
 
 
 def transcript(
@@ -137,6 +145,8 @@ class SyncSession:
         """The peer's Hello, once it passed every check."""
         self.offered: Hello | None = None
         """The peer's Hello as received, even one that was refused (for status and logs)."""
+        self._gate: JoinGate | None = None
+        """An unpaired peer's Hello passed: it must prove an invitation (Join, then Auth)."""
         self.close_code: int | None = None
         self.peer_vector: VersionVector | None = None
         """What the peer holds, as far as its acks tell us (None until it sends its vector)."""
@@ -298,6 +308,17 @@ class SyncSession:
         self._stale = self._requested
         self._maybe_request()
 
+    def accept_join(self) -> None:
+        """Answer :class:`JoinOffered`: the invitation was open and is now used, and the peer
+        is paired here. Only now does this node prove itself to the joiner and open the link,
+        so the joiner's link opening means it was accepted."""
+        peer, local, gate = self.peer, self.local, self._gate
+        if self.state is State.HANDSHAKE and gate is not None and gate.offered and peer:
+            self._gate = None
+            signed = transcript(local.node_id, peer.node_id, peer.nonce, local.nonce)
+            self._send(Auth(local.sign(signed)))
+            self._open(peer)
+
     def fail(self, code: str, message: str, close_code: int) -> None:
         """Refuse: send a typed error frame, then the node closes with ``close_code``."""
         if self.state >= State.CLOSING:
@@ -358,6 +379,14 @@ class SyncSession:
     def _receive_handshake(self, message: Message) -> None:
         if self.peer is None and isinstance(message, Hello):
             self._receive_hello(message)
+        elif self._gate is not None and self.peer is not None:
+            refusal = self._gate.receive(message)
+            if refusal is not None:
+                self.fail(*refusal)
+            elif isinstance(message, Auth):
+                self._receive_auth(self.peer, message)
+        elif self.peer is not None and isinstance(message, Join):
+            pass  # already paired here: there is nothing to join, the invitation stays open
         elif self.peer is not None and isinstance(message, Auth):
             self._receive_auth(self.peer, message)
         else:
@@ -372,6 +401,12 @@ class SyncSession:
             self.fail(refusal[0], refusal[1], CLOSE_POLICY)
             return
         self.peer = hello
+        if not local.is_paired(hello.node_id):  # it may join: its Join must come first
+            self._gate = JoinGate(hello.node_id, local.node_id, local.nonce, hello.nonce,
+                                  local.verify)  # fmt: skip
+            return
+        if local.join is not None:
+            self._send(local.join.message(local.node_id, hello.nonce, local.nonce))
         signed = transcript(local.node_id, hello.node_id, hello.nonce, local.nonce)
         self._send(Auth(local.sign(signed)))
 
@@ -381,11 +416,12 @@ class SyncSession:
             return "auth_failed", "the node id is not the fingerprint of the key offered"
         if hello.node_id == local.node_id:
             return "same_node", "a node cannot sync with itself"
-        if not local.is_paired(hello.node_id):
-            return "not_paired", (
-                f"node {hello.node_id} is not paired with {local.node_id}; pair on both "
-                f"devices with: feral sync peers add [URL] --node-id ID"
+        if local.join is not None and hello.node_id != local.join.inviter:
+            return "wrong_peer", (
+                f"the invitation is for {local.join.inviter}, but {hello.node_id} answered"
             )
+        if not local.is_paired(hello.node_id) and not local.accepts_joins:
+            return "not_paired", not_paired_text(hello.node_id, local.node_id)
         if hello.schema_version != SCHEMA_VERSION:
             return "schema_mismatch", (
                 f"peer stores schema {hello.schema_version}, this node {SCHEMA_VERSION}"
@@ -405,6 +441,13 @@ class SyncSession:
         if not local.verify(peer.public_key, signed, auth.signature):
             self.fail("auth_failed", "the peer's signature does not verify", CLOSE_POLICY)
             return
+        if self._gate is not None:  # the node judges the invitation; accept_join opens
+            self._events.append(self._gate.offer(printable(peer.name)))
+            return
+        self._open(peer)
+
+    def _open(self, peer: Hello) -> None:
+        local = self.local
         self.state = State.OPEN
         offset = peer.wall_ms - local.now_ms()
         self._events.append(
