@@ -114,9 +114,9 @@ async def answer_join(node: Node, session: SyncSession, event: JoinOffered) -> N
     except ConfigError as exc:
         session.fail(REFUSED, f"this node could not pair the joiner: {exc}", CLOSE_POLICY)
         return
-    label = f" (invitation {printable(record.label)!r})" if record and record.label else ""
-    log.info("= %s (%s) joined by invitation%s: paired, accept only", event.peer,
-             event.name, label)  # fmt: skip
+    label = f" {printable(record.label)!r}" if record and record.label else ""
+    log.info("= %s (%s) joined by invitation%s: paired (accept only; it dials here)",
+             event.peer, event.name, label)  # fmt: skip
     session.accept_join()
 
 
