@@ -128,6 +128,11 @@ def join(home: Path, link: str, as_json: bool) -> None:
         feral_log.addHandler(logging.NullHandler())
     result = with_node(home, lambda node: _join(node, invitation))
     error = printable(result.error) if result.error else None
+    if result.error_code == "not_paired" and not result.authenticated:
+        error = (
+            f"{invitation.inviter} has no invitation open (none made there in the last day); "
+            "ask that device for a new one (feral sync invite)"
+        )
     if not result.authenticated:
         raise click.ClickException(f"joining {invitation.url} failed: {error or 'no answer'}")
     if as_json:

@@ -42,6 +42,7 @@ __all__ = [
     "claim_for",
     "is_join_refusal",
     "join_refused",
+    "joins_expected",
     "make_invitation",
     "pair_inviter",
 ]
@@ -126,6 +127,11 @@ def _paired(node: Node, peer: PeerSettings) -> Settings:
     settings = with_peer(load_settings(node.home), peer)
     save_settings(node.home, settings)
     return settings
+
+
+async def joins_expected(node: Node) -> bool:
+    """Whether an unpaired peer may be joining: this node made an invitation recently."""
+    return await node.store.read(invitations.recent_invitations, node.now_ms())
 
 
 def is_join_refusal(event: Failed) -> bool:

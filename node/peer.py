@@ -37,7 +37,7 @@ from feral.sync.session import (
 from feral.sync.types import NodeId
 
 from .identity import sign, verify
-from .invite import answer_join, is_join_refusal, join_refused
+from .invite import answer_join, is_join_refusal, join_refused, joins_expected
 from .link_log import ProgressLog
 from .node import Node
 
@@ -106,7 +106,8 @@ class PeerLink:
     ) -> None:
         self.node = node
         self.join = join
-        self.accepts_joins = expected is None
+        self._joins = False
+        """A link this node accepted, while it has recent invitations (read as the link starts)."""
         self.failures = failures
         self.transport = transport
         self.until_quiet = until_quiet
@@ -151,7 +152,7 @@ class PeerLink:
             max_skew_ms=node.settings.sync.max_clock_skew_ms,
             nonce=secrets.token_bytes(32),
             join=self.join,
-            accepts_joins=self.accepts_joins,
+            accepts_joins=lambda: self._joins,
         )
 
     def _is_paired(self, peer: NodeId) -> bool:
@@ -161,6 +162,8 @@ class PeerLink:
     async def run(self) -> LinkResult:
         """Pump frames until the link closes; never raises for the peer's misbehaviour."""
         try:
+            if self.handler.expected is None:  # accepted: it may be a join (node/invite.py)
+                self._joins = await joins_expected(self.node)
             await self._flush()
             while self.session.state < State.CLOSING:
                 if self.until_quiet and self.session.quiet:

@@ -14,7 +14,18 @@ from feral.sync.types import NodeId
 
 from .connection import Connection
 
-__all__ = ["add_invitation", "find_invitation", "open_invitations", "use_invitation"]
+__all__ = [
+    "RECENT_MS",
+    "add_invitation",
+    "find_invitation",
+    "open_invitations",
+    "recent_invitations",
+    "use_invitation",
+]
+
+RECENT_MS = 86_400_000
+"""How long after it expires an invitation still gets its own refusal ("expired", "used"):
+while any is that recent, an unpaired peer is asked for a Join instead of refused at once."""
 
 
 def add_invitation(
@@ -58,6 +69,14 @@ def use_invitation(
             (now_ms, joiner, key),
         )
     return record, refusal
+
+
+def recent_invitations(conn: Connection, now_ms: int) -> bool:
+    """Whether any invitation is open, or expired less than :data:`RECENT_MS` ago."""
+    row = conn.execute(
+        "SELECT 1 FROM invitations WHERE expires_at > ? LIMIT 1", (now_ms - RECENT_MS,)
+    ).fetchone()
+    return row is not None
 
 
 def open_invitations(conn: Connection, now_ms: int) -> list[tuple[str, str, int]]:

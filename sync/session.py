@@ -102,7 +102,8 @@ class LocalPeer:
         nonce: fresh random bytes for this session's handshake.
         join: on a joining device, its invitation (sync/invitation.py): the only peer it
             takes, and the proof it sends that peer.
-        accepts_joins: an unpaired peer may prove an invitation instead of being refused.
+        accepts_joins: whether an unpaired peer may prove an invitation instead of being
+            refused (asked at its Hello; none: never).
     """
 
     node_id: NodeId
@@ -117,7 +118,7 @@ class LocalPeer:
     max_skew_ms: int
     nonce: bytes = field(repr=False)
     join: JoinClaim | None = None
-    accepts_joins: bool = False
+    accepts_joins: Callable[[], bool] | None = None
 
 
 def transcript(
@@ -420,7 +421,8 @@ class SyncSession:
             return "wrong_peer", (
                 f"the invitation is for {local.join.inviter}, but {hello.node_id} answered"
             )
-        if not local.is_paired(hello.node_id) and not local.accepts_joins:
+        joins = local.accepts_joins is not None and local.accepts_joins()
+        if not local.is_paired(hello.node_id) and not joins:
             return "not_paired", not_paired_text(hello.node_id, local.node_id)
         if hello.schema_version != SCHEMA_VERSION:
             return "schema_mismatch", (

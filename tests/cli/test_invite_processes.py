@@ -11,7 +11,7 @@ import json
 import subprocess
 from typing import Any
 
-from feral.sync.invitation import parse_invitation
+from feral.sync.invitation import Invitation, parse_invitation
 
 from .servers import FeralNode, Mesh, wait_until
 from .test_sync_processes import holds, one_line_error
@@ -101,6 +101,10 @@ def test_wrong_reused_and_expired_invitations_are_refused_on_both_sides(mesh: Me
 def test_after_five_failed_joins_even_a_good_invitation_waits(mesh: Mesh):
     home, guesser, friend = mesh.add("home", "guesser", "friend")
     mesh.start(home)
+    never_made = Invitation(home.url, home.node_id, bytes(20)).link()
+    error = one_line_error(guesser.run("sync", "join", never_made, check=False))
+    assert f"{home.node_id} has no invitation open" in error, error
+
     made = invite(home)
     for attempt in range(5):
         forged = made["link"].replace(made["secret"], "q" * 31 + "abcde"[attempt])

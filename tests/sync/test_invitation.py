@@ -107,7 +107,7 @@ def accept(session: SyncSession, event: JoinOffered) -> None:
 
 
 def joining(home: SimNode, phone: SimNode, join: JoinClaim, answer=accept) -> Pair:
-    inviter = home.local_peer(accepts_joins=True)
+    inviter = home.local_peer(accepts_joins=lambda: True)
     joiner = phone.local_peer(join=join, is_paired=lambda n: n == join.inviter)
     return Pair(inviter, joiner, answer).run()
 
@@ -171,7 +171,7 @@ def test_a_join_recorded_in_one_session_is_refused_in_the_next(keys, home, phone
     (recorded,) = [f for f in first.frames["joiner"] if isinstance(decode_message(f), Join)]
 
     thief = SimNode("thief", keys)
-    inviter = SyncSession(home.local_peer(accepts_joins=True))
+    inviter = SyncSession(home.local_peer(accepts_joins=lambda: True))
     intruder = SyncSession(thief.local_peer(is_paired=lambda n: True))
     for frame in intruder.frames_to_send():
         inviter.receive_frame(frame)
@@ -183,8 +183,9 @@ def test_a_join_recorded_in_one_session_is_refused_in_the_next(keys, home, phone
     ]
 
 
-def test_an_unpaired_peer_without_an_invitation_is_still_not_paired(keys, home, phone):
-    inviter = home.local_peer(accepts_joins=True)
+@pytest.mark.parametrize("joins", [None, lambda: False, lambda: True])
+def test_an_unpaired_peer_without_an_invitation_is_still_not_paired(keys, home, phone, joins):
+    inviter = home.local_peer(accepts_joins=joins)
     stranger = phone.local_peer(is_paired=lambda n: True)
     pair = Pair(inviter, stranger, accept).run()
 
@@ -196,7 +197,7 @@ def test_an_unpaired_peer_without_an_invitation_is_still_not_paired(keys, home, 
 def test_a_joiner_refuses_a_node_that_is_not_the_inviter_and_sends_it_no_proof(keys, home, phone):
     elsewhere = SimNode("someone-else", keys)
     join = claim(keys, elsewhere.node_id)
-    inviter = home.local_peer(accepts_joins=True)
+    inviter = home.local_peer(accepts_joins=lambda: True)
     joiner = phone.local_peer(join=join, is_paired=lambda n: n == join.inviter)
     pair = Pair(inviter, joiner, accept).run()
 
