@@ -18,7 +18,6 @@ __all__ = [
     "RECENT_MS",
     "add_invitation",
     "find_invitation",
-    "open_invitations",
     "recent_invitations",
     "use_invitation",
 ]
@@ -77,13 +76,3 @@ def recent_invitations(conn: Connection, now_ms: int) -> bool:
         "SELECT 1 FROM invitations WHERE expires_at > ? LIMIT 1", (now_ms - RECENT_MS,)
     ).fetchone()
     return row is not None
-
-
-def open_invitations(conn: Connection, now_ms: int) -> list[tuple[str, str, int]]:
-    """``(label, url, expires_at)`` of every invitation still open, soonest to expire first."""
-    rows = conn.execute(
-        "SELECT label, url, expires_at FROM invitations WHERE used_at IS NULL AND expires_at > ? "
-        "ORDER BY expires_at",
-        (now_ms,),
-    )
-    return [(str(label), str(url), int(expires)) for label, url, expires in rows]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from feral.storage.connection import Connection, connect
-from feral.storage.invitations import add_invitation, open_invitations, use_invitation
+from feral.storage.invitations import add_invitation, recent_invitations, use_invitation
 from feral.storage.migrations import apply_migrations
 from feral.sync.types import NodeId
 
@@ -27,10 +27,8 @@ def conn(tmp_path: Path) -> Iterator[Connection]:
 
 
 def test_an_open_invitation_is_used_once_by_the_first_joiner(conn: Connection):
-    assert open_invitations(conn, 2_000) == [("phone", "ws://h:1", 61_000)]
     record, refusal = use_invitation(conn, KEY, JOINER, 2_000)
     assert refusal is None and record is not None and record.used_ms is None
-    assert open_invitations(conn, 2_000) == []
 
     _, refusal = use_invitation(conn, KEY, OTHER, 3_000)
     assert refusal is not None and f"already used by {JOINER}" in refusal
@@ -44,3 +42,8 @@ def test_an_unknown_or_expired_invitation_is_refused_and_stays_unused(conn: Conn
     _, refusal = use_invitation(conn, KEY, JOINER, 61_000)
     assert refusal is not None and "expired 0 s ago" in refusal
     assert conn.execute("SELECT used_at FROM invitations").fetchone()[0] is None
+
+
+def test_joins_are_expected_until_a_day_after_the_last_invitation_expired(conn: Connection):
+    assert recent_invitations(conn, 61_000 + 86_400_000 - 1)
+    assert not recent_invitations(conn, 61_000 + 86_400_000)
