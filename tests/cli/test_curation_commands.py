@@ -46,7 +46,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         "old-s2": remember(tmp_path, "the gate is B12", "--scope", "session:s2"),
     }
     for like in LIKES:
-        ids[like] = remember(tmp_path, "--subject", "user", "--predicate", "likes", "--object", like)
+        triple = ("--subject", "user", "--predicate", "likes", "--object", like)
+        ids[like] = remember(tmp_path, *triple)
     monkeypatch.delenv("FERAL_CLOCK_OFFSET_MS")
     ids["new-s1"] = remember(tmp_path, "the taxi is booked for 9", "--scope", "session:s1")
     return ids
