@@ -196,14 +196,21 @@ def restore(home: Path, row_id: str, as_json: bool) -> None:
 
 
 @memory.command()
-@click.argument("row_id", metavar="ID")
+@click.argument("row_id", metavar="ID", required=False)
+@scope_option("Every memory of this agent: or session: scope, instead of one ID")
 @click.option("--yes", is_flag=True, help="Confirm: the content is erased on every device.")
 @pass_home
-def nuke(home: Path, row_id: str, yes: bool) -> None:
-    """Hard-delete a memory everywhere (a replicated tombstone; not recoverable)."""
+def nuke(home: Path, row_id: str | None, scope: str | None, yes: bool) -> None:
+    """Hard-delete a memory (or a scope's) everywhere (replicated tombstones; not recoverable)."""
+    if (row_id is None) == (scope is None):
+        raise click.UsageError("give one ID or --scope")
     if not yes:
         raise click.UsageError("nuke erases the memory on every device; add --yes to confirm")
-    _echo_row(with_node(home, lambda node: node.nuke(row_id)), "Deleted", False)
+    if scope is None:
+        _echo_row(with_node(home, lambda node: node.nuke(str(row_id))), "Deleted", False)
+        return
+    erased = with_node(home, lambda node: curation.nuke_scope(node, scope))
+    click.echo(f"Deleted {len(erased)} memory(ies) of {scope}")
 
 
 @memory.command()

@@ -19,7 +19,7 @@ from feral.storage.search import content_of
 from feral.sync.errors import InvalidInput
 
 from .limits import MAX_IMPORTANCE
-from .scopes import check_scope, session_scope
+from .scopes import DEFAULT_SCOPE, check_scope, session_scope
 
 if TYPE_CHECKING:
     from .node import Node
@@ -31,6 +31,7 @@ __all__ = [
     "boost",
     "distill",
     "list_memories",
+    "nuke_scope",
     "run_gc",
     "scoped_stats",
 ]
@@ -118,6 +119,17 @@ async def run_gc(
         return _gc_report(plan, [], True)
     plan, made = await node.commit(gc.apply_gc, **options)
     return _gc_report(plan, made, False)
+
+
+async def nuke_scope(node: Node, scope: str) -> list[str]:
+    """Hard-delete every memory of an ``agent:`` or ``session:`` scope; the ids erased.
+
+    The user's scope is refused: it holds every memory without a scope, and erasing all of them
+    at once is not what one command should do (nuke them by id).
+    """
+    if check_scope(scope) == DEFAULT_SCOPE:
+        raise InvalidInput("nuke --scope takes an agent: or session: scope, not user's")
+    return await node.commit(curation.nuke_scope, scope)
 
 
 async def distill(node: Node, session_id: str, *, dry_run: bool = False) -> dict[str, Any]:

@@ -12,15 +12,22 @@ from dataclasses import replace
 from typing import cast
 
 from feral.sync.errors import InvalidInput, NotFoundError
-from feral.sync.schema import FACTS
+from feral.sync.schema import EPISODES, FACTS
 from feral.sync.types import NodeId
 
 from .connection import Connection
-from .memories import Row, Stamp, find_row, remember_fact
+from .memories import Row, Stamp, find_row, nuke, remember_fact
 from .memory_model import DEFAULT_SCOPE, Meta, read_meta, write_meta
 from .rows import FactRow
 
-__all__ = ["boost", "meta_of", "promote_fact", "remember_scoped", "set_scope"]
+__all__ = [
+    "boost",
+    "meta_of",
+    "nuke_scope",
+    "promote_fact",
+    "remember_scoped",
+    "set_scope",
+]
 
 
 def meta_of(conn: Connection, row: Row) -> Meta:
@@ -92,3 +99,20 @@ def remember_scoped(
     if scope is not None:
         set_scope(conn, origin, stamp, str(fact["id"]), scope)
     return fact
+
+
+def nuke_scope(conn: Connection, origin: NodeId, stamp: Stamp, scope: str) -> list[str]:
+    """Hard-delete every fact and episode of ``scope`` (archived ones too), as ``nuke`` does
+    one: the content is erased here and tombstones replicate. Returns the ids, oldest first."""
+    ids = [
+        str(record[0])
+        for table in (EPISODES, FACTS)
+        for record in conn.execute(
+            f"SELECT t.id, t.created_at FROM {table.name} t JOIN memory_meta m ON m.id = t.id "
+            "WHERE t.deleted = 0 AND m.deleted = 0 AND m.scope = ? ORDER BY t.created_at, t.id",
+            (scope,),
+        )
+    ]
+    for row_id in ids:
+        nuke(conn, origin, stamp, row_id)
+    return ids

@@ -145,3 +145,18 @@ def test_boost_shows_in_list_and_out_of_range_is_refused(tmp_path, home):
         assert feral(tmp_path, "memory", "boost", home["chai"], "--", bad).exit_code == 2
     missing = feral(tmp_path, "memory", "boost", "no-such-id", "2")
     assert missing.exit_code == 1 and "no memory with id" in missing.stderr
+
+
+def test_nuke_by_scope_erases_that_scope_only_and_refuses_the_users(tmp_path, home):
+    assert feral(tmp_path, "memory", "nuke", "--scope", "session:s1").exit_code == 2  # no --yes
+    result = feral(tmp_path, "memory", "nuke", "--scope", "session:s1", "--yes")
+    assert result.exit_code == 0 and "Deleted 2" in result.stdout
+    export = feral(tmp_path, "memory", "export").stdout
+    assert "the Ritz" not in export and "taxi" not in export
+    assert "B12" in export
+    assert listed(tmp_path, "--scope", "session:s1", "--status", "all") == []
+    refused = feral(tmp_path, "memory", "nuke", "--scope", "user", "--yes")
+    assert refused.exit_code == 1 and len(refused.stderr.strip().splitlines()) == 1
+    assert len(listed(tmp_path, "--scope", "user")) == len(LIKES)
+    both = feral(tmp_path, "memory", "nuke", home["chai"], "--scope", "session:s2", "--yes")
+    assert both.exit_code == 2
