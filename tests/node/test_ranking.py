@@ -73,7 +73,9 @@ async def test_without_decay_the_better_match_wins_even_when_stale(mesh: Mesh):
 
 async def test_decay_puts_the_fresh_look_alike_first(mesh: Mesh):
     node, _, stale, fresh = await aged_pair(mesh)
+    before = await node.export_lines()
     result = await node.search(QUERY)
+    assert await node.export_lines() == before  # a ranking is derived: searching writes nothing
     assert [h["id"] for h in result.results] == [fresh, stale]
     old = result.results[1]
     assert old["temporal"] == pytest.approx(1 - 0.001 * 450)

@@ -24,8 +24,14 @@ def test_boosts_made_apart_converge_on_the_last_and_keep_an_archive_made_elsewhe
     write(phone, curation.boost, fact, 4.0, "every meal")
     phone.time.advance()
     phone.archive(fact)
+    laptop.remember("user", "likes", "oolong")
     sync_until_quiet([(laptop, phone)])
     assert_converged(laptop, phone)
+    listings = [
+        listing.list_memories(r.conn, tier=None, scope=None, status="all", limit=9)
+        for r in (laptop, phone)
+    ]
+    assert listings[0] == listings[1] and len(listings[0]) == 2  # same rows, same order
     for replica in (laptop, phone):
         meta = read_meta(replica.conn, fact)
         assert (meta.importance, meta.importance_note) == (4.0, "every meal")
