@@ -22,9 +22,21 @@ from .connection import Connection
 from .memory_model import DEFAULT_SCOPE, Meta
 from .search import Hit
 
-__all__ = ["DAY_MS", "EXEMPT_CATEGORIES", "Weights", "hit_metas", "temporal_factor", "weigh"]
+__all__ = [
+    "DAY_MS",
+    "EXEMPT_CATEGORIES",
+    "IMPORTANCE_CAP",
+    "Weights",
+    "hit_metas",
+    "temporal_factor",
+    "weigh",
+]
 
 DAY_MS = 86_400_000
+IMPORTANCE_CAP = 10.0
+"""The importance a ranking uses at most (and 0 at least): a meta row written by a peer is only
+checked to be a finite number, so an importance outside ``boost``'s range (node/limits.py's
+``MAX_IMPORTANCE``, the same 10) cannot flood or invert a ranking here."""
 EXEMPT_CATEGORIES = frozenset({"identity"})
 """Categories whose facts never decay: who someone is does not fade with time."""
 
@@ -82,12 +94,13 @@ def weigh(conn: Connection, hits: Sequence[Hit], weights: Weights) -> list[Hit]:
         if weights.scope is not None and (meta.scope or DEFAULT_SCOPE) != weights.scope:
             continue
         temporal = temporal_factor(meta, weights.now_ms, weights.decay_per_day)
+        importance = min(max(meta.importance, 0.0), IMPORTANCE_CAP)
         relevance = hit.score
-        hit.score = relevance * temporal * meta.importance
+        hit.score = relevance * temporal * importance
         hit.extra.update(
             relevance=round(relevance, 6),
             temporal=round(temporal, 6),
-            importance=meta.importance,
+            importance=importance,
             scope=meta.scope,
             category=meta.category,
         )

@@ -10,11 +10,12 @@ import pytest
 
 from feral.node import curation
 from feral.node.config import load_settings, save_settings
+from feral.node.limits import MAX_IMPORTANCE
 from feral.node.node import Node
 from feral.node.search import SearchRequest
 from feral.node.validation import Invalid, convert
 from feral.storage.memory_model import Meta, write_meta
-from feral.storage.ranking import DAY_MS, temporal_factor
+from feral.storage.ranking import DAY_MS, IMPORTANCE_CAP, temporal_factor
 from feral.sync.errors import InvalidInput, NotFoundError
 
 from .support import ManualClock, Mesh
@@ -114,6 +115,15 @@ async def test_an_importance_out_of_range_is_refused_and_nothing_written(mesh: M
     with pytest.raises(InvalidInput, match="importance must be above 0 and at most 10"):
         await curation.boost(node, stale, importance)
     assert await node.export_lines() == before
+
+
+async def test_an_importance_a_peer_wrote_out_of_range_is_capped_in_ranking(mesh: Mesh):
+    assert IMPORTANCE_CAP == MAX_IMPORTANCE
+    node, _, stale, fresh = await aged_pair(mesh)
+    await node.commit(write_meta, Meta(stale, importance=1e9, updated_at=START_MS))
+    await node.commit(write_meta, Meta(fresh, importance=-5.0, updated_at=START_MS))
+    hits = (await node.search(QUERY)).results
+    assert [(h["id"], h["importance"]) for h in hits] == [(stale, 10.0), (fresh, 0.0)]
 
 
 async def test_boosting_an_unknown_memory_is_not_found(mesh: Mesh):
