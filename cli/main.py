@@ -15,7 +15,14 @@ from feral.node.config import load_settings, save_settings
 from feral.node.identity import load_or_create_identity
 from feral.node.node import default_home
 
-from . import demo, invite_commands, memory_commands, sync_commands, wiki_commands
+from . import (
+    demo,
+    invite_commands,
+    memory_commands,
+    memory_rank_commands,
+    sync_commands,
+    wiki_commands,
+)
 from .context import FeralGroup, pass_home
 
 __all__ = ["cli"]
@@ -51,6 +58,7 @@ def init(home: Path, name: str | None) -> None:
 
 
 cli.add_command(memory_commands.memory)
+memory_rank_commands.register(memory_commands.memory)
 cli.add_command(sync_commands.sync)
 sync_commands.sync.add_command(invite_commands.invite)
 sync_commands.sync.add_command(invite_commands.join)

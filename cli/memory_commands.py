@@ -13,11 +13,13 @@ from typing import Any
 
 import click
 
+from feral.node import curation
 from feral.node.config import SearchSettings
 from feral.node.limits import (
     DEFAULT_EPISODES,
     FRACTION_RANGE,
     MAX_EPISODES,
+    MAX_IMPORTANCE,
     MAX_TOP_K,
     MIN_TOP_K,
     SEARCH_STRATEGIES,
@@ -29,6 +31,7 @@ from feral.node.working_memory import Message, parse_transcript_line
 from feral.sync.errors import InvalidInput
 
 from .context import pass_home, with_node
+from .memory_rank_commands import scope_option
 from .output import echo_json, echo_table, json_option, queue_line, shorten
 
 __all__ = ["memory", "parse_import_line"]
@@ -46,6 +49,7 @@ def memory() -> None:
 @click.option("--subject", help="Subject of an explicit triple.")
 @click.option("--predicate", help="Predicate of an explicit triple.")
 @click.option("--object", "obj", help="Object of an explicit triple.")
+@scope_option("Whose fact it is (default user)")
 @json_option("the stored row")
 @pass_home
 def remember(
@@ -54,6 +58,7 @@ def remember(
     subject: str | None,
     predicate: str | None,
     obj: str | None,
+    scope: str | None,
     as_json: bool,
 ) -> None:
     """Remember TEXT as a fact, or the triple given by --subject/--predicate/--object.
@@ -70,7 +75,7 @@ def remember(
         triple = parse_fact(text)
     else:
         raise click.UsageError("give TEXT or --subject/--predicate/--object")
-    row = with_node(home, lambda node: node.remember(triple))
+    row = with_node(home, lambda node: node.remember(triple, scope=scope))
     if as_json:
         echo_json(row)
     else:
@@ -100,6 +105,12 @@ def remember(
     type=click.FloatRange(*FRACTION_RANGE),
     help="MMR's relevance weight: 1 is plain relevance order, lower is more diverse.",
 )
+@click.option(
+    "--min-score",
+    type=click.FloatRange(0, MAX_IMPORTANCE),
+    help="Drop hits whose final score (relevance x temporal x importance) is below this.",
+)
+@scope_option("Only memories of this scope")
 @json_option("results")
 @pass_home
 def search(
@@ -110,13 +121,22 @@ def search(
     alpha: float | None,
     mmr: bool | None,
     mmr_lambda: float | None,
+    min_score: float | None,
+    scope: str | None,
     as_json: bool,
 ) -> None:
-    """Search episodes and facts."""
+    """Search episodes and facts, ranked by relevance x temporal x importance."""
     result = with_node(
         home,
         lambda node: node.search(
-            query, top_k=top_k, strategy=strategy, alpha=alpha, mmr=mmr, mmr_lambda=mmr_lambda
+            query,
+            top_k=top_k,
+            strategy=strategy,
+            alpha=alpha,
+            mmr=mmr,
+            mmr_lambda=mmr_lambda,
+            min_score=min_score,
+            scope=scope,
         ),
     )
     if as_json:
@@ -176,22 +196,30 @@ def restore(home: Path, row_id: str, as_json: bool) -> None:
 
 
 @memory.command()
-@click.argument("row_id", metavar="ID")
+@click.argument("row_id", metavar="ID", required=False)
+@scope_option("Every memory of this agent: or session: scope, instead of one ID")
 @click.option("--yes", is_flag=True, help="Confirm: the content is erased on every device.")
 @pass_home
-def nuke(home: Path, row_id: str, yes: bool) -> None:
-    """Hard-delete a memory everywhere (a replicated tombstone; not recoverable)."""
+def nuke(home: Path, row_id: str | None, scope: str | None, yes: bool) -> None:
+    """Hard-delete a memory (or a scope's) everywhere (replicated tombstones; not recoverable)."""
+    if (row_id is None) == (scope is None):
+        raise click.UsageError("give one ID or --scope")
     if not yes:
         raise click.UsageError("nuke erases the memory on every device; add --yes to confirm")
-    _echo_row(with_node(home, lambda node: node.nuke(row_id)), "Deleted", False)
+    if scope is None:
+        _echo_row(with_node(home, lambda node: node.nuke(str(row_id))), "Deleted", False)
+        return
+    erased = with_node(home, lambda node: curation.nuke_scope(node, scope))
+    click.echo(f"Deleted {len(erased)} memory(ies) of {scope}")
 
 
 @memory.command()
+@scope_option("Count only memories of this scope")
 @json_option("stats")
 @pass_home
-def stats(home: Path, as_json: bool) -> None:
+def stats(home: Path, scope: str | None, as_json: bool) -> None:
     """Counts per tier, the delta log, vectors and the embedder."""
-    result = with_node(home, Node.stats)
+    result = with_node(home, lambda node: curation.scoped_stats(node, scope))
     if as_json:
         echo_json(result)
         return

@@ -40,7 +40,7 @@ from feral.sync.errors import ConfigError, HomeFileError, NotFoundError, Protoco
 from feral.sync.types import NodeId
 
 from .identity import ensure_home, write_private_file
-from .limits import SEARCH_STRATEGIES, Fraction, PositiveInt, StrategyName, TopK
+from .limits import SEARCH_STRATEGIES, Fraction, MinScore, PositiveInt, StrategyName, TopK
 from .validation import Invalid, JsonRefused, convert, key_path, one_of, parse_json
 
 __all__ = [
@@ -220,6 +220,12 @@ class SearchSettings:
     mmr: bool = False
     mmr_lambda: Fraction = 0.7
     """Relevance weight in the MMR rerank: ``lambda*rel - (1-lambda)*max_sim_to_selected``."""
+    decay_per_day: Fraction = 0.001
+    """How fast a memory's rank fades: ``temporal = max(0, 1 - decay * days since its last
+    update)`` (identity facts exempt; storage/ranking.py). 0.001 keeps a year-old memory at 64%
+    of its relevance (README, "Ranking"); 0 turns decay off."""
+    min_score: MinScore = 0.0
+    """Hits whose final score (relevance x temporal x importance) is below this are dropped."""
 
 
 @dataclass(frozen=True)

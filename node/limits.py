@@ -21,6 +21,7 @@ from .validation import one_of
 __all__ = [
     "DEFAULT_EPISODES",
     "FRACTION_RANGE",
+    "MAX_IMPORTANCE",
     "MAX_EPISODES",
     "MAX_QUERY_CHARS",
     "MAX_TOP_K",
@@ -28,6 +29,8 @@ __all__ = [
     "SEARCH_STRATEGIES",
     "EpisodeLimit",
     "Fraction",
+    "Importance",
+    "MinScore",
     "PositiveInt",
     "Query",
     "Strategy",
@@ -69,6 +72,12 @@ EpisodeLimit = Annotated[int, Meta(ge=1, le=MAX_EPISODES)]
 Fraction = Annotated[float, Meta(ge=FRACTION_RANGE[0], le=FRACTION_RANGE[1])]
 Text = Annotated[str, Meta(min_length=1, pattern=r"\S", extra={"check": unicode_problem})]
 """A non-blank string, as a fact or a triple's part."""
+MAX_IMPORTANCE = 10.0
+"""The largest importance multiplier ``feral memory boost`` sets (so the largest final score)."""
+Importance = Annotated[float, Meta(gt=0, le=MAX_IMPORTANCE)]
+"""A memory's importance multiplier: above 0 (0 would hide it; archive does that), at most 10."""
+MinScore = Annotated[float, Meta(ge=0, le=MAX_IMPORTANCE)]
+"""The lowest final score a search keeps (0 keeps every hit)."""
 Query = Annotated[
     str,
     Meta(min_length=1, max_length=MAX_QUERY_CHARS, pattern=r"\S", extra={"check": unicode_problem}),

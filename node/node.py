@@ -18,7 +18,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
-from feral.storage import delta_log, export, memories, stats
+from feral.storage import curation, delta_log, export, memories, stats
 from feral.storage.connection import Connection
 from feral.storage.embedders import load_embedder
 from feral.storage.erase import finish_erasing
@@ -173,13 +173,17 @@ class Node:
 
     # -- local writes --------------------------------------------------------------------------
 
-    async def remember(self, triple: tuple[str, str, str], *, confidence: float = 1.0) -> FactRow:
-        """Store a fact; the same fact remembered twice (anywhere) is one row."""
+    async def remember(
+        self, triple: tuple[str, str, str], *, confidence: float = 1.0, scope: str | None = None
+    ) -> FactRow:
+        """Store a fact; the same fact remembered twice (anywhere) is one row. ``scope`` (checked
+        by the caller: node/scopes.py) puts it in that scope; ``None`` leaves its scope as is."""
         row = await self._write(
-            memories.remember_fact,
+            curation.remember_scoped,
             triple,
             now_ms=self.now_ms(),
             confidence=confidence,
+            scope=scope,
         )
         await self._committed()
         return row
@@ -224,9 +228,9 @@ class Node:
         await self._committed()
         return row
 
-    async def remember_text(self, text: str) -> FactRow:
+    async def remember_text(self, text: str, *, scope: str | None = None) -> FactRow:
         """Remember what a person said, as a triple when a phrasing rule fits (node/phrases.py)."""
-        return await self.remember(parse_fact(text))
+        return await self.remember(parse_fact(text), scope=scope)
 
     def open_sessions(self) -> SessionMemory:
         """Working memory for sessions (DESIGN §2): in this process's RAM, episodes replicate."""
@@ -253,6 +257,18 @@ class Node:
             if progress:
                 progress(len(chunk))
         return written
+
+    async def commit(
+        self,
+        fn: Callable[Concatenate[Connection, NodeId, Stamp, P], T],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """Run the local write ``fn(conn, node_id, stamp, ...)`` and what follows a commit: the
+        way other modules write (node/curation.py)."""
+        result = await self._write(fn, *args, **kwargs)
+        await self._committed()
+        return result
 
     async def _write(
         self,
@@ -357,15 +373,22 @@ class Node:
         alpha: float | None = None,
         mmr: bool | None = None,
         mmr_lambda: float | None = None,
+        min_score: float | None = None,
+        scope: str | None = None,
     ) -> SearchResult:
         """Search episodes and facts (node/search.py); options left out come from settings.
 
         The values are the caller's to check (the CLI's options, the API's
         :class:`~feral.node.search.SearchRequest`): they are not checked again here.
         """
-        request = SearchRequest(query, top_k, strategy, alpha, mmr, mmr_lambda)
+        request = SearchRequest(query, top_k, strategy, alpha, mmr, mmr_lambda, min_score, scope)
         return await run_search(
-            self.store, self.embedder, self.settings.search, request, self.embedding.index
+            self.store,
+            self.embedder,
+            self.settings.search,
+            request,
+            self.embedding.index,
+            self.now_ms(),
         )
 
     # -- replication (the peer layer drives these) ---------------------------------------------

@@ -19,12 +19,14 @@ from msgspec import Struct
 
 from feral.storage import fusion, search as ranking
 from feral.storage.connection import Connection
+from feral.storage.ranking import Weights, weigh
 from feral.storage.store import Store
 from feral.storage.vectors import Embedder, pack_vector, queue_waiting
 from feral.sync.errors import NotAvailable
 
 from .config import SearchSettings
-from .limits import Fraction, Query, Strategy, StrategyName, TopK
+from .limits import Fraction, MinScore, Query, Strategy, StrategyName, TopK
+from .scopes import Scope
 
 if TYPE_CHECKING:  # the index holds numpy, which commands that do not search never import
     from feral.storage.vector_index import VectorIndex
@@ -51,6 +53,10 @@ class SearchRequest(Struct, frozen=True, forbid_unknown_fields=True):
     """Rerank for diversity; asked for with no model it is an error, from settings it is skipped."""
     mmr_lambda: Fraction | None = None
     """Relevance weight in the MMR rerank: ``lambda*rel - (1-lambda)*max_sim_to_selected``."""
+    min_score: MinScore | None = None
+    """Drop hits whose final score (relevance x temporal x importance) is below this."""
+    scope: Scope | None = None
+    """Only memories of this scope (``user``, ``agent:NAME``, ``session:ID``); ``None``: all."""
 
 
 @dataclass(frozen=True)
@@ -89,9 +95,13 @@ class _Plan:
     rerank: bool
     diversity: float
     notes: tuple[str, ...]
+    weights: Weights
+    min_score: float
 
 
-def _plan(request: SearchRequest, defaults: SearchSettings, embedder: Embedder | None) -> _Plan:
+def _plan(
+    request: SearchRequest, defaults: SearchSettings, embedder: Embedder | None, now_ms: int
+) -> _Plan:
     """Fill in defaults; with no embedder the vector leg is off (DESIGN §2: never blend noise).
 
     Raises:
@@ -118,6 +128,8 @@ def _plan(request: SearchRequest, defaults: SearchSettings, embedder: Embedder |
         rerank=rerank,
         diversity=request.mmr_lambda if request.mmr_lambda is not None else defaults.mmr_lambda,
         notes=tuple(notes),
+        weights=Weights(defaults.decay_per_day, now_ms, request.scope),
+        min_score=request.min_score if request.min_score is not None else defaults.min_score,
     )
 
 
@@ -127,16 +139,19 @@ async def run_search(
     defaults: SearchSettings,
     request: SearchRequest,
     index: VectorIndex | None = None,
+    now_ms: int | None = None,
 ) -> SearchResult:
     """Search episodes and facts as ``request`` asks, with ``defaults`` for what it leaves out.
 
     ``index`` is the vectors held in memory by ``feral serve``; without it sqlite-vec scans.
+    ``now_ms`` is the clock that ages memories (the system clock when left out).
 
     Raises:
         NotAvailable: the request needs an embedding model and this node has none.
     """
     started = time.perf_counter()
-    plan = _plan(request, defaults, embedder)
+    now = now_ms if now_ms is not None else time.time_ns() // 1_000_000
+    plan = _plan(request, defaults, embedder, now)
     hits = await store.read(_search, plan, embedder, index)
     notes = plan.notes
     if plan.strategy == "vector" and await store.read(queue_waiting):
@@ -155,10 +170,19 @@ async def run_search(
 def _search(
     conn: Connection, plan: _Plan, embedder: Embedder | None, index: VectorIndex | None
 ) -> list[ranking.Hit]:
-    """Inside one read: the ranked hits, reranked by MMR when the plan says so."""
+    """Inside one read: the ranked hits, weighed by time and importance (storage/ranking.py),
+    then reranked by MMR when the plan says so.
+
+    The legs return at least :data:`~feral.storage.fusion.FUSION_POOL` candidates, so a fresh
+    or boosted memory just below the page can rise into it; with every weight 1 the first
+    ``k`` are the legs' own first ``k``.
+    """
+    wanted = ranking.mmr_pool_size(plan.k) if plan.rerank else plan.k
+    candidates = _ranked(conn, plan, fusion.fusion_pool_size(wanted), embedder, index)
+    hits = [h for h in weigh(conn, candidates, plan.weights) if h.score >= plan.min_score]
     if not plan.rerank:
-        return _ranked(conn, plan, plan.k, embedder, index)
-    hits = _ranked(conn, plan, ranking.mmr_pool_size(plan.k), embedder, index)
+        return hits[: plan.k]
+    hits = hits[:wanted]
     return ranking.mmr_rerank(hits, ranking.hit_vectors(conn, hits), plan.diversity, plan.k)
 
 

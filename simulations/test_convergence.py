@@ -1,11 +1,11 @@
 """Convergence of real nodes (SQLite store, HLC, SyncSession) over a faulty simulated network.
 
-Rules: writes that collide (remember, edit, archive/restore, hard delete, bulk import, writes made
-while a clock is far ahead), frame delivery across links, hostile in-connection faults,
-connection resets and reconnects, partitions and heals, anti-entropy, time passing, clocks set
-off within and beyond the skew window, restarts, backups and restores, forged colliding entries,
-a disk that fails under the links (simulations/faults.py), and nukes followed by devices that
-join later (simulations/nuking.py).
+Rules: writes that collide (remember, edit, archive/restore, hard delete, bulk import, boosts of
+one memory's meta row on two devices, writes made while a clock is far ahead), frame delivery
+across links, hostile in-connection faults, connection resets and reconnects, partitions and heals,
+anti-entropy, time passing, clocks set off within and beyond the skew window, restarts, backups and
+restores, forged colliding entries, a disk that fails under the links (simulations/faults.py), and
+nukes followed by devices that join later (simulations/nuking.py).
 
 Every step is checked for safety (``Cluster.check_step``): no node's high-water mark goes back
 (except right after a restore from backup, which lowers it by design), every version-vector
@@ -42,7 +42,8 @@ from hypothesis.stateful import (
     rule,
 )
 
-from feral.storage import memories
+from feral.storage import curation, memories
+from feral.storage.memory_model import Meta, write_meta
 from feral.sync.hlc import COUNTER_BITS
 from feral.sync.ids import fact_id
 
@@ -167,6 +168,23 @@ class ConvergenceMachine(RuleBasedStateMachine):
     @rule(node=node_index, triple=triples)
     def hard_delete(self, node: int, triple: Triple) -> None:
         self.node(node).commit(memories.nuke, fact_id(*triple))
+
+    @rule(
+        node=node_index,
+        other=st.integers(1, 4),
+        triple=triples,
+        importance=st.sampled_from([0.5, 2.0, 10.0]),
+    )
+    def boost_on_two(self, node: int, other: int, triple: Triple, importance: float) -> None:
+        """Two devices boost one memory at once: the first writes its meta row outright (the
+        memory need not be stored there), the second through ``boost`` (refused if the memory
+        is not live there). The meta row collides; the fact's own row is not touched."""
+        first = self.node(node)
+        second = self.node((node + other) % len(self.c.nodes))
+        row_id = fact_id(*triple)
+        first.commit(write_meta, Meta(row_id, importance=importance, updated_at=first.wall()))
+        if second is not first:
+            second.commit(curation.boost, row_id, importance + 1.0, f"from {second.name}")
 
     # -- the network ---------------------------------------------------------------------------
 

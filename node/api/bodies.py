@@ -17,6 +17,7 @@ from msgspec import Struct
 from starlette.requests import ClientDisconnect, Request
 
 from ..limits import DEFAULT_EPISODES, EpisodeLimit, Text
+from ..scopes import Scope
 from ..validation import Invalid, JsonRefused, convert, parse_json
 from .errors import ApiError, invalid
 
@@ -47,6 +48,8 @@ class RememberRequest(Struct, frozen=True, forbid_unknown_fields=True):
     subject: Text | None = None
     predicate: Text | None = None
     object_: Text | None = msgspec.field(default=None, name="object")
+    scope: Scope | None = None
+    """Whose fact it is (``user``, ``agent:NAME``, ``session:ID``); ``None`` keeps its scope."""
 
     def triple(self) -> tuple[str, str, str] | None:
         """The explicit triple, or ``None`` when the body gives a ``fact``.

@@ -9,6 +9,7 @@ Routes (bodies and answers are JSON; the OpenAPI document, node/api/schema.py, i
 - ``GET  /api/memory/wiki``         and ``GET /api/memory/wiki/{topic}``
 - ``GET  /api/memory/stats``
 - ``GET  /api/sync/status``
+- list, archive, restore, boost, gc and distill: node/api/curation.py
 - ``GET  /openapi.json``
 
 Answers have the shapes of the CLI's ``--json`` output; a ``fact`` is remembered as
@@ -39,6 +40,7 @@ from ..node import Node
 from ..search import SearchRequest
 from ..status import sync_status
 from .bodies import EpisodesQuery, RememberRequest, fit, read_json
+from .curation import curation_routes
 from .errors import ApiError, error_response
 from .guard import ApiGuard
 from .schema import openapi_document
@@ -95,6 +97,7 @@ class MemoryApi:
             Route("/api/memory/stats", _endpoint(self.stats), methods=["GET"]),
             Route("/api/sync/status", _endpoint(self.sync_status), methods=["GET"]),
             Route("/openapi.json", _endpoint(self.openapi), methods=["GET"]),
+            *curation_routes(self.node, _endpoint),
         ]
 
     def middleware(self) -> list[Middleware]:
@@ -112,8 +115,8 @@ class MemoryApi:
         body = await read_json(request, RememberRequest)
         triple = body.triple()
         if triple is None:
-            return await self.node.remember_text(str(body.fact).strip())
-        return await self.node.remember(triple)
+            return await self.node.remember_text(str(body.fact).strip(), scope=body.scope)
+        return await self.node.remember(triple, scope=body.scope)
 
     async def episodes(self, request: Request) -> list[EpisodeRow]:
         query = fit(dict(request.query_params), EpisodesQuery, from_strings=True, top="the query")

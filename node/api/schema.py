@@ -18,11 +18,19 @@ import msgspec
 from ..limits import SEARCH_STRATEGIES
 from ..search import SearchRequest
 from .bodies import MAX_BODY_BYTES, TRIPLE, EpisodesQuery, RememberRequest
+from .curation import ArchiveRequest, BoostRequest, DistillRequest, GcRequest, ListQuery
 
 __all__ = ["REQUEST_STRUCTURES", "openapi_document", "request_schemas"]
 
 REF = "#/components/schemas/{name}"
-REQUEST_STRUCTURES: tuple[type[msgspec.Struct], ...] = (SearchRequest, RememberRequest)
+REQUEST_STRUCTURES: tuple[type[msgspec.Struct], ...] = (
+    SearchRequest,
+    RememberRequest,
+    ArchiveRequest,
+    BoostRequest,
+    GcRequest,
+    DistillRequest,
+)
 """The structures whose schemas are request bodies, by class name in ``components``."""
 
 
@@ -81,6 +89,11 @@ _ANSWERS: dict[str, Any] = {
             "fts_score": _FRACTION,
             "vector_score": _FRACTION,
             "mmr_score": {"type": "number"},
+            "relevance": {"type": "number"},
+            "temporal": _FRACTION,
+            "importance": {"type": "number"},
+            "scope": _STRING,
+            "category": _STRING,
             "row": _ref("Row"),
         },
     },
@@ -187,7 +200,43 @@ def _paths() -> dict[str, Any]:
             _answer("as feral sync status --json", _ref("Object")),
         ),
         "/openapi.json": _get("This document", _answer("OpenAPI 3.1", _ref("Object"))),
+        **_curation_paths(),
     }
+
+
+def _curation_paths() -> dict[str, Any]:
+    """node/api/curation.py's routes."""
+    listing = _get(
+        "Memories newest first, with their meta and status",
+        _answer("as feral memory list --json", {"type": "array", "items": _ref("Row")}),
+        parameters=_query_parameters(ListQuery),
+    )
+    listing["get"]["responses"]["422"] = _answer("a parameter out of range", _ref("Error"))
+    paths = {
+        "/api/memory/list": listing,
+        "/api/memory/archive": _post(
+            "Archive a memory (replicated; restore undoes it)", "ArchiveRequest",
+            _answer("the row", _ref("Row")),
+        ),
+        "/api/memory/restore": _post(
+            "Restore an archived memory", "ArchiveRequest", _answer("the row", _ref("Row"))
+        ),
+        "/api/memory/boost": _post(
+            "Set a memory's importance multiplier (replicated)", "BoostRequest",
+            _answer("the memory's meta row", _ref("Object")),
+        ),
+        "/api/memory/gc": _post(
+            "Archive stale session facts, consolidate crowded groups (dry_run: plan only)",
+            "GcRequest", _answer("as feral memory gc --json", _ref("Object")),
+        ),
+        "/api/memory/distill": _post(
+            "Promote a session's facts to the user's scope (dry_run: plan only)",
+            "DistillRequest", _answer("as feral memory distill --json", _ref("Object")),
+        ),
+    }  # fmt: skip
+    for path in ("/api/memory/archive", "/api/memory/restore", "/api/memory/boost"):
+        paths[path]["post"]["responses"]["404"] = _answer("no memory with that id", _ref("Error"))
+    return paths
 
 
 @cache
