@@ -1,0 +1,192 @@
+"""Secrets kept out: the scan every write of user text passes before anything is stored.
+
+A memory replicates to every paired device and stays in every export, so a pasted API key or
+password written once is copied everywhere. The scan refuses it before the write: nothing is
+stored, so nothing is replicated. :func:`find_secret` is pure and fast (the patterns are compiled
+once, into one alternation, and the text is read in one pass); :func:`refuse_secrets` raises
+:class:`SecretRefused`, whose message names the kind and never repeats the value.
+
+What is found:
+
+- provider keys and tokens by their published shapes: OpenAI, Anthropic, AWS (access key ids,
+  and 40-character secret keys written next to their name), GitHub, GitLab, Slack (tokens and
+  webhooks), Stripe, Google, SendGrid, Twilio, npm, PyPI, Hugging Face, DigitalOcean, Shopify,
+  Telegram bots, JSON Web Tokens and ``Bearer`` tokens;
+- private key blocks (``-----BEGIN ... PRIVATE KEY-----``: PEM, OpenSSH, PGP);
+- a password written into a URL (``scheme://user:password@host``);
+- passwords, passcodes and PINs in English phrasings: ``my password is ...``, ``pw: ...``,
+  ``the wifi password for the flat is ...``, ``passcode 4821``; and ``api_key = ...``,
+  ``token: ...`` with a value of at least 12 characters mixing letters and digits;
+- payment card numbers: 13 to 19 digits (spaces or dashes between), a card network's prefix,
+  and a valid Luhn check digit;
+- high-entropy strings: a run of at least 20 characters of ``[A-Za-z0-9+/=_-]`` holding lower
+  case, upper case and digits, with a Shannon entropy of at least :data:`ENTROPY_BITS` bits per
+  character.
+
+Allowed on purpose (ordinary in notes; tests/node/test_secret_scan.py holds them): UUIDs,
+hexadecimal hashes (git commit ids, SHA-256 sums: one case only), ULIDs and feral's own ids
+(upper case and digits only), version strings, and URLs, whose paths and queries are not
+entropy-checked (document ids in links are long and random by design); a URL still refuses a
+password before its ``@`` and a provider key anywhere in it. A hexadecimal secret with no
+name beside it (a bare 32-digit token) is therefore not recognised: ``token: <hex>`` is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+from feral.sync.errors import InvalidInput
+
+from .secret_patterns import DETECTORS, random_looking
+
+__all__ = [
+    "POLICIES",
+    "Policy",
+    "SecretFound",
+    "SecretRefused",
+    "find_secret",
+    "refusal",
+    "refuse_secrets",
+    "refuse_triple",
+    "screen_lines",
+    "skipped_summary",
+    "triple_text",
+]
+
+T = TypeVar("T")
+Policy = Literal["refuse", "skip"]
+POLICIES: tuple[Policy, ...] = ("refuse", "skip")
+
+RETRY = "remove it and try again"
+
+
+@dataclass(frozen=True)
+class SecretFound:
+    """What the scan found: a stable ``code``, the ``kind`` people read, and where it is.
+
+    ``start``/``end`` are offsets into the scanned text, for callers that point at it; the
+    value itself is never put in a message.
+    """
+
+    code: str
+    kind: str
+    start: int
+    end: int
+
+
+class SecretRefused(InvalidInput):
+    """Text refused because it holds what looks like a secret (HTTP 422, exit status 1)."""
+
+    code = "secret_refused"
+
+    def __init__(self, found: SecretFound, where: str = "", advice: str = RETRY) -> None:
+        super().__init__(refusal(found, where, advice))
+        self.found = found
+        self.where = where
+
+
+def refusal(found: SecretFound, where: str = "", advice: str = RETRY) -> str:
+    """The one line that says what was refused; ``where`` (``line 12``) goes in front."""
+    prefix = f"{where}: " if where else ""
+    return (
+        f"{prefix}refused: the text contains what looks like {found.kind} (never stored); {advice}"
+    )
+
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,20}://\S+")
+_RANDOM = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{20,}")
+_SCAN = re.compile(
+    "|".join(f"(?P<d{index}>{pattern})" for index, (_, _, pattern, _) in enumerate(DETECTORS))
+)
+
+
+def find_secret(text: str) -> SecretFound | None:
+    """The first secret in ``text``, or ``None``: the patterns first, then random tokens.
+
+    A match its check turns down (a Luhn failure, ``the password is in the drawer``) is
+    skipped by one character, not by its length, so nothing it spanned goes unread.
+    """
+    match = _SCAN.search(text)
+    while match is not None:
+        name = match.lastgroup
+        assert name is not None
+        code, kind, _, check = DETECTORS[int(name[1:])]
+        if check(match.group(0)):
+            return SecretFound(code, kind, match.start(), match.end())
+        match = _SCAN.search(text, match.start() + 1)
+    return _random_token(text)
+
+
+def _random_token(text: str) -> SecretFound | None:
+    """A long random-looking token outside every URL."""
+    urls = [m.span() for m in _URL.finditer(text)] if "://" in text else []
+    for match in _RANDOM.finditer(text):
+        start, end = match.span()
+        if any(a <= start < b for a, b in urls):
+            continue
+        if random_looking(match.group(0)):
+            return SecretFound("random_token", "a random secret or token", start, end)
+    return None
+
+
+def refuse_secrets(texts: Iterable[str], where: str = "") -> None:
+    """Raise :class:`SecretRefused` when any of ``texts`` holds a secret.
+
+    The texts are scanned joined by a line break, so a phrasing split across the parts of a
+    triple (``user`` / ``password`` / ``hunter22``) is still seen.
+
+    Raises:
+        SecretRefused: naming the kind (and ``where``, e.g. ``line 12``), never the value.
+    """
+    found = find_secret("\n".join(texts))
+    if found is not None:
+        raise SecretRefused(found, where)
+
+
+def triple_text(triple: tuple[str, str, str]) -> str:
+    """A triple as the scan reads it: ``subject``, then ``predicate is object`` on one line,
+    so ``user / wifi_password / hunter22`` reads as the phrasing it stands for."""
+    subject, predicate, obj = triple
+    return f"{subject}\n{predicate} is {obj}"
+
+
+def refuse_triple(triple: tuple[str, str, str], where: str = "", advice: str = RETRY) -> None:
+    """:func:`refuse_secrets` for a triple (read as :func:`triple_text`)."""
+    found = find_secret(triple_text(triple))
+    if found is not None:
+        raise SecretRefused(found, where, advice)
+
+
+def screen_lines(
+    lines: Iterable[tuple[int, T]], text_of: Callable[[T], str], policy: Policy
+) -> tuple[list[T], list[int]]:
+    """Numbered items without those holding a secret, and the line numbers left out.
+
+    ``refuse`` raises at the first such line (``line 12: refused: ...``), so a caller that
+    screens every line before writing writes nothing; ``skip`` keeps the others.
+
+    Raises:
+        SecretRefused: under ``refuse``, naming the line and the kind.
+    """
+    kept: list[T] = []
+    skipped: list[int] = []
+    for number, item in lines:
+        found = find_secret(text_of(item))
+        if found is None:
+            kept.append(item)
+        elif policy == "refuse":
+            advice = "nothing was written; remove it, or pass --secrets skip to leave it out"
+            raise SecretRefused(found, f"line {number}", advice)
+        else:
+            skipped.append(number)
+    return kept, skipped
+
+
+def skipped_summary(skipped: list[int], shown: int = 20) -> str:
+    """``skipped 3 line(s) holding what looks like a secret: 4, 9, 12`` (never the values)."""
+    numbers = ", ".join(str(n) for n in skipped[:shown])
+    more = f" and {len(skipped) - shown} more" if len(skipped) > shown else ""
+    return f"skipped {len(skipped)} line(s) holding what looks like a secret: {numbers}{more}"
