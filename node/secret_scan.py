@@ -34,9 +34,9 @@ name beside it (a bare 32-digit token) is therefore not recognised: ``token: <he
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Literal, Protocol, TypeVar
 
 from feral.sync.errors import InvalidInput
 
@@ -51,12 +51,22 @@ __all__ = [
     "refusal",
     "refuse_secrets",
     "refuse_triple",
+    "refuse_triples",
+    "screened_messages",
     "screen_lines",
     "skipped_summary",
     "triple_text",
 ]
 
 T = TypeVar("T")
+
+
+class _Said(Protocol):
+    @property
+    def content(self) -> str: ...
+
+
+M = TypeVar("M", bound=_Said)
 Policy = Literal["refuse", "skip"]
 POLICIES: tuple[Policy, ...] = ("refuse", "skip")
 
@@ -158,6 +168,19 @@ def refuse_triple(triple: tuple[str, str, str], where: str = "", advice: str = R
     found = find_secret(triple_text(triple))
     if found is not None:
         raise SecretRefused(found, where, advice)
+
+
+def refuse_triples(triples: Iterable[tuple[str, str, str]], first: int = 1) -> None:
+    """:func:`refuse_triple` for each, naming the one refused by its place (``item 7``)."""
+    for index, triple in enumerate(triples, first):
+        refuse_triple(triple, f"item {index}")
+
+
+def screened_messages(messages: Iterable[M]) -> Iterator[M]:
+    """``messages`` as they come, each refused if its content holds a secret (``message 3``)."""
+    for index, message in enumerate(messages, 1):
+        refuse_secrets([message.content], f"message {index}")
+        yield message
 
 
 def screen_lines(

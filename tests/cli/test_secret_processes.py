@@ -188,11 +188,16 @@ def test_a_refused_secret_never_crosses_the_wire_to_a_peer(mesh: Mesh) -> None:
         path = laptop.home.parent / "more.txt"
         path.write_text(f"the runner token is {key}\nthe runner lives in rack four\n")
         laptop.run("memory", "import", "--secrets", "skip", str(path))
+        hf = new_key(9, "hf_", 34)  # and on the phone, through its API
+        assert post(phone.port, "/api/memory/remember", {"fact": f"model pulls use {hf}"})[0] == 422
+        assert post(phone.port, "/api/memory/remember", {"fact": "the phone's own fact"})[0] == 200
         laptop.run("sync", "now")
         carried = relay.bytes_seen()
     assert relay.connections >= 1
     assert b"written on the laptop before the key" in carried  # the search sees rows go by
     assert b"the runner lives in rack four" in carried
-    assert not [p for p in pieces(key) if p in carried]
+    assert b"the phone's own fact" in carried
+    assert not [p for p in pieces(key) + pieces(hf) if p in carried]
     assert laptop.export() == phone.export()
-    assert_nowhere(phone, key, beside="the runner lives in rack four")
+    assert_nowhere(phone, key, hf, beside="the runner lives in rack four")
+    assert_nowhere(laptop, key, hf, beside="the phone's own fact")
