@@ -13,8 +13,17 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable
+from typing import NamedTuple
 
-__all__ = ["DETECTORS", "ENTROPY_BITS", "ENTROPY_MARGIN", "MAX_WORD_SHARE", "random_looking"]
+__all__ = [
+    "DETECTORS",
+    "Detector",
+    "ENTROPY_BITS",
+    "ENTROPY_MARGIN",
+    "MAX_WORD_SHARE",
+    "MIN_RANDOM_TOKEN",
+    "random_looking",
+]
 
 ENTROPY_BITS = 4.3
 """The most Shannon entropy per character a long mixed token must show to count as random."""
@@ -26,6 +35,16 @@ MAX_WORD_SHARE = 0.5
 MIN_RANDOM_TOKEN = 20
 
 Check = Callable[[str], bool]
+
+
+class Detector(NamedTuple):
+    """One kind of secret: how it is named, found and confirmed, and when to look for it."""
+
+    code: str
+    kind: str
+    pattern: str
+    check: Check
+    triggers: tuple[str, ...]
 
 
 def _always(_: str) -> bool:
@@ -130,80 +149,155 @@ _IS = r"(?:\s+(?:is|was)\s+|\s*[:=]\s*)(?:now\s+|still\s+)?[\"'`]?\S+"
 _FOR = r"(?:\s+(?:for|to|of|on|at)(?:\s+[\w'.-]+){1,3}?)?"
 """``password for the wifi is ...``: up to three words naming what it opens."""
 
-# (code, kind, pattern, check): the check confirms a match the pattern alone cannot decide.
-DETECTORS: tuple[tuple[str, str, str, Check], ...] = (
-    (
+# The check confirms a match the pattern alone cannot decide. The triggers are literals of
+# which one must be in the text for the pattern to be tried at all ("~" first: in any case;
+# "#": 13 digits or more): most text holds none, so most patterns are never run on it.
+DETECTORS: tuple[Detector, ...] = (
+    Detector(
         "private_key",
         "a private key",
         r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----",
         _always,
+        ("PRIVATE KEY",),
     ),
-    ("anthropic_key", "an Anthropic API key", _B + r"sk-ant-[A-Za-z0-9_-]{20,}", _always),
-    (
+    Detector(
+        "anthropic_key",
+        "an Anthropic API key",
+        _B + r"sk-ant-[A-Za-z0-9_-]{20,}",
+        _always,
+        ("sk-ant-",),
+    ),
+    Detector(
         "openai_key",
         "an OpenAI API key",
         _B + r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
         _letters_and_digits,
+        ("sk-",),
     ),
-    (
+    Detector(
         "aws_access_key",
         "an AWS access key ID",
         _B + r"(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}" + _E,
         _always,
+        ("AKIA", "ASIA", "ABIA", "ACCA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "APKA"),
     ),
-    (
+    Detector(
         "aws_secret_key",
         "an AWS secret access key",
         r"(?i:aws.{0,20}?secret.{0,20}?|secret[_ ]?access[_ ]?key)[\s\"':=]{1,6}"
         r"[A-Za-z0-9/+]{40}" + _E,
         _always,
+        ("~secret",),
     ),
-    ("github_token", "a GitHub token", _B + r"gh[pousr]_[A-Za-z0-9]{36,}", _always),
-    ("github_token", "a GitHub token", _B + r"github_pat_[A-Za-z0-9_]{22,}", _always),
-    ("gitlab_token", "a GitLab token", _B + r"gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{20,}", _always),
-    ("slack_token", "a Slack token", _B + r"xox[abposr]-[A-Za-z0-9-]{10,}", _always),
-    (
+    Detector(
+        "github_token",
+        "a GitHub token",
+        _B + r"gh[pousr]_[A-Za-z0-9]{36,}",
+        _always,
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    ),
+    Detector(
+        "github_token",
+        "a GitHub token",
+        _B + r"github_pat_[A-Za-z0-9_]{22,}",
+        _always,
+        ("github_pat_",),
+    ),
+    Detector(
+        "gitlab_token",
+        "a GitLab token",
+        _B + r"gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{20,}",
+        _always,
+        ("glpat-", "gldt-", "glrt-", "glptt-"),
+    ),
+    Detector(
+        "slack_token", "a Slack token", _B + r"xox[abposr]-[A-Za-z0-9-]{10,}", _always, ("xox",)
+    ),
+    Detector(
         "slack_webhook",
         "a Slack webhook URL",
         r"hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+",
         _always,
+        ("hooks.slack.com",),
     ),
-    ("stripe_key", "a Stripe secret key", _B + r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}", _always),
-    ("google_key", "a Google API key", _B + r"AIza[0-9A-Za-z_-]{35}", _always),
-    ("google_secret", "a Google OAuth client secret", _B + r"GOCSPX-[A-Za-z0-9_-]{28}", _always),
-    (
+    Detector(
+        "stripe_key",
+        "a Stripe secret key",
+        _B + r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}",
+        _always,
+        ("k_live_", "k_test_"),
+    ),
+    Detector("google_key", "a Google API key", _B + r"AIza[0-9A-Za-z_-]{35}", _always, ("AIza",)),
+    Detector(
+        "google_secret",
+        "a Google OAuth client secret",
+        _B + r"GOCSPX-[A-Za-z0-9_-]{28}",
+        _always,
+        ("GOCSPX-",),
+    ),
+    Detector(
         "jwt",
         "a JSON Web Token",
         _B + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
         _always,
+        ("eyJ",),
     ),
-    (
+    Detector(
         "sendgrid_key",
         "a SendGrid API key",
         _B + r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}",
         _always,
+        ("SG.",),
     ),
-    ("twilio_key", "a Twilio API key", _B + r"SK[0-9a-f]{32}" + _E, _always),
-    ("npm_token", "an npm token", _B + r"npm_[A-Za-z0-9]{36}" + _E, _always),
-    ("pypi_token", "a PyPI token", _B + r"pypi-AgE[A-Za-z0-9_-]{50,}", _always),
-    ("huggingface_token", "a Hugging Face token", _B + r"hf_[A-Za-z0-9]{30,}", _always),
-    ("digitalocean_token", "a DigitalOcean token", _B + r"do[opr]_v1_[a-f0-9]{64}", _always),
-    ("shopify_token", "a Shopify token", _B + r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}", _always),
-    ("telegram_token", "a Telegram bot token", _B + r"\d{8,10}:AA[A-Za-z0-9_-]{33}", _always),
-    ("bearer_token", "a bearer token", r"(?i:bearer)\s+[A-Za-z0-9._~+/-]{20,}=*", _key_value),
-    (
+    Detector("twilio_key", "a Twilio API key", _B + r"SK[0-9a-f]{32}" + _E, _always, ("SK",)),
+    Detector("npm_token", "an npm token", _B + r"npm_[A-Za-z0-9]{36}" + _E, _always, ("npm_",)),
+    Detector("pypi_token", "a PyPI token", _B + r"pypi-AgE[A-Za-z0-9_-]{50,}", _always, ("pypi-",)),
+    Detector(
+        "huggingface_token", "a Hugging Face token", _B + r"hf_[A-Za-z0-9]{30,}", _always, ("hf_",)
+    ),
+    Detector(
+        "digitalocean_token",
+        "a DigitalOcean token",
+        _B + r"do[opr]_v1_[a-f0-9]{64}",
+        _always,
+        ("_v1_",),
+    ),
+    Detector(
+        "shopify_token",
+        "a Shopify token",
+        _B + r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}",
+        _always,
+        ("shpat_", "shpss_", "shpca_", "shppa_"),
+    ),
+    Detector(
+        "telegram_token",
+        "a Telegram bot token",
+        _B + r"\d{8,10}:AA[A-Za-z0-9_-]{33}",
+        _always,
+        (":AA",),
+    ),
+    Detector(
+        "bearer_token",
+        "a bearer token",
+        r"(?i:bearer)\s+[A-Za-z0-9._~+/-]{20,}=*",
+        _key_value,
+        ("~bearer",),
+    ),
+    Detector(
         "url_password",
         "a password inside a URL",
         r"[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@]{1,64}:[^\s:/@]{3,}@",
         _always,
+        ("://",),
     ),
-    (
+    Detector(
         "password",
         "a password",
         _K + r"(?i:(?:password|passwd|passphrase|pwd|pw)s?" + _FOR + _IS + ")",
         _password_value,
+        ("~pw", "~pass"),
     ),
-    (
+    Detector(
         "password",
         "a passcode or PIN",
         _K
@@ -213,13 +307,15 @@ DETECTORS: tuple[tuple[str, str, str, Check], ...] = (
         + _IS
         + r"|\s+\d\S*))",
         _digits_value,
+        ("~pass", "~pin", "~pw"),
     ),
-    (
+    Detector(
         "api_key",
         "an API key or token",
         _K + r"(?i:(?:api[_ -]?key|apikey|secret[_ -]?key|access[_ -]?token|auth[_ -]?token|"
         r"client[_ -]?secret|token|secret)s?" + _IS + ")",
         _key_value,
+        ("~key", "~token", "~secret"),
     ),
-    ("card_number", "a payment card number", _CARD, _card),
+    Detector("card_number", "a payment card number", _CARD, _card, ("#",)),
 )

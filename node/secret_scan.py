@@ -40,7 +40,7 @@ from typing import Literal, Protocol, TypeVar
 
 from feral.sync.errors import InvalidInput
 
-from .secret_patterns import DETECTORS, random_looking
+from .secret_patterns import DETECTORS, MIN_RANDOM_TOKEN, random_looking
 
 __all__ = [
     "POLICIES",
@@ -107,31 +107,71 @@ def refusal(found: SecretFound, where: str = "", advice: str = RETRY) -> str:
 
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,20}://\S+")
-_RANDOM = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{20,}")
-_SCAN = re.compile(
-    "|".join(f"(?P<d{index}>{pattern})" for index, (_, _, pattern, _) in enumerate(DETECTORS))
-)
+_RANDOM = re.compile(r"[A-Za-z0-9+/=_-]{20,}")
+"""Runs of key characters; each match is a whole run (a shorter run cannot hold 20)."""
+_COMPILED = tuple((detector, re.compile(detector.pattern)) for detector in DETECTORS)
+_DIGITS = "0123456789"
+CARD_DIGITS = 13
+"""Text with fewer digits holds no card number: the card detector's trigger ("#")."""
+
+
+def _literals(any_case: bool) -> tuple[str, ...]:
+    """The detectors' trigger literals found in the text as it is, or (``any_case``) lowered."""
+    return tuple(
+        sorted(
+            {
+                t[1:] if any_case else t
+                for d in DETECTORS
+                for t in d.triggers
+                if t != "#" and (t[0] == "~") == any_case
+            }
+        )
+    )
+
+
+_CASED, _ANY_CASE = _literals(False), _literals(True)
+
+
+def _triggers_in(text: str) -> set[str]:
+    """The trigger literals in ``text`` (``~`` marking those found in any case, ``#`` many
+    digits). Plain substring tests: far quicker than one alternation, which Python's regular
+    expressions try at every position."""
+    found = {t for t in _CASED if t in text}
+    lower = text.lower()
+    found.update("~" + t for t in _ANY_CASE if t in lower)
+    if sum(map(text.count, _DIGITS)) >= CARD_DIGITS:
+        found.add("#")
+    return found
+
+
+def _triggered(triggers: tuple[str, ...], found: set[str]) -> bool:
+    """Whether a literal found holds one of ``triggers`` (``sk-ant-`` holds ``sk-``)."""
+    return any(t in hit for t in triggers for hit in found if (t[0] == "~") == (hit[0] == "~"))
 
 
 def find_secret(text: str) -> SecretFound | None:
-    """The first secret in ``text``, or ``None``: the patterns first, then random tokens.
+    """The first secret in ``text`` in the detectors' order, or ``None``; then random tokens.
 
-    A match its check turns down (a Luhn failure, ``the password is in the drawer``) is
-    skipped by one character, not by its length, so nothing it spanned goes unread.
+    A detector runs only when one of its triggers is in the text, and most text holds none.
+    A match its check turns down (a Luhn failure, ``the password is in the drawer``) is skipped
+    by one character, not by its length, so nothing it spanned goes unread.
     """
-    match = _SCAN.search(text)
-    while match is not None:
-        name = match.lastgroup
-        assert name is not None
-        code, kind, _, check = DETECTORS[int(name[1:])]
-        if check(match.group(0)):
-            return SecretFound(code, kind, match.start(), match.end())
-        match = _SCAN.search(text, match.start() + 1)
+    found = _triggers_in(text)
+    for detector, pattern in _COMPILED if found else ():
+        if not _triggered(detector.triggers, found):
+            continue
+        match = pattern.search(text)
+        while match is not None:
+            if detector.check(match.group(0)):
+                return SecretFound(detector.code, detector.kind, match.start(), match.end())
+            match = pattern.search(text, match.start() + 1)
     return _random_token(text)
 
 
 def _random_token(text: str) -> SecretFound | None:
     """A long random-looking token outside every URL."""
+    if max(map(len, text.split()), default=0) < MIN_RANDOM_TOKEN:
+        return None  # no run of 20 key characters can fit
     urls = [m.span() for m in _URL.finditer(text)] if "://" in text else []
     for match in _RANDOM.finditer(text):
         start, end = match.span()
