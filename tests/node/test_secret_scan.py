@@ -8,6 +8,7 @@ import string
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from benchmarks.corpus import make_episodes, make_triples
 from feral.node.secret_scan import (
     SecretRefused,
     find_secret,
@@ -15,6 +16,7 @@ from feral.node.secret_scan import (
     refuse_triple,
     screen_lines,
     skipped_summary,
+    triple_text,
 )
 from feral.sync.errors import InvalidInput
 
@@ -123,3 +125,10 @@ def test_screening_lines_refuses_at_the_first_or_skips_each() -> None:
     assert skipped_summary(skipped) == "skipped 2 line(s) holding what looks like a secret: 3, 9"
     many = skipped_summary(list(range(1, 31)))
     assert many.endswith("19, 20 and 10 more")
+
+
+def test_the_benchmark_corpus_of_facts_and_episodes_is_never_refused() -> None:
+    """The generated memories the benchmarks write (names, places, numbers, times)."""
+    triples = [triple_text(t) for t in make_triples(5_000)]
+    episodes = [text for text, _ in make_episodes(2_000)]
+    assert [t for t in triples + episodes if find_secret(t) is not None] == []
