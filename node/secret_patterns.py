@@ -2,7 +2,8 @@
 
 Each detector is a code, the kind people read (``an OpenAI API key``), a regular expression and a
 check that confirms what the expression alone cannot decide (a Luhn digit, a value that is a
-word of the sentence rather than a password). The scan compiles them once, into one alternation.
+word of the sentence rather than a password), and the literals that must be in the text for it
+to be tried at all. The scan compiles the expressions once.
 Random-looking tokens are judged by :func:`random_looking` (entropy, character classes, and how
 much of the token is made of word-like runs).
 """

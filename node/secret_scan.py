@@ -2,9 +2,14 @@
 
 A memory replicates to every paired device and stays in every export, so a pasted API key or
 password written once is copied everywhere. The scan refuses it before the write: nothing is
-stored, so nothing is replicated. :func:`find_secret` is pure and fast (the patterns are compiled
-once, into one alternation, and the text is read in one pass); :func:`refuse_secrets` raises
-:class:`SecretRefused`, whose message names the kind and never repeats the value.
+stored, so nothing is replicated. :func:`find_secret` is pure and fast: the patterns are compiled
+once, and each runs only when one of its trigger literals (``sk-``, ``AKIA``, ``password``, ...)
+is in the text, which most text never holds (benchmarks/secret_bench.py measures it on an
+import). :func:`refuse_secrets` raises :class:`SecretRefused`, whose message names the kind and
+never repeats the value. The callers: ``Node.remember``, ``remember_text``, ``add_episode``,
+``log_execution``, ``import_facts`` and ``ingest`` (so the CLI and the API), and the absorb
+pipeline's scan step; ``feral memory import``/``ingest`` screen every line first
+(:func:`screen_lines`) to name the line and to honour ``--secrets refuse|skip``.
 
 What is found:
 
