@@ -125,8 +125,13 @@ def _value(text: str) -> str:
 
 
 def _password_value(text: str) -> bool:
+    if _QUOTED.search(text):  # my password is "correct horse battery staple"
+        return True
     word = _value(text)
     return len(word) >= 3 and word.lower() not in _NOT_A_VALUE
+
+
+_QUOTED = re.compile(r"[\s:=][\"'`][^\s\"'`]{3,}")
 
 
 def _digits_value(text: str) -> bool:
@@ -147,6 +152,8 @@ _E = r"(?![A-Za-z0-9_])"  # nor just after
 _K = r"(?<![A-Za-z0-9])"  # before a keyword: ``wifi_password=...`` names a password too
 _IS = r"(?:\s+(?:is|was)\s+|\s*[:=]\s*)(?:now\s+|still\s+)?[\"'`]?\S+"
 """``is``/``was``/``:``/``=``, then the value (a word, possibly quoted)."""
+_CODE = r"(?:door|alarm|safe|gate|lock|garage|entry|access|security|keypad|locker) code"
+"""Codes that open something (``the alarm code is 4821``); a zip or area code is no secret."""
 _FOR = r"(?:\s+(?:for|to|of|on|at)(?:\s+[\w'.-]+){1,3}?)?"
 """``password for the wifi is ...``: up to three words naming what it opens."""
 
@@ -300,15 +307,24 @@ DETECTORS: tuple[Detector, ...] = (
     ),
     Detector(
         "password",
+        "a password",
+        _K + r"(?i:pass\s*[:=]\s*[\"'`]?\S+)",
+        _password_value,
+        ("~pass",),
+    ),
+    Detector(
+        "password",
         "a passcode or PIN",
         _K
-        + r"(?i:(?:passcode|pass code|pin|pin code|pin number|password|pw)s?"
+        + r"(?i:(?:passcode|pass code|pin|pin code|pin number|password|pw|"
+        + _CODE
+        + r")s?"
         + _FOR
         + r"(?:"
         + _IS
         + r"|\s+\d\S*))",
         _digits_value,
-        ("~pass", "~pin", "~pw"),
+        ("~pass", "~pin", "~pw", "~code"),
     ),
     Detector(
         "api_key",

@@ -20,7 +20,8 @@ What is found:
 - private key blocks (``-----BEGIN ... PRIVATE KEY-----``: PEM, OpenSSH, PGP);
 - a password written into a URL (``scheme://user:password@host``);
 - passwords, passcodes and PINs in English phrasings: ``my password is ...``, ``pw: ...``,
-  ``the wifi password for the flat is ...``, ``passcode 4821``; and ``api_key = ...``,
+  ``pass: ...``, ``the wifi password for the flat is ...``, ``passcode 4821``, ``the alarm code
+  is 4821`` (a zip or area code is not one); and ``api_key = ...``,
   ``token: ...`` with a value of at least 12 characters mixing letters and digits;
 - payment card numbers: 13 to 19 digits (spaces or dashes between), a card network's prefix,
   and a valid Luhn check digit;

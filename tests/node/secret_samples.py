@@ -86,6 +86,9 @@ GENERATORS: tuple[tuple[str, Callable[[random.Random], str]], ...] = (
     ("password", lambda r: "pw: " + random_token(r, 10)),
     ("password", lambda r: "the wifi password for the flat is " + random_token(r, 14)),
     ("passcode or PIN", lambda r: "the door passcode " + _pick(r, string.digits, 6)),
+    ("passcode or PIN", lambda r: "the alarm code is " + _pick(r, string.digits, 6)),
+    ("password", lambda r: "login: bob pass: " + random_token(r, 10)),
+    ("password", lambda r: 'my password is "correct horse ' + random_token(r, 9) + '"'),
     ("payment card number", lambda r: card_number(r)),
     ("payment card number", lambda r: card_number(r, "5", 16).replace(" ", "-")),
     ("payment card number", lambda r: card_number(r, "37", 15).replace(" ", "")),
@@ -113,6 +116,9 @@ ALLOWED = (
     "my API key is stored in the keychain",
     "the secret is to add a pinch of salt",
     "node id 7f3a9c2e41b05d86 and epoch 1717171717171",
+    "my zip code is 90210 and the area code is 020",
+    "the mountain pass is blocked by snow until April",
+    "we got a season pass for the museum",
 )
 
 
