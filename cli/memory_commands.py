@@ -27,12 +27,14 @@ from feral.node.limits import (
 )
 from feral.node.node import Node
 from feral.node.phrases import parse_fact
+from feral.node.secret_scan import Policy, refuse_secrets, screen_lines, triple_text
 from feral.node.working_memory import Message, parse_transcript_line
 from feral.sync.errors import InvalidInput
 
 from .context import pass_home, with_node
 from .memory_rank_commands import scope_option
 from .output import echo_json, echo_table, json_option, queue_line, shorten
+from .secret_options import screened, secrets_option
 
 __all__ = ["memory", "parse_import_line"]
 
@@ -72,6 +74,7 @@ def remember(
     if all(parts):
         triple = (str(subject), str(predicate), str(obj))
     elif text and text.strip():
+        refuse_secrets([text])
         triple = parse_fact(text)
     else:
         raise click.UsageError("give TEXT or --subject/--predicate/--object")
@@ -321,11 +324,12 @@ def parse_import_line(line: str, number: int) -> tuple[str, str, str] | None:
     raise InvalidInput(f"line {number}: expected subject/predicate/object strings or a 'fact'")
 
 
-def _read_import(path: Path) -> list[tuple[str, str, str]]:
+def _read_import(path: Path) -> list[tuple[int, tuple[str, str, str]]]:
+    """Every line's triple, with its line number (blank lines left out)."""
     try:
         with path.open(encoding="utf-8") as handle:
-            parsed = (parse_import_line(line, n) for n, line in enumerate(handle, 1))
-            return [t for t in parsed if t is not None]
+            parsed = ((n, parse_import_line(line, n)) for n, line in enumerate(handle, 1))
+            return [(n, t) for n, t in parsed if t is not None]
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
@@ -334,20 +338,31 @@ def _read_import(path: Path) -> list[tuple[str, str, str]]:
 
 @memory.command(name="import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@secrets_option("import")
 @pass_home
-def import_(home: Path, file: Path) -> None:
+def import_(home: Path, file: Path, secrets: Policy) -> None:
     """Remember facts in bulk: one per line, plain text or JSON Lines.
 
-    Every line is checked before anything is written, so a bad line imports nothing.
+    Every line is checked before anything is written, so a bad line imports nothing; a line
+    holding what looks like a secret is refused the same way, or left out with --secrets skip.
     """
-    triples = _read_import(file)
+    triples = screened(*screen_lines(_read_import(file), triple_text, secrets))
     with click.progressbar(length=len(triples), label="Importing", file=sys.stderr) as bar:
         written = with_node(home, lambda node: node.import_facts(triples, progress=bar.update))
     click.echo(f"Imported {len(triples)} line(s): {written} new fact(s)", err=True)
 
 
-def _read_transcript(path: Path) -> Iterator[Message]:
-    """The messages of a JSON Lines transcript, each line checked as it is read."""
+def _content(message: Message) -> str:
+    return message.content
+
+
+def _read_transcript(path: Path, skip: frozenset[int] = frozenset()) -> Iterator[Message]:
+    """The messages of a JSON Lines transcript, each line checked as it is read (but ``skip``)."""
+    for _, message in _numbered_transcript(path, skip):
+        yield message
+
+
+def _numbered_transcript(path: Path, skip: frozenset[int]) -> Iterator[tuple[int, Message]]:
     try:
         with path.open("rb") as handle:
             for number, raw in enumerate(handle, 1):
@@ -356,8 +371,8 @@ def _read_transcript(path: Path) -> Iterator[Message]:
                 except UnicodeDecodeError as exc:
                     raise InvalidInput(f"line {number}: not UTF-8 text") from exc
                 message = parse_transcript_line(line, number)
-                if message is not None:
-                    yield message
+                if message is not None and number not in skip:
+                    yield number, message
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from exc
 
@@ -365,22 +380,28 @@ def _read_transcript(path: Path) -> Iterator[Message]:
 @memory.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @json_option("the counts")
+@secrets_option("ingest")
 @pass_home
-def ingest(home: Path, file: Path, as_json: bool) -> None:
+def ingest(home: Path, file: Path, as_json: bool, secrets: Policy) -> None:
     """Stream a JSON Lines transcript through working memory into episodes.
 
     Each line is {"session", "role", "content"}; each session gets its own working memory,
     compacted into an episode whenever it passes the trigger. Every line is checked before
     anything is written, so a bad line ingests nothing. At the end, what is left of each
     session becomes one final episode (working memory lives only as long as this command).
+    A line holding what looks like a secret is refused the same way, or left out with
+    --secrets skip.
     """
     # Two passes: check every line (and count them for the bar), then stream. Memory stays flat
     # whatever the file's size; a file edited between the passes can still fail half-way.
-    total = sum(1 for _ in _read_transcript(file))
+    _, skipped = screen_lines(_numbered_transcript(file, frozenset()), _content, secrets)
+    screened([], skipped)
+    skip = frozenset(skipped)
+    total = sum(1 for _ in _read_transcript(file, skip))
     hidden = not sys.stderr.isatty()  # a log or a pipe gets the counts, not a bar
     with click.progressbar(length=total, label="Ingesting", file=sys.stderr, hidden=hidden) as bar:
         result = with_node(
-            home, lambda node: node.ingest(_read_transcript(file), progress=bar.update)
+            home, lambda node: node.ingest(_read_transcript(file, skip), progress=bar.update)
         )
     if as_json:
         echo_json(dataclasses.asdict(result))

@@ -39,6 +39,7 @@ from .identity import Identity, load_or_create_identity
 from .limits import Strategy
 from .phrases import parse_fact
 from .search import SearchRequest, SearchResult, run_search
+from .secret_scan import refuse_secrets, refuse_triple, refuse_triples, screened_messages
 from .sessions import IngestResult, SessionMemory, ingest
 from .summarise import summariser_for
 from .wiki import build_pages, list_pages, pages_citing, read_page, write_pages
@@ -177,7 +178,9 @@ class Node:
         self, triple: tuple[str, str, str], *, confidence: float = 1.0, scope: str | None = None
     ) -> FactRow:
         """Store a fact; the same fact remembered twice (anywhere) is one row. ``scope`` (checked
-        by the caller: node/scopes.py) puts it in that scope; ``None`` leaves its scope as is."""
+        by the caller: node/scopes.py) puts it in that scope; ``None`` leaves its scope as is. A
+        fact holding what looks like a secret is refused (SecretRefused, node/secret_scan.py)."""
+        refuse_triple(triple)
         row = await self._write(
             curation.remember_scoped,
             triple,
@@ -191,20 +194,23 @@ class Node:
     async def add_episode(
         self, session_id: str, summary: str, entities: Iterable[str] = ()
     ) -> EpisodeRow:
-        """Store an episode under a new ULID."""
+        """Store an episode under a new ULID (SecretRefused if it holds a secret)."""
+        entities = list(entities)
+        refuse_secrets([summary, *entities])
         row = await self._write(
             memories.add_episode,
             self._new_id(),
             session_id=session_id,
             summary=summary,
-            entities=list(entities),
+            entities=entities,
             now_ms=self.now_ms(),
         )
         await self._committed()
         return row
 
     async def log_execution(self, session_id: str, tool: str, **fields: Any) -> ExecutionRow:
-        """Append a tool call to the execution log."""
+        """Append a tool call to the execution log (SecretRefused if it holds a secret)."""
+        refuse_secrets([session_id, tool, *(str(value) for value in fields.values())])
         row = await self._write(
             memories.log_execution,
             self._new_id(),
@@ -230,6 +236,7 @@ class Node:
 
     async def remember_text(self, text: str, *, scope: str | None = None) -> FactRow:
         """Remember what a person said, as a triple when a phrasing rule fits (node/phrases.py)."""
+        refuse_secrets([text])
         return await self.remember(parse_fact(text), scope=scope)
 
     def open_sessions(self) -> SessionMemory:
@@ -240,8 +247,9 @@ class Node:
     async def ingest(
         self, messages: Iterable[Message], progress: Callable[[int], None] | None = None
     ) -> IngestResult:
-        """Stream a transcript through fresh working memory; every remainder is flushed."""
-        return await ingest(self.open_sessions(), messages, progress)
+        """Stream a transcript through fresh working memory; every remainder is flushed. A
+        message holding a secret is refused when reached (the CLI screens every line first)."""
+        return await ingest(self.open_sessions(), screened_messages(messages), progress)
 
     async def import_facts(
         self,
@@ -249,9 +257,11 @@ class Node:
         progress: Callable[[int], None] | None = None,
         batch: int = IMPORT_BATCH,
     ) -> int:
-        """Remember many facts, ``batch`` per transaction; ``progress`` gets each batch's size."""
+        """Remember many facts, ``batch`` per transaction; ``progress`` gets each batch's size.
+        A batch holding a secret is refused whole (the CLI screens every line first)."""
         written = 0
-        for chunk in _chunks(triples, batch):
+        for number, chunk in enumerate(_chunks(triples, batch)):
+            refuse_triples(chunk, first=number * batch + 1)
             written += await self._write(memories.import_facts, chunk, now_ms=self.now_ms())
             await self._committed()
             if progress:

@@ -17,7 +17,9 @@ Answers have the shapes of the CLI's ``--json`` output; a ``fact`` is remembered
 "message"}}`` with a status that fits: 400 unreadable JSON, 401 no or wrong token, 403 a browser
 or a foreign Host, 404 an unknown topic or path, 409 what this node cannot do as configured
 (e.g. vector search with no model), 413 a body over ``MAX_BODY_BYTES``, 422 a missing or
-invalid field, 500 anything unexpected (logged; the message stays generic).
+invalid field (``secret_refused``: text to remember holding what looks like a secret, refused by
+node/secret_scan.py before anything is stored), 500 anything unexpected (logged; the message
+stays generic).
 """
 
 from __future__ import annotations

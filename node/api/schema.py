@@ -174,17 +174,23 @@ def _paths() -> dict[str, Any]:
     topic = {"name": "topic", "in": "path", "required": True, "schema": _STRING}
     page = _get("One wiki page", _answer("the page's Markdown", _ref("Page")), parameters=[topic])
     page["get"]["responses"]["404"] = _answer("no page for that topic", _ref("Error"))
+    remember = _post(
+        "Remember what was said (a triple if a phrasing rule fits) or a triple",
+        "RememberRequest",
+        _answer("the stored row", _ref("Row")),
+    )
+    remember["post"]["responses"]["422"] = _answer(
+        "a missing, unknown or invalid field; or code secret_refused: the text holds what looks"
+        " like a secret (nothing is stored; the message names the kind, never the value)",
+        _ref("Error"),
+    )
     return {
         "/api/memory/search": _post(
             "Search episodes and facts (fts, vector or hybrid; optional MMR)",
             "SearchRequest",
             _answer("hits, best first", _ref("SearchResponse")),
         ),
-        "/api/memory/remember": _post(
-            "Remember what was said (a triple if a phrasing rule fits) or a triple",
-            "RememberRequest",
-            _answer("the stored row", _ref("Row")),
-        ),
+        "/api/memory/remember": remember,
         "/api/memory/episodes": episodes,
         "/api/memory/wiki": _get(
             "The compiled wiki pages (derived data; compile_wiki rebuilds them)",

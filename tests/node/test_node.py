@@ -87,7 +87,7 @@ async def test_forgetting_an_unknown_id_raises_not_found(node: Node) -> None:
 
 
 async def test_nuke_leaves_a_tombstone_and_the_memory_is_gone(node: Node) -> None:
-    row = await node.remember(("user", "password", "hunter2"))
+    row = await node.remember(("user", "diary", "hunter2"))  # a password would be refused
     tomb = await node.nuke(row["id"])
     assert tomb["deleted"] is True
     assert "hunter2" not in tomb.values()

@@ -1,0 +1,62 @@
+"""Every ``Node`` method that writes user text refuses a secret before its transaction."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from feral.node.node import Node
+from feral.node.secret_scan import SecretRefused
+from feral.node.working_memory import Message
+
+from .support import ManualClock, Mesh, now_ms, turn_off_embeddings
+
+KEY = "ghp_" + "Zq7Lk2Xw9Pm4Rt6Yv8Bn3Cd5Fg1Hj0Ks7Qa3"  # 36 after the prefix
+
+
+@pytest.fixture
+async def node(tmp_path: Path) -> AsyncIterator[Node]:
+    mesh = Mesh(tmp_path)
+    mesh.add("a")
+    turn_off_embeddings(mesh.home("a"))
+    yield await mesh.open("a", now_ms=ManualClock(now_ms()))
+    await mesh.aclose()
+
+
+async def rows(node: Node) -> str:
+    return "".join(await node.export_lines())
+
+
+async def test_remember_and_remember_text_refuse_before_writing(node: Node) -> None:
+    with pytest.raises(SecretRefused, match="GitHub token"):
+        await node.remember(("user", "note", f"deploy with {KEY}"))
+    with pytest.raises(SecretRefused, match="a password"):
+        await node.remember_text("my email password is Qx7-lantern-88")
+    assert await rows(node) == ""
+
+
+async def test_episodes_and_the_execution_log_refuse_a_secret(node: Node) -> None:
+    with pytest.raises(SecretRefused):
+        await node.add_episode("s1", f"the user pasted {KEY}", ["GitHub"])
+    with pytest.raises(SecretRefused):
+        await node.log_execution(
+            "s1", "http", args={"auth": f"Bearer {KEY}"}, result="ok", latency_ms=3, success=True
+        )
+    assert await rows(node) == ""
+
+
+async def test_import_facts_refuses_the_batch_naming_the_item(node: Node) -> None:
+    triples = [("user", "note", "buy milk"), ("user", "note", "call Ana"), ("ci", "token", KEY)]
+    with pytest.raises(SecretRefused, match=r"^item 3: refused: .*GitHub token"):
+        await node.import_facts(triples)
+    assert await rows(node) == ""
+    assert await node.import_facts(triples[:2]) == 2
+
+
+async def test_ingest_refuses_at_the_message_holding_a_secret(node: Node) -> None:
+    messages = [Message("s", "user", "hello"), Message("s", "user", f"key {KEY}")]
+    with pytest.raises(SecretRefused, match=r"^message 2: "):
+        await node.ingest(messages)
+    assert KEY[4:14] not in await rows(node)
