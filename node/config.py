@@ -189,6 +189,8 @@ class PeerSettings:
     """The peer's id: the fingerprint of the key it must prove it holds."""
     url: PeerUrl | None = None
     """Where to dial it (``ws://`` or ``wss://``), or ``None`` for a peer that only dials in."""
+    insecure_plaintext: bool = False
+    """Dial a ``ws://`` url beyond loopback anyway, unencrypted (``--insecure-plaintext``)."""
 
 
 Peers = Annotated[tuple[PeerSettings, ...], Meta(extra={"requirement": "must be a list of peers"})]
