@@ -105,7 +105,8 @@ class ImpostorRelay:
 
     def _serve(self, client: socket.socket) -> None:
         client.settimeout(10)
-        with contextlib.suppress(OSError), self.context.wrap_socket(client, server_side=True) as tls:
-            self.handshakes += 1
-            while chunk := tls.recv(1 << 16):
-                self.received += chunk
+        with contextlib.suppress(OSError):
+            with self.context.wrap_socket(client, server_side=True) as tls:
+                self.handshakes += 1
+                while chunk := tls.recv(1 << 16):
+                    self.received += chunk
