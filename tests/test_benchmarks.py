@@ -21,6 +21,8 @@ AGREED = (
     "catchup_vs_merge",
     "hybrid_vs_sum",
     "vector_leg_vs_numpy",
+    "tls_vs_plain_catchup",
+    "tls_wire_bytes_ratio",
 )
 GOAL_RATIOS = set(AGREED)
 
