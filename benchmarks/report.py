@@ -139,7 +139,7 @@ def _measurements(sizes: Sizes, seed: int) -> list[tuple[str, Callable[[], dict[
         (f"catch-up: {sizes.rows:,} facts between processes", lambda: _catchup(sizes)),
         (
             f"tls: {sizes.rows:,}-fact catch-up over wss:// against ws://, twice each",
-            lambda: run_tls_catchup(sizes.rows),
+            lambda: run_tls_catchup(sizes.rows, repeats=1 if sizes.rows < 1000 else 2),
         ),
         (f"incremental: 100 changes at {incremental} facts", lambda: _incremental(sizes)),
         (

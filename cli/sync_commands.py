@@ -353,6 +353,9 @@ def serve(home: Path, host: str, port: int, tls: bool | None) -> None:
                 f"feral {node.node_id} serving {ws}://{where}/sync and {http}://{where}/api",
                 err=True,
             )
+            if service.certificate is not None:
+                click.echo(f"TLS certificate sha256 {service.certificate} (feral sync cert)",
+                           err=True)  # fmt: skip
             if warning:
                 click.echo(f"! {warning}", err=True)
 

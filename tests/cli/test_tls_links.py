@@ -62,6 +62,7 @@ def test_a_relay_between_two_nodes_sees_no_fact_and_no_key(mesh: Mesh) -> None:
         wire = relay.wire()
     alice.cli("sync", "now", "--peer", carol.node_id)
 
+    assert f"TLS certificate sha256 {fingerprint(bea)}" in bea.serve_log()
     assert "Quillfeather at 12 Wrenfield Lane" in bea.export()
     assert "ask for Marguerite" in alice.export()
     assert relay.connections == 1 and len(wire) > 1000
@@ -167,7 +168,8 @@ def test_curl_reaches_the_api_over_tls_with_the_printed_certificate(
         assert json.loads(response.read())["node_id"] == bea.node_id
 
     curl = subprocess.run(
-        ["curl", "--silent", "--show-error", "--cacert", str(pem), url],
+        ["curl", "--silent", "--show-error", "--cacert", str(pem),
+         "--resolve", f"localhost:{bea.port}:127.0.0.1", url],  # as the README shows
         capture_output=True, text=True, timeout=30, check=False,
     )  # fmt: skip
     if curl.returncode != 127:
