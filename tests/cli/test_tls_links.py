@@ -66,6 +66,8 @@ def test_a_relay_between_two_nodes_sees_no_fact_and_no_key(mesh: Mesh) -> None:
     assert "Quillfeather at 12 Wrenfield Lane" in bea.export()
     assert "ask for Marguerite" in alice.export()
     assert relay.connections == 1 and len(wire) > 1000
+    # bea's fact and Hello travel server to client, unmasked on a plain link (the control below
+    # finds them there); alice's would be masked by WebSocket framing even in clear.
     for fact in FACTS.values():
         for needle in (fact.encode(), fact[-20:].encode(), fact.split()[-1].encode()):
             assert needle not in wire
@@ -82,6 +84,22 @@ def test_a_relay_between_two_nodes_sees_no_fact_and_no_key(mesh: Mesh) -> None:
     assert plain["encrypted"] is False and plain["certificate"] is None
     table = alice.cli("sync", "status")
     assert f"wss cert {fingerprint(bea)[:23]}" in table and "ws (unencrypted)" in table
+
+
+def test_the_same_relay_on_a_plain_link_sees_the_facts(mesh: Mesh) -> None:
+    """The control: the relay and its search would catch the text if it crossed in clear. (The
+    server's rows: what a client sends is masked by WebSocket framing, which hides nothing but
+    would hide it from a plain search.)"""
+    alice, bea = mesh.add("alice", "bea")
+    bea.cli("memory", "remember", FACTS["bea"])
+    pair(bea, alice, dial=False)
+    mesh.start(bea)
+    with LoggingRelay(bea.port).running() as relay:
+        alice.cli("sync", "peers", "add", f"ws://127.0.0.1:{relay.port}", "--node-id", bea.node_id)
+        alice.cli("sync", "now")
+        wire = relay.wire()
+    assert b"ask for Marguerite" in wire and b"GET /sync" in wire
+    assert bea.node_id.encode() in wire  # its Hello
 
 
 def test_a_relay_with_another_certificate_is_refused_before_any_frame(mesh: Mesh) -> None:
