@@ -7,12 +7,7 @@ from pathlib import Path
 import click
 
 from feral.node.identity import load_or_create_identity
-from feral.node.tls import (
-    certificate_der,
-    certificate_fingerprint,
-    certificate_pem,
-    ensure_certificate,
-)
+from feral.node.tls import certificate_pem, ensure_certificate, identity_fingerprint
 
 from .context import pass_home
 
@@ -35,5 +30,5 @@ def cert(home: Path, as_pem: bool) -> None:
         click.echo(pem.decode("ascii"), nl=False)
         return
     click.echo(f"node id  {identity.node_id}")
-    click.echo(f"sha256   {certificate_fingerprint(certificate_der(pem))}")
+    click.echo(f"sha256   {identity_fingerprint(identity)}")
     click.echo(f"file     {path}")

@@ -7,6 +7,7 @@ of every one-shot sync.
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -83,6 +84,12 @@ async def dial(
     except PinMismatch as exc:
         message = f"refused {peer.url} before sending anything: {exc}"
         return await _failed(node, failures, peer, message, "certificate_mismatch")
+    except ssl.SSLError as exc:  # before OSError, its base: say what it means
+        message = (
+            f"cannot reach {peer.url}: the TLS handshake failed ({exc.reason or exc}); "
+            "does the peer serve TLS (feral serve --tls)?"
+        )
+        return await _failed(node, failures, peer, message)
     except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
         return await _failed(node, failures, peer, f"cannot reach {peer.url}: {exc}")
 

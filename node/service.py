@@ -42,7 +42,7 @@ from .dial import FRAME_LIMIT, dial, sync_url
 from .embedding import serving_lock
 from .node import Node
 from .peer import FailureLog, LinkResult, PeerLink
-from .tls import CERT_FILENAME, certificate_der, certificate_fingerprint, server_context
+from .tls import identity_fingerprint, server_context
 from .transport import ServerTransport
 
 __all__ = ["MAX_PEERS", "SyncService", "dial", "sync_url"]
@@ -98,14 +98,9 @@ class SyncService:
             ConfigError: the token file is unusable (the message names it).
             HomeFileError: the certificate cannot be written (the message names it).
         """
-        self.tls = server_context(node.home, node.identity) if (
-            not is_loopback_host(host) if tls is None else tls
-        ) else None  # fmt: skip
-        self.certificate = (
-            certificate_fingerprint(certificate_der((node.home / CERT_FILENAME).read_bytes()))
-            if self.tls is not None
-            else None
-        )
+        serve_tls = not is_loopback_host(host) if tls is None else tls
+        self.tls = server_context(node.home, node.identity) if serve_tls else None
+        self.certificate = identity_fingerprint(node.identity) if serve_tls else None
         """This node's certificate fingerprint when it serves TLS (node/tls.py)."""
         self.node = node
         self.host = host

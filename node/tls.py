@@ -42,6 +42,7 @@ __all__ = [
     "certificate_pem",
     "client_context",
     "ensure_certificate",
+    "identity_fingerprint",
     "is_loopback_host",
     "plaintext_refusal",
     "server_context",
@@ -83,6 +84,11 @@ def certificate_fingerprint(der: bytes) -> str:
     """SHA-256 over the DER certificate, as ``openssl x509 -fingerprint -sha256`` prints it."""
     digest = hashlib.sha256(der).hexdigest().upper()
     return ":".join(digest[i : i + 2] for i in range(0, len(digest), 2))
+
+
+def identity_fingerprint(identity: Identity) -> str:
+    """The SHA-256 fingerprint of ``identity``'s certificate (the same for every rebuild)."""
+    return certificate_fingerprint(certificate_der(certificate_pem(identity)))
 
 
 def certificate_node_id(der: bytes) -> NodeId | None:

@@ -140,6 +140,16 @@ def test_the_serve_log_names_the_mismatch_once(mesh: Mesh) -> None:
     assert bytes(impostor.received) == b""
 
 
+def test_wss_to_a_plain_server_says_the_tls_handshake_failed(mesh: Mesh) -> None:
+    alice, bea = mesh.add("alice", "bea")
+    pair(bea, alice, dial=False)
+    mesh.start(bea)  # plain ws:// on loopback
+    alice.cli("sync", "peers", "add", f"wss://127.0.0.1:{bea.port}", "--node-id", bea.node_id)
+    result = alice.run("sync", "now", check=False)
+    assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1
+    assert "the TLS handshake failed" in result.stderr and "feral serve --tls" in result.stderr
+
+
 def test_plain_ws_to_another_machine_needs_the_insecure_option(mesh: Mesh) -> None:
     (alice,) = mesh.add("alice")
     peer_id = "a" * 32
