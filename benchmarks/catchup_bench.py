@@ -98,7 +98,7 @@ def _without_embeddings(home: Path) -> None:
     save_settings(home, replace(settings, memory=replace(settings.memory, embedder="none")))
 
 
-async def _seed(home_a: Path, home_b: Path, rows: int, relay_port: int, tls: bool) -> None:
+async def _seed(home_a: Path, home_b: Path, rows: int, relay_port: int, tls: bool = False) -> None:
     for home in (home_a, home_b):
         home.mkdir(mode=0o700, parents=True, exist_ok=True)
         _without_embeddings(home)
@@ -115,7 +115,7 @@ async def _seed(home_a: Path, home_b: Path, rows: int, relay_port: int, tls: boo
     save_settings(home_b, with_peer(load_settings(home_b), PeerSettings(ids[0], None)))
 
 
-def _serve(home: Path, port: int, tls: bool) -> subprocess.Popen[bytes]:
+def _serve(home: Path, port: int, tls: bool = False) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
         [*_feral(), "--home", str(home), "serve", "--port", str(port),
          "--tls" if tls else "--no-tls"],
