@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.serialization import (
 )
 
 from .relays import ImpostorRelay, LoggingRelay
-from .servers import FeralNode, Mesh, pair
+from .servers import FeralNode, Mesh, pair, wait_until
 
 FACTS = {
     "alice": "my doctor is Dr Quillfeather at 12 Wrenfield Lane, Tuesdays",
@@ -131,8 +131,6 @@ def test_the_serve_log_names_the_mismatch_once(mesh: Mesh) -> None:
         alice.cli("sync", "peers", "add", f"wss://127.0.0.1:{impostor.port}", "--node-id",
                   bea.node_id)  # fmt: skip
         mesh.start(alice)
-        from .servers import wait_until
-
         assert wait_until(lambda: "before sending anything" in alice.serve_log(), 30)
     log = alice.serve_log()
     assert log.count("before sending anything") == 1, log
