@@ -36,7 +36,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--only",
         default="",
-        help="comma-separated measurements to run: storage, catch-up, incremental, search, "
+        help="comma-separated measurements to run: storage, catch-up, tls, incremental, search, "
         "vector (the vector leg against numpy), searchable (a catch-up until embedded)",
     )
     args = parser.parse_args(argv)

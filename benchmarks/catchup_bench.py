@@ -98,7 +98,7 @@ def _without_embeddings(home: Path) -> None:
     save_settings(home, replace(settings, memory=replace(settings.memory, embedder="none")))
 
 
-async def _seed(home_a: Path, home_b: Path, rows: int, relay_port: int) -> None:
+async def _seed(home_a: Path, home_b: Path, rows: int, relay_port: int, tls: bool = False) -> None:
     for home in (home_a, home_b):
         home.mkdir(mode=0o700, parents=True, exist_ok=True)
         _without_embeddings(home)
@@ -108,15 +108,17 @@ async def _seed(home_a: Path, home_b: Path, rows: int, relay_port: int) -> None:
     await node_a.close()
     await node_b.close()
     a_settings = with_peer(
-        load_settings(home_a), PeerSettings(ids[1], f"ws://127.0.0.1:{relay_port}")
+        load_settings(home_a),
+        PeerSettings(ids[1], f"{'wss' if tls else 'ws'}://127.0.0.1:{relay_port}"),
     )
     save_settings(home_a, a_settings)
     save_settings(home_b, with_peer(load_settings(home_b), PeerSettings(ids[0], None)))
 
 
-def _serve(home: Path, port: int) -> subprocess.Popen[bytes]:
+def _serve(home: Path, port: int, tls: bool = False) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
-        [*_feral(), "--home", str(home), "serve", "--port", str(port)],
+        [*_feral(), "--home", str(home), "serve", "--port", str(port),
+         "--tls" if tls else "--no-tls"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     deadline = time.monotonic() + 20
@@ -154,14 +156,15 @@ def _in_process_rate(pages: list[Page], path: Path) -> float:
     return sum(len(p.deltas) for p in pages) / elapsed
 
 
-def run_catchup(rows: int) -> dict[str, Any]:
-    """Measure the catch-up and return rates, the ratio and bytes per row."""
+def run_catchup(rows: int, *, tls: bool = False) -> dict[str, Any]:
+    """Measure the catch-up and return rates, the ratio and bytes per row; over ``wss://``
+    (``feral serve --tls``) if ``tls``."""
     with tempfile.TemporaryDirectory(prefix="feral-catchup-") as tmp:
         root = Path(tmp)
         port = _free_port()
         with ByteRelay(port) as relay:
-            asyncio.run(_seed(root / "a", root / "b", rows, relay.port))
-            server = _serve(root / "b", port)
+            asyncio.run(_seed(root / "a", root / "b", rows, relay.port, tls))
+            server = _serve(root / "b", port, tls)
             try:
                 started = time.perf_counter()
                 done = subprocess.run(

@@ -22,6 +22,7 @@ from .encoder_bench import run_encoder
 from .incremental_bench import incremental_seconds
 from .search_bench import QUERIES, run_search
 from .storage_bench import BATCH, run_storage
+from .tls_bench import run_tls_catchup
 from .vector_bench import run_searchable_after_catchup, run_vector_leg
 
 __all__ = ["GOALS", "OTHER_RATIOS", "Goal", "Report", "Sizes", "render_table", "run"]
@@ -84,6 +85,8 @@ GOALS: tuple[Goal, ...] = (
     Goal("catchup_vs_merge", 0.5, at_most=False),
     Goal("hybrid_vs_sum", 1.5, at_most=True),
     Goal("vector_leg_vs_numpy", 2.0, at_most=True),
+    Goal("tls_vs_plain_catchup", 0.9, at_most=False),
+    Goal("tls_wire_bytes_ratio", 1.1, at_most=True),
 )
 
 OTHER_RATIOS: Mapping[str, str] = {
@@ -134,6 +137,10 @@ def _measurements(sizes: Sizes, seed: int) -> list[tuple[str, Callable[[], dict[
     return [
         (f"storage: {sizes.rows:,} facts", lambda: run_storage(sizes.rows, seed)),
         (f"catch-up: {sizes.rows:,} facts between processes", lambda: _catchup(sizes)),
+        (
+            f"tls: {sizes.rows:,}-fact catch-up over wss:// against ws://, twice each",
+            lambda: run_tls_catchup(sizes.rows, repeats=1 if sizes.rows < 1000 else 2),
+        ),
         (f"incremental: 100 changes at {incremental} facts", lambda: _incremental(sizes)),
         (
             f"search: {sizes.episodes:,} episodes, {sizes.queries} queries",

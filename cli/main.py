@@ -21,6 +21,7 @@ from . import (
     memory_commands,
     memory_rank_commands,
     sync_commands,
+    tls_commands,
     wiki_commands,
 )
 from .context import FeralGroup, pass_home
@@ -62,6 +63,7 @@ memory_rank_commands.register(memory_commands.memory)
 cli.add_command(sync_commands.sync)
 sync_commands.sync.add_command(invite_commands.invite)
 sync_commands.sync.add_command(invite_commands.join)
+sync_commands.sync.add_command(tls_commands.cert)
 cli.add_command(wiki_commands.wiki)
 cli.add_command(demo.demo)
 cli.add_command(sync_commands.serve)

@@ -19,6 +19,7 @@ from feral.node.identity import load_or_create_identity
 from feral.node.node import Node
 from feral.node.peer import LinkResult
 from feral.node.status import peer_rows, sync_status
+from feral.node.tls import is_loopback_host, plaintext_refusal
 from feral.sync.errors import NotFoundError
 from feral.sync.hlc import COUNTER_BITS
 from feral.sync.text import printable
@@ -96,14 +97,25 @@ def _lag(ms: int | None) -> str:
 @peers.command(name="add")
 @click.argument("url", required=False)
 @click.option("--node-id", "peer_id", required=True, help="The peer's id (feral sync node-id).")
+@click.option(
+    "--insecure-plaintext",
+    is_flag=True,
+    help="Allow a ws:// URL to another machine: the link is not encrypted.",
+)
 @pass_home
-def peers_add(home: Path, url: str | None, peer_id: str) -> None:
-    """Pair with a peer; without URL the peer may connect here but is never dialled."""
+def peers_add(home: Path, url: str | None, peer_id: str, insecure_plaintext: bool) -> None:
+    """Pair with a peer; without URL the peer may connect here but is never dialled.
+
+    A wss:// URL is pinned to the peer's id (its certificate must hold that node's key).
+    """
     me = load_or_create_identity(home)
     if peer_id == me.node_id:
         raise click.ClickException("that is this node's own id")
+    refusal = plaintext_refusal(url) if url and not insecure_plaintext else None
+    if refusal is not None:
+        raise click.ClickException(refusal)
     settings = load_settings(home)
-    updated = with_peer(settings, PeerSettings(NodeId(peer_id), url))
+    updated = with_peer(settings, PeerSettings(NodeId(peer_id), url, insecure_plaintext))
     save_settings(home, updated)
     click.echo(f"Paired with {peer_id}" + (f" at {url}" if url else " (accept only)"))
 
@@ -262,8 +274,15 @@ def _status_cells(p: dict[str, Any], now: int) -> tuple[str, ...]:
         short_id(p["node_id"]), p["url"] or "(accept only)", link, ago(p["last_sync_at"], now),
         "unknown" if p["hlc_lag_ms"] is None else duration(p["hlc_lag_ms"]),
         count(p["backlog_to_send"]), count(p["backlog_to_receive"]), _sync_state(p),
-        "wss" if p["encrypted"] else "ws (unencrypted)", shorten(error, 60),
+        _transport(p), shorten(error, 60),
     )  # fmt: skip
+
+
+def _transport(p: dict[str, Any]) -> str:
+    """Encrypted or not, and the certificate's fingerprint (its first bytes) if it is."""
+    if not p["encrypted"]:
+        return "ws (unencrypted)"
+    return f"wss cert {p['certificate'][:23]}" if p["certificate"] else "wss"
 
 
 def _sync_state(p: dict[str, Any]) -> str:
@@ -292,12 +311,18 @@ def _log_links_to_stderr() -> None:
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=9090, show_default=True)
+@click.option(
+    "--tls/--no-tls",
+    default=None,
+    help="Serve over TLS with this node's certificate [default: on beyond loopback].",
+)
 @pass_home
-def serve(home: Path, host: str, port: int) -> None:
+def serve(home: Path, host: str, port: int, tls: bool | None) -> None:
     """Run this node: /sync for peers, the HTTP API, live sync with peers, until SIGINT or SIGTERM.
 
     On a non-loopback --host the HTTP API asks for the bearer token kept in HOME/api_token
-    (made on first use, mode 0600).
+    (made on first use, mode 0600), and everything is served over TLS (wss://, https://) with
+    the node's own certificate (feral sync cert prints it).
     """
 
     # The server's modules (Starlette, uvicorn, the HTTP API) are imported here, not by every
@@ -309,7 +334,9 @@ def serve(home: Path, host: str, port: int) -> None:
     _log_links_to_stderr()
 
     async def body(node: Node) -> None:
-        service = SyncService(node, host, port)
+        service = SyncService(node, host, port, tls=tls)
+        if service.tls is None and not is_loopback_host(host):
+            click.echo(f"! --no-tls on {host}: links and the API are not encrypted", err=True)
         if service.api_token is not None:
             where = "a new one was written to" if service.api_token_created else "it is in"
             click.echo(
@@ -322,13 +349,17 @@ def serve(home: Path, host: str, port: int) -> None:
 
         def started() -> None:
             where = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
+            ws, http = ("wss", "https") if service.tls is not None else ("ws", "http")
             click.echo(
-                f"feral {node.node_id} serving ws://{where}/sync and http://{where}/api",
+                f"feral {node.node_id} serving {ws}://{where}/sync and {http}://{where}/api",
                 err=True,
             )
+            if service.certificate is not None:
+                click.echo(f"TLS certificate sha256 {service.certificate} (feral sync cert)",
+                           err=True)  # fmt: skip
             if warning:
                 click.echo(f"! {warning}", err=True)
-            record_serve_url(node.home, serve_url(host, port))  # for feral sync invite
+            record_serve_url(node.home, serve_url(host, port, ws))  # for feral sync invite
 
         await service.run(started)
 

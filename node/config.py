@@ -189,6 +189,8 @@ class PeerSettings:
     """The peer's id: the fingerprint of the key it must prove it holds."""
     url: PeerUrl | None = None
     """Where to dial it (``ws://`` or ``wss://``), or ``None`` for a peer that only dials in."""
+    insecure_plaintext: bool = False
+    """Dial a ``ws://`` url beyond loopback anyway, unencrypted (``--insecure-plaintext``)."""
 
 
 Peers = Annotated[tuple[PeerSettings, ...], Meta(extra={"requirement": "must be a list of peers"})]
@@ -281,8 +283,12 @@ def save_settings(home: Path, settings: Settings) -> None:
 
 
 def settings_to_dict(settings: Settings) -> dict[str, Any]:
-    """The JSON-ready form of ``settings`` (every key present, peers as a list)."""
+    """The JSON-ready form of ``settings`` (every key present, peers as a list; a peer's
+    ``insecure_plaintext`` only where it is set, so a peer keeps FERAL's shape)."""
     data: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(settings))
+    for peer in data["sync"]["peers"]:
+        if not peer.get("insecure_plaintext"):
+            peer.pop("insecure_plaintext", None)
     return data
 
 

@@ -7,6 +7,7 @@ of every one-shot sync.
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -21,6 +22,8 @@ from feral.sync.invitation import JoinClaim
 from .config import PeerSettings
 from .node import Node
 from .peer import FailureLog, LinkResult, PeerLink
+from .pinned import PinMismatch, pinned_connection
+from .tls import client_context, plaintext_refusal
 from .transport import ClientTransport
 
 __all__ = ["FRAME_LIMIT", "dial", "sync_url"]
@@ -58,9 +61,15 @@ async def dial(
     await _bookkeep(
         node, failures, peer, peer_status.record_attempt, peer.node_id, peer.url, node.now_ms()
     )
+    refusal = None if peer.insecure_plaintext else plaintext_refusal(peer.url)
+    if refusal is not None:
+        return await _failed(node, failures, peer, refusal, "insecure_url")
+    secure = peer.url.startswith("wss://")
     try:
         async with connect(
             sync_url(peer.url),
+            ssl=client_context() if secure else None,
+            create_connection=pinned_connection(peer.node_id) if secure else None,
             proxy=None,
             compression=None,
             open_timeout=10,
@@ -70,17 +79,41 @@ async def dial(
             max_size=FRAME_LIMIT,
             max_queue=16,
         ) as connection:
-            transport = ClientTransport(connection, encrypted=peer.url.startswith("wss://"))
+            certificate = getattr(connection, "certificate", None)  # node/pinned.py's
+            transport = ClientTransport(connection, encrypted=secure, certificate=certificate)
             link = PeerLink(
                 node, transport, expected=peer.node_id, url=peer.url,
                 until_quiet=until_quiet, progress=progress, failures=failures, join=join,
             )  # fmt: skip
             return await link.run()
+    except PinMismatch as exc:
+        message = f"refused {peer.url} before sending anything: {exc}"
+        return await _failed(node, failures, peer, message, "certificate_mismatch")
+    except ssl.SSLError as exc:  # before OSError, its base: say what it means
+        message = (
+            f"cannot reach {peer.url}: the TLS handshake failed ({exc.reason or exc}); "
+            "does the peer serve TLS (feral serve --tls)?"
+        )
+        return await _failed(node, failures, peer, message)
     except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
-        message = f"cannot reach {peer.url}: {exc}"
-        await _bookkeep(node, failures, peer, peer_status.record_error, peer.node_id, message,
-                        node.now_ms(), unreachable=True)  # fmt: skip
-        return LinkResult(peer=peer.node_id, error=message, error_code="unreachable")
+        return await _failed(node, failures, peer, f"cannot reach {peer.url}: {exc}")
+
+
+async def _failed(
+    node: Node,
+    failures: FailureLog | None,
+    peer: PeerSettings,
+    message: str,
+    code: str = "unreachable",
+) -> LinkResult:
+    """A dial that never reached a session: record why in status, and say so."""
+    from feral.storage import peers as peer_status
+
+    if failures is not None and code != "unreachable":
+        failures.failed(peer.node_id, message)  # a refusal, not a network hiccup: logged
+    await _bookkeep(node, failures, peer, peer_status.record_error, peer.node_id, message,
+                    node.now_ms(), unreachable=True)  # fmt: skip
+    return LinkResult(peer=peer.node_id, error=message, error_code=code)
 
 
 async def _bookkeep(

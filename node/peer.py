@@ -129,6 +129,7 @@ class PeerLink:
             url=url,
             encrypted=transport.encrypted,
             max_skew_ms=lambda: node.settings.sync.max_clock_skew_ms,
+            certificate=getattr(transport, "certificate", None),  # node/transport.py's
         )
 
     @property

@@ -23,7 +23,9 @@ import contextlib
 import logging
 import os
 import random
+import ssl
 from collections.abc import Callable
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
@@ -40,6 +42,7 @@ from .dial import FRAME_LIMIT, dial, sync_url
 from .embedding import serving_lock
 from .node import Node
 from .peer import FailureLog, LinkResult, PeerLink
+from .tls import identity_fingerprint, server_context
 from .transport import ServerTransport
 
 __all__ = ["MAX_PEERS", "SyncService", "dial", "sync_url"]
@@ -85,13 +88,20 @@ class SyncService:
         *,
         require_token: bool | None = None,
         api_token: str | None = None,
+        tls: bool | None = None,
     ) -> None:
         """Build the app; the API needs a token when ``require_token`` (by default: when
         ``host`` is not a loopback address), ``api_token`` or else ``<home>/api_token``.
+        Everything is served over TLS when ``tls`` (by default: when not on loopback).
 
         Raises:
             ConfigError: the token file is unusable (the message names it).
+            HomeFileError: the certificate cannot be written (the message names it).
         """
+        serve_tls = not is_loopback_host(host) if tls is None else tls
+        self.tls = server_context(node.home, node.identity) if serve_tls else None
+        self.certificate = identity_fingerprint(node.identity) if serve_tls else None
+        """This node's certificate fingerprint when it serves TLS (node/tls.py)."""
         self.node = node
         self.host = host
         self.port = port
@@ -115,7 +125,8 @@ class SyncService:
         self.server: uvicorn.Server | None = None
 
     def config(self) -> uvicorn.Config:
-        return uvicorn.Config(
+        return _TlsConfig(
+            self.tls,
             self.app,
             host=self.host,
             port=self.port,
@@ -171,7 +182,8 @@ class SyncService:
             return
         await websocket.accept()
         self.server_links += 1
-        link = PeerLink(self.node, ServerTransport(websocket), failures=self.failures)
+        transport = ServerTransport(websocket, certificate=self.certificate)
+        link = PeerLink(self.node, transport, failures=self.failures)
         try:
             await link.run()
         except Exception as exc:  # a defect: this link only; the peer dials again
@@ -251,3 +263,17 @@ class SyncService:
             log.warning("! settings not reloaded: %s", exc)
             return
         self._start_dialers()
+
+
+class _TlsConfig(uvicorn.Config):
+    """uvicorn's config serving with node/tls.py's context (TLS 1.3 only, the node's own
+    certificate) instead of one uvicorn builds from file names, when ``tls`` is given."""
+
+    def __init__(self, tls: ssl.SSLContext | None, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tls = tls
+
+    def load(self) -> None:
+        super().load()
+        if self.tls is not None:
+            self.ssl = self.tls

@@ -110,6 +110,7 @@ def _peer_row(
         "reachable": link["link_up"],
         **link,
         "encrypted": seen.get("encrypted", False),
+        "certificate": seen.get("certificate") if seen.get("encrypted") else None,
         "last_sync_at": seen.get("last_sync_at"),
         "hlc_lag_ms": _lag_ms(max(here.vector.values(), default=0), seen.get("vector", {})),
         "backlog": backlog,

@@ -33,13 +33,14 @@ def close_reason(text: str) -> str:
 class ServerTransport:
     """The accepting side: a Starlette WebSocket (uvicorn runs it on the websockets library)."""
 
-    encrypted = False  # plain ws:// (DESIGN §5: status says so)
-
-    def __init__(self, websocket: WebSocket) -> None:
+    def __init__(self, websocket: WebSocket, certificate: str | None = None) -> None:
+        """``certificate``: this server's certificate fingerprint when it serves TLS."""
         # Starlette is imported by the server that makes this, never by a command that dials.
         from starlette.websockets import WebSocketDisconnect
 
         self.websocket = websocket
+        self.encrypted = websocket.url.scheme == "wss"  # DESIGN §5: status says so
+        self.certificate = certificate if self.encrypted else None
         self._closed = False
         self._gone = (WebSocketDisconnect, RuntimeError)
 
@@ -73,9 +74,13 @@ class ServerTransport:
 class ClientTransport:
     """The dialling side: a websockets client connection."""
 
-    def __init__(self, connection: ClientConnection, encrypted: bool) -> None:
+    def __init__(
+        self, connection: ClientConnection, encrypted: bool, certificate: str | None = None
+    ) -> None:
+        """``certificate``: the fingerprint of the pinned certificate the server presented."""
         self.connection = connection
         self.encrypted = encrypted
+        self.certificate = certificate
 
     async def recv(self) -> bytes | None:
         try:

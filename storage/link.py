@@ -149,6 +149,7 @@ class LinkHandler:
         expected: the peer we dialled, if any: an answer from another node is refused.
         url: the peer's URL, for the refusal's message.
         encrypted: whether the transport is encrypted (recorded for status).
+        certificate: the fingerprint of the link's TLS certificate (recorded for status).
         max_skew_ms: the skew window for received stamps, read at each page (settings may be
             reloaded while a link is open); by default the session's own window.
     """
@@ -161,11 +162,13 @@ class LinkHandler:
         url: str | None = None,
         encrypted: bool = False,
         max_skew_ms: Callable[[], int] | None = None,
+        certificate: str | None = None,
     ) -> None:
         self.session = session
         self.expected = expected
         self.url = url
         self.encrypted = encrypted
+        self.certificate = certificate
         self.max_skew_ms = max_skew_ms or (lambda: session.local.max_skew_ms)
         self.result = LinkResult(peer=expected)
         self.holes = HoleRepair()
@@ -266,6 +269,7 @@ class LinkHandler:
             clock_offset_ms=event.clock_offset_ms,
             encrypted=self.encrypted,
             now_ms=self.session.local.now_ms(),
+            certificate=self.certificate,
         )
         self.session.send_vector(delta_log.version_vector(conn))
         return Handled(authenticated=True)

@@ -201,6 +201,14 @@ CREATE INDEX entities_tombstones ON entities(id) WHERE deleted = 1;
 """,
     ),
     Migration(
+        # Private links (issue 13): the SHA-256 fingerprint of the TLS certificate a peer's
+        # link last ran under (the server's: the peer's when we dialled, ours when it did).
+        "0011_link_certificates",
+        """
+ALTER TABLE peer_status ADD COLUMN certificate TEXT;
+""",
+    ),
+    Migration(
         "0012_invitations",
         """
 CREATE TABLE invitations (

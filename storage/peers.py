@@ -54,13 +54,15 @@ def record_session(
     clock_offset_ms: int,
     encrypted: bool,
     now_ms: int,
+    certificate: str | None = None,
 ) -> None:
-    """``peer`` authenticated: it is reachable, and this is its clock and name."""
+    """``peer`` authenticated: it is reachable, and this is its clock and name (and the
+    fingerprint of the TLS certificate the link runs under, if encrypted)."""
     _ensure(conn, peer)
     conn.execute(
         "UPDATE peer_status SET name = ?, reachable = 1, clock_offset_ms = ?, encrypted = ?, "
-        "last_attempt_at = ? WHERE node_id = ?",
-        (name, clock_offset_ms, int(encrypted), now_ms, peer),
+        "certificate = ?, last_attempt_at = ? WHERE node_id = ?",
+        (name, clock_offset_ms, int(encrypted), certificate, now_ms, peer),
     )
 
 
@@ -216,7 +218,7 @@ _COLUMNS = (
     "node_id", "name", "url", "reachable", "last_attempt_at", "last_sync_at", "last_error",
     "last_error_at", "errors", "clock_offset_ms", "vector", "encrypted", "rows_received",
     "rows_sent", "entries", "digest", "digest_vector", "incoming_total", "incoming_done",
-    "link_down_at",
+    "link_down_at", "certificate",
 )  # fmt: skip
 
 

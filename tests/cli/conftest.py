@@ -40,6 +40,14 @@ def hostile_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]
 
 
 @pytest.fixture(scope="package")
+def hostile_tls_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
+    """The same server over TLS (``feral serve --tls``), for the frame suite's ``wss`` runs."""
+    root = tmp_path_factory.mktemp("hostile-tls")
+    with serving_target(root, second=True, tls=True) as target:
+        yield target
+
+
+@pytest.fixture(scope="package")
 def slow_peers(hostile_target: Target) -> Iterator[Future[SlowPeers]]:
     """The slow peers' outcome, computed in a thread of their own from the first use on."""
     with ThreadPoolExecutor(1) as pool:

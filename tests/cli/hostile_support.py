@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import secrets
+import ssl
 import time
 import urllib.error
 import urllib.request
@@ -26,6 +27,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from feral.node.identity import Identity, identity_from_key, load_or_create_identity, sign, verify
+from feral.node.tls import client_context
 from feral.sync.codec import decode_message, encode_message
 from feral.sync.hlc import COUNTER_BITS
 from feral.sync.ids import node_id_for
@@ -64,13 +66,19 @@ class Target:
 
 @contextlib.contextmanager
 def serving_target(
-    root: Path, *, bulk_facts: int = 0, bulk_bytes: int = 0, second: bool = False
+    root: Path,
+    *,
+    bulk_facts: int = 0,
+    bulk_bytes: int = 0,
+    second: bool = False,
+    tls: bool = False,
 ) -> Iterator[Target]:
     """A running server paired with one client (two if ``second``); ``bulk_facts`` facts of
     ``bulk_bytes`` each give it more to stream than a socket buffer holds (embeddings off: only
-    the bytes matter)."""
+    the bytes matter). With ``tls`` it serves ``wss://`` and the client dials that."""
     with Mesh(root) as mesh:
-        server, *clients = mesh.add("server", "client", *(["second"] if second else []))
+        names = ("server", "client", *(["second"] if second else []))
+        server, *clients = mesh.add(*names, tls=tls)
         for client in clients:
             pair(server, client, dial=False)
         pair(clients[0], server, dial=True)
@@ -144,8 +152,15 @@ def pack(*items: object) -> bytes:
 
 
 def open_sync(url: str) -> connect:
+    secure = client_context() if url.startswith("wss://") else None
     return connect(
-        url, proxy=None, compression=None, max_size=None, open_timeout=TIMEOUT_S, close_timeout=5
+        url,
+        proxy=None,
+        compression=None,
+        max_size=None,
+        open_timeout=TIMEOUT_S,
+        close_timeout=5,
+        ssl=secure,
     )
 
 
@@ -275,13 +290,18 @@ class Answer:
 
 def http_call(target: Target, path: str, body: bytes | None = None) -> Answer:
     """GET ``path`` (POST ``body`` as JSON if given) on the server's HTTP API."""
+    server = target.server
     request = urllib.request.Request(
-        f"http://127.0.0.1:{target.server.port}{path}",
+        f"https://localhost:{server.port}{path}"
+        if server.tls
+        else f"http://127.0.0.1:{server.port}{path}",
         data=body,
         headers={"Content-Type": "application/json"} if body is not None else {},
     )
+    # Over TLS the client trusts the server's own certificate, as `curl --cacert` would.
+    context = ssl.create_default_context(cafile=server.home / "node.crt") if server.tls else None
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
+        with urllib.request.urlopen(request, timeout=TIMEOUT_S, context=context) as response:
             return Answer(response.status, json.loads(response.read()))
     except urllib.error.HTTPError as exc:
         with exc:

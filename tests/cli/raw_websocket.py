@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import secrets
 import socket
 import struct
@@ -17,6 +18,8 @@ import zlib
 from dataclasses import dataclass, field
 
 from websockets.utils import apply_mask
+
+from feral.node.tls import client_context
 
 __all__ = [
     "OP_BINARY",
@@ -96,6 +99,8 @@ class RawWebSocket:
     """The server's upgrade answer: status line and headers."""
     pending: bytearray = field(default_factory=bytearray)
     """Bytes received and not yet taken."""
+    stream: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+    """Over TLS: the encrypted stream, read and written instead of ``sock``."""
 
     async def send(self, payload: bytes) -> None:
         """One binary message in one frame."""
@@ -103,6 +108,10 @@ class RawWebSocket:
 
     async def send_raw(self, data: bytes) -> None:
         """Bytes as they are: frames made by :func:`frame_bytes`, or anything else."""
+        if self.stream is not None:
+            self.stream[1].write(data)
+            await self.stream[1].drain()
+            return
         await asyncio.get_running_loop().sock_sendall(self.sock, data)
 
     async def receive(self) -> tuple[int, bytes]:
@@ -128,12 +137,19 @@ class RawWebSocket:
 
     async def fill(self) -> None:
         """Wait for more bytes from the server."""
-        chunk = await asyncio.get_running_loop().sock_recv(self.sock, 1 << 16)
+        if self.stream is not None:
+            chunk = await self.stream[0].read(1 << 16)
+        else:
+            chunk = await asyncio.get_running_loop().sock_recv(self.sock, 1 << 16)
         if not chunk:
             raise EOFError(f"the connection ended with {len(self.pending)} bytes unread")
         self.pending += chunk
 
     async def aclose(self) -> None:
+        if self.stream is not None:
+            self.stream[1].transport.abort()  # no TLS goodbye: the server may be gone already
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.stream[1].wait_closed(), 5)
         self.sock.close()
 
 
@@ -143,6 +159,7 @@ async def open_raw(
     path: str = "/sync",
     extensions: str | None = None,
     receive_buffer: int | None = None,
+    tls: bool = False,
 ) -> RawWebSocket:
     """Connect to 127.0.0.1:``port`` and upgrade ``path``, offering ``extensions`` if given.
 
@@ -156,6 +173,10 @@ async def open_raw(
     raw = RawWebSocket(sock, "")
     try:
         await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", port))
+        if tls:  # the frames go inside TLS (feral serve --tls); the pin plays no part here
+            raw.stream = await asyncio.open_connection(
+                sock=sock, ssl=client_context(), server_hostname="localhost"
+            )
         await raw.send_raw(upgrade_request(port, path, extensions))
         while b"\r\n\r\n" not in raw.pending:
             await raw.fill()

@@ -108,10 +108,12 @@ class FeralNode:
     node_id: str = ""
     process: subprocess.Popen[bytes] | None = None
     starts: int = 0
+    tls: bool = False
+    """Serve over TLS (``feral serve --tls``), and be dialled at a ``wss://`` url."""
 
     @property
     def url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}"
+        return f"{'wss' if self.tls else 'ws'}://127.0.0.1:{self.port}"
 
     @property
     def database(self) -> Path:
@@ -222,7 +224,7 @@ class FeralNode:
         log = self.logs / f"{self.name}.serve.{self.starts}.log"
         with log.open("wb") as handle:
             self.process = subprocess.Popen(
-                self.argv("serve", "--port", str(self.port)),
+                self.argv("serve", "--port", str(self.port), *(["--tls"] if self.tls else [])),
                 stdin=subprocess.DEVNULL,
                 stdout=handle,
                 stderr=subprocess.STDOUT,
@@ -293,6 +295,7 @@ class Mesh:
         *names: str,
         env: dict[str, dict[str, str]] | None = None,
         embedder: str = STATIC_EMBEDDER,
+        tls: bool = False,
     ) -> list[FeralNode]:
         """Create nodes (``feral init --name NAME``), each with a free port, and learn their ids.
 
@@ -302,10 +305,11 @@ class Mesh:
         """
         created = [
             FeralNode(
-                name, self.root / name, free_port(), self.logs, dict((env or {}).get(name, {}))
+                name, self.root / name, free_port(), self.logs, dict((env or {}).get(name, {})),
+                tls=tls,
             )
             for name in names
-        ]
+        ]  # fmt: skip
         for node in created:
             node.node_id = node.cli("init", "--name", node.name).strip()
             set_embedder(node.home, embedder)

@@ -64,10 +64,15 @@ from .raw_websocket import (
 from .slow_peers import SlowPeers
 
 
-@pytest.fixture
-def target(hostile_target: Target, slow_peers: Future[SlowPeers]) -> Target:
-    """The shared server (tests/cli/conftest.py), with the slow peers already hanging on it."""
-    return hostile_target
+@pytest.fixture(params=["ws", "wss"])
+def target(request: pytest.FixtureRequest) -> Target:
+    """The shared server (tests/cli/conftest.py), with the slow peers already hanging on it;
+    every case runs again against the same server over TLS (``wss``)."""
+    if request.param == "wss":
+        return request.getfixturevalue("hostile_tls_target")
+    slow: Future[SlowPeers] = request.getfixturevalue("slow_peers")
+    assert slow is not None
+    return request.getfixturevalue("hostile_target")
 
 
 def hello_fields(target: Target, index: int, value: object) -> Frames:
@@ -350,7 +355,7 @@ async def test_a_frame_the_websocket_layer_refuses_closes_the_link_and_nothing_e
     """No compression is negotiated, so a compressed frame (a bomb or not) is a protocol error
     before anything inflates it; oversized and broken framing never reach the sync protocol, so
     the WebSocket layer's close code is the whole answer."""
-    raw = await open_raw(target.server.port, extensions="permessage-deflate")
+    raw = await open_raw(target.server.port, extensions="permessage-deflate", tls=target.server.tls)
     try:
         assert "sec-websocket-extensions" not in raw.response.lower(), raw.response
         opcode, hello = await raw.receive()

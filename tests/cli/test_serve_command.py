@@ -30,11 +30,26 @@ def test_serve_off_loopback_writes_a_private_token_and_says_where(tmp_path, no_b
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert f"a new one was written to {path}" in result.stderr
     assert token not in result.output
-    assert "serving ws://0.0.0.0:9/sync and http://0.0.0.0:9/api" in result.stderr
+    assert "serving wss://0.0.0.0:9/sync and https://0.0.0.0:9/api" in result.stderr
     again = feral(tmp_path, "serve", "--host", "::", "--port", "9")
     assert f"it is in {path}" in again.stderr
-    assert "http://[::]:9/api" in again.stderr
+    assert "https://[::]:9/api" in again.stderr
     assert path.read_text().strip() == token
+
+
+def test_serve_off_loopback_serves_tls_unless_told_not_to(tmp_path, no_bind):
+    """TLS by default beyond loopback, with the certificate's fingerprint; ``--no-tls`` warns;
+    ``--tls`` on loopback (issue 13)."""
+    result = feral(tmp_path, "serve", "--host", "0.0.0.0", "--port", "9")
+    fingerprint = feral(tmp_path, "sync", "cert").stdout.splitlines()[1].split()[1]
+    assert f"TLS certificate sha256 {fingerprint}" in result.stderr
+    assert stat.S_IMODE(os.stat(tmp_path / "node.crt").st_mode) == 0o600
+    plain = feral(tmp_path, "serve", "--host", "0.0.0.0", "--port", "9", "--no-tls")
+    assert "serving ws://0.0.0.0:9/sync and http://0.0.0.0:9/api" in plain.stderr
+    assert "--no-tls on 0.0.0.0: links and the API are not encrypted" in plain.stderr
+    local = feral(tmp_path, "serve", "--port", "9", "--tls")
+    assert "serving wss://127.0.0.1:9/sync" in local.stderr and "not encrypted" not in local.stderr
+    assert "serving ws://127.0.0.1:9/sync" in feral(tmp_path, "serve", "--port", "9").stderr
 
 
 def test_serve_on_loopback_needs_no_token(tmp_path, no_bind):

@@ -62,6 +62,7 @@ def test_an_attempt_creates_the_peer_with_defaults(conn: Connection) -> None:
         "incoming_total": 0,
         "incoming_done": 0,
         "link_down_at": None,
+        "certificate": None,
         "backlog": 0,
     }
 
@@ -209,3 +210,13 @@ def test_divergence_is_judged_only_at_equal_vectors_and_counts() -> None:
     assert not diverged({A: 5}, {A: 2}, one, {A: 6}, {A: 3}, two)
     assert not diverged({A: 5}, {A: 2}, one, {A: 5}, {A: 1}, two)
     assert not diverged({A: 5}, {A: 2}, one, {A: 5}, {A: 2}, b"")
+
+
+def test_a_session_records_its_certificate_and_a_plain_one_clears_it(conn: Connection) -> None:
+    fingerprint = "5E:FB:36:46"
+    run_write(conn, record_session, PEER, name="b", clock_offset_ms=0, encrypted=True,
+              now_ms=T0, certificate=fingerprint)  # fmt: skip
+    assert (status(conn)["encrypted"], status(conn)["certificate"]) == (True, fingerprint)
+    run_write(conn, record_session, PEER, name="b", clock_offset_ms=0, encrypted=False,
+              now_ms=T0 + 1)  # fmt: skip
+    assert (status(conn)["encrypted"], status(conn)["certificate"]) == (False, None)
