@@ -118,6 +118,24 @@ _ANSWERS: dict[str, Any] = {
         "properties": {"topic": _STRING, "markdown": _STRING},
     },
     "Object": {"type": "object", "additionalProperties": True},
+    "Absorbed": {
+        "type": "object",
+        "required": [
+            "status", "memory_id", "classification", "edges_created", "duplicates_merged", "id"
+        ],
+        "properties": {
+            "status": {"const": "absorbed"},
+            "memory_id": _STRING,
+            "classification": {
+                "enum": ["new", "duplicate", "supersede", "contradict", "related"]
+            },
+            "edges_created": {"type": "integer"},
+            "duplicates_merged": {"type": "integer"},
+            "edges": {"type": "array", "items": _ref("Row")},
+            "id": _STRING,
+        },
+        "additionalProperties": True,
+    },
 }
 _ERRORS = {
     str(status): _answer(description, _ref("Error"))
@@ -170,7 +188,12 @@ def _paths() -> dict[str, Any]:
         "/api/memory/remember": _post(
             "Remember what was said (a triple if a phrasing rule fits) or a triple",
             "RememberRequest",
-            _answer("the stored row", _ref("Row")),
+            _answer("what the absorb pipeline did, with the stored row", _ref("Absorbed")),
+        ),
+        "/api/absorb": _post(
+            "Absorb a fact: validate, classify against what is stored, write with edges",
+            "RememberRequest",
+            _answer("what the absorb pipeline did, with the stored row", _ref("Absorbed")),
         ),
         "/api/memory/episodes": episodes,
         "/api/memory/wiki": _get(
