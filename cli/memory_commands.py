@@ -212,6 +212,7 @@ def stats(home: Path, as_json: bool) -> None:
         unused = "" if result["vector_search"] == "on" else " (kept, not in use)"
         click.echo(f"embedder       {name} ({dim} dims), {count} vectors{unused}")
     click.echo(f"embed queue    {queue_line(result['embed_pending'])}")
+    click.echo(f"conflicts      {result['conflicting_values']} slot(s) with conflicting values")
 
 
 @memory.command()
