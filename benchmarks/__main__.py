@@ -100,9 +100,11 @@ def _absorb(command: str, argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if command == "absorb":
         result = run_absorb(args.facts, args.writes)
-        print(json.dumps(result, indent=2) if args.json else "\n".join(
-            f"{name:16} {value}" for name, value in result.items()
-        ))
+        print(
+            json.dumps(result, indent=2)
+            if args.json
+            else "\n".join(f"{name:16} {value}" for name, value in result.items())
+        )
         return 0
     table = measure_pairs()
     print(json.dumps(table, indent=2) if args.json else render_pairs(table))

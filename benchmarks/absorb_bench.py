@@ -64,14 +64,18 @@ def _row(triple: tuple[str, str, str]) -> dict[str, Any]:
             "archived": False, "deleted": False}  # fmt: skip
 
 
-def pair_candidates(stored: tuple[str, str, str], new: tuple[str, str, str], cosine: float) -> Candidates:
+def pair_candidates(
+    stored: tuple[str, str, str], new: tuple[str, str, str], cosine: float
+) -> Candidates:
     """What storage would hand ``decide`` for ``new`` when ``stored`` is the one stored fact."""
     row = _row(stored)
     same_subject = normalise(stored[0]) == normalise(new[0])
     name = slot(new[1])
     in_slot = same_subject and is_single_valued(name) and slot(stored[1]) == name
     exact = row if row["id"] == _row(new)["id"] else None
-    against = same_subject and stored[1] == opposite(new[1]) and normalise(stored[2]) == normalise(new[2])
+    against = (
+        same_subject and stored[1] == opposite(new[1]) and normalise(stored[2]) == normalise(new[2])
+    )
     return Candidates(
         new,
         exact,
@@ -168,7 +172,9 @@ async def _cost(home: Path, facts: int, writes: int) -> AbsorbCost:
             piped.append(await _timed(node.absorb(text=" ".join(fresh[2 * i + 1])), node))
     finally:
         await node.close()
-    p = [[statistics.median(t[k] for t in runs) * 1000 for k in range(3)] for runs in (plain, piped)]
+    p = [
+        [statistics.median(t[k] for t in runs) * 1000 for k in range(3)] for runs in (plain, piped)
+    ]
     return AbsorbCost(
         facts, writes, round(p[0][0], 3), round(p[1][0], 3), round(p[0][1], 3),
         round(p[1][1], 3), round(p[0][2], 3), round(p[1][2], 3), round(p[1][1] / p[0][1], 3),

@@ -6,17 +6,16 @@ Pure and deterministic (the candidates come from storage/absorb_store.py). The r
    single-valued slot: "my doctor's name is Dr. Chen" and "my doctor is Dr. Chen").
 2. **contradict**: the same subject and object are stored under the opposite predicate
    ("likes green tea" and "dislikes green tea"): both stay, linked by ``contradicts``.
-3. **duplicate** again, for a *near-duplicate*:
-   a stored fact whose vector's cosine with the new text is at least
-   :data:`DUPLICATE_COSINE`, whose content words overlap at least :data:`DUPLICATE_OVERLAP`
-   (Jaccard), and whose *marks* (capitalised words and numbers: names, dates, amounts) are the
-   same (or one text names more of them: "Acme" and "Acme Corp"), and which are both notes,
-   or a note and a fact, or facts of one subject and slot. The marks keep look-alikes apart: "my doctor is Dr. Chen" / "... Dr. Lee", "Bob's
-   birthday is May 4" / "Alice's ...", "... May 4" / "... May 5" are never merged, however
-   close their vectors; nor are a text that says no and one that does not. A candidate
-   still in the embedding queue (no vector yet) must match on words alone, at the stricter
-   :data:`QUEUED_OVERLAP`. Marks include words for people, so "my son ..." is not "my
-   daughter ...".
+3. **duplicate** again, for a *near-duplicate*: a stored fact whose vector's cosine with the new
+   text is at least :data:`DUPLICATE_COSINE`, whose content words overlap at least
+   :data:`DUPLICATE_OVERLAP` (Jaccard), and whose *marks* (capitalised words and numbers: names,
+   dates, amounts) are the same (or one text names more of them: "Acme" and "Acme Corp"), and
+   which are both notes, or a note and a fact, or facts of one subject and slot. The marks keep
+   look-alikes apart: "my doctor is Dr. Chen" / "... Dr. Lee", "Bob's birthday is May 4" /
+   "Alice's ...", "... May 4" / "... May 5" are never merged, however close their vectors; nor
+   are a text that says no and one that does not. A candidate still in the embedding queue (no
+   vector yet) must match on words alone, at the stricter :data:`QUEUED_OVERLAP`. Marks include
+   words for people, so "my son ..." is not "my daughter ...".
 4. **supersede**: the fact fills a single-valued slot (node/fact_rules.py) that holds other
    live values for the same subject: each is superseded (archived behind a ``supersedes``
    edge from the new fact).

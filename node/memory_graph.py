@@ -67,9 +67,7 @@ async def link(node: Node, from_id: str, to_id: str, edge_type: str, note: str =
         raise InvalidInput(f"unknown edge type {edge_type!r}; one of {', '.join(EDGE_TYPES)}")
     if from_id == to_id:
         raise InvalidInput("a memory cannot be linked to itself")
-    edge = await node._write(
-        _link_rows, edge_type, from_id, to_id, note=note, now_ms=node.now_ms()
-    )
+    edge = await node._write(_link_rows, edge_type, from_id, to_id, note=note, now_ms=node.now_ms())
     node.notify_changed()
     return edge
 

@@ -1,11 +1,11 @@
 """Convergence of real nodes (SQLite store, HLC, SyncSession) over a faulty simulated network.
 
 Rules: writes that collide (remember, edit, archive/restore, hard delete, bulk import, writes made
-while a clock is far ahead, supersedes with their edges and meta rows, typed links, boosts), frame delivery across links, hostile in-connection faults,
-connection resets and reconnects, partitions and heals, anti-entropy, time passing, clocks set
-off within and beyond the skew window, restarts, backups and restores, forged colliding entries,
-a disk that fails under the links (simulations/faults.py), and nukes followed by devices that
-join later (simulations/nuking.py).
+while a clock is far ahead, supersedes with their edges and meta rows, typed links, boosts), frame
+delivery across links, hostile in-connection faults, connection resets and reconnects, partitions
+and heals, anti-entropy, time passing, clocks set off within and beyond the skew window, restarts,
+backups and restores, forged colliding entries, a disk that fails under the links
+(simulations/faults.py), and nukes followed by devices that join later (simulations/nuking.py).
 
 Every step is checked for safety (``Cluster.check_step``): no node's high-water mark goes back
 (except right after a restore from backup, which lowers it by design), every version-vector

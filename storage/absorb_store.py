@@ -164,7 +164,11 @@ def read_candidates(
     if against is not None and (against["archived"] or against["deleted"]):
         against = None
     return Candidates(
-        (subject, predicate, obj), _row(conn, own), slot, against, _neighbours(conn, text, vector, own)
+        (subject, predicate, obj),
+        _row(conn, own),
+        slot,
+        against,
+        _neighbours(conn, text, vector, own),
     )
 
 

@@ -121,14 +121,17 @@ _ANSWERS: dict[str, Any] = {
     "Absorbed": {
         "type": "object",
         "required": [
-            "status", "memory_id", "classification", "edges_created", "duplicates_merged", "id"
+            "status",
+            "memory_id",
+            "classification",
+            "edges_created",
+            "duplicates_merged",
+            "id",
         ],
         "properties": {
             "status": {"const": "absorbed"},
             "memory_id": _STRING,
-            "classification": {
-                "enum": ["new", "duplicate", "supersede", "contradict", "related"]
-            },
+            "classification": {"enum": ["new", "duplicate", "supersede", "contradict", "related"]},
             "edges_created": {"type": "integer"},
             "duplicates_merged": {"type": "integer"},
             "edges": {"type": "array", "items": _ref("Row")},

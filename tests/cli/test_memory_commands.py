@@ -37,7 +37,9 @@ def test_remember_then_search_then_export(tmp_path):
     assert [r["id"] for r in found["results"]] == [row["id"]]
     assert found["results"][0]["tier"] == "semantic"
     assert 0 < found["results"][0]["score"] <= 1
-    exported = [json.loads(line) for line in feral(tmp_path, "memory", "export").stdout.splitlines()]
+    exported = [
+        json.loads(line) for line in feral(tmp_path, "memory", "export").stdout.splitlines()
+    ]
     # The fact, and its meta row (its category) under the same id.
     assert [(line["table"], line["id"]) for line in exported] == [
         ("facts", row["id"]),

@@ -172,7 +172,9 @@ async def test_without_a_model_exact_duplicates_slots_and_opposites_still_classi
     try:
         assert node.embedder is None
         first = await node.absorb(text="my doctor is Dr. Chen")
-        assert (await node.absorb(text="my doctor's name is Dr. Chen")).classification == "duplicate"
+        assert (
+            await node.absorb(text="my doctor's name is Dr. Chen")
+        ).classification == "duplicate"
         assert (await node.absorb(text="my doctor is Dr. Lee")).classification == "supersede"
         assert (await node.get(first.memory_id))["archived"] is True
         await node.absorb(text="I like olives")
