@@ -135,9 +135,13 @@ async def absorb(
             conn, (subject, predicate, obj), slot_predicates, opposite(predicate), words, packed
         )
 
-    def meta(memory_id: str) -> Meta:
-        now = node.now_ms()
-        return Meta(memory_id, category=category_of(predicate, obj), updated_at=now)
+    def meta(memory_id: str) -> Meta | None:
+        """A note needs no meta row: the defaults say the same (category note, updated when
+        created), and one row per note is what replicates."""
+        category = category_of(predicate, obj)
+        if category == "note":
+            return None
+        return Meta(memory_id, category=category, updated_at=node.now_ms())
 
     outcome: Outcome = await node._write(
         absorb_fact,

@@ -178,7 +178,7 @@ def absorb_fact(
     stamp: Stamp,
     candidates_of: Callable[[Connection], Candidates],
     decide: Callable[[Candidates], Decision],
-    meta: Callable[[str], Meta],
+    meta: Callable[[str], Meta | None],
     *,
     now_ms: int,
     vector: NewVector | None = None,
@@ -186,7 +186,8 @@ def absorb_fact(
     """Read the candidates, decide, and write the outcome, all in this one transaction.
 
     A duplicate writes nothing and answers the stored row. Otherwise the fact is remembered
-    (an archived copy comes back), its meta row written (``meta`` gets the row's id), each
+    (an archived copy comes back), its meta row written (``meta`` gets the row's id; ``None``
+    writes none: the row keeps storage/memory_model.py's defaults), each
     superseded fact archived, and one edge written per link, from the new row.
     """
     candidates = candidates_of(conn)
@@ -194,7 +195,9 @@ def absorb_fact(
     if decision.duplicate_of is not None:
         return Outcome(cast(FactRow, find_row(conn, decision.duplicate_of)[1]), decision)
     row = remember_fact(conn, origin, stamp, candidates.triple, now_ms=now_ms)
-    write_meta(conn, origin, stamp, meta(row["id"]))
+    described = meta(str(row["id"]))
+    if described is not None:
+        write_meta(conn, origin, stamp, described)
     if vector is not None:
         _store_vector(conn, str(row["id"]), vector)
     edges: list[Row] = []
