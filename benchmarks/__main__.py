@@ -3,6 +3,10 @@ the report.
 
 ``python -m benchmarks retrieval [--json] [--embedder NAME ...]``: retrieval quality on the
 household set instead (benchmarks/retrieval_bench.py), one table row per embedder and strategy.
+
+``python -m benchmarks absorb-pairs [--json]`` and ``python -m benchmarks absorb [--json]
+[--facts N] [--writes N]``: the absorb pipeline's near-duplicate threshold and its cost
+(benchmarks/absorb_bench.py).
 """
 
 from __future__ import annotations
@@ -85,10 +89,34 @@ def _retrieval(argv: list[str]) -> int:
     return 0
 
 
+def _absorb(command: str, argv: list[str]) -> int:
+    from .absorb_bench import measure_pairs, render_pairs, run_absorb
+
+    parser = argparse.ArgumentParser(prog=f"python -m benchmarks {command}")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    if command == "absorb":
+        parser.add_argument("--facts", type=int, default=10_000, help="facts stored first")
+        parser.add_argument("--writes", type=int, default=100, help="writes timed each way")
+    args = parser.parse_args(argv)
+    if command == "absorb":
+        result = run_absorb(args.facts, args.writes)
+        print(
+            json.dumps(result, indent=2)
+            if args.json
+            else "\n".join(f"{name:16} {value}" for name, value in result.items())
+        )
+        return 0
+    table = measure_pairs()
+    print(json.dumps(table, indent=2) if args.json else render_pairs(table))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["retrieval"]:
         return _retrieval(argv[1:])
+    if argv[:1] in (["absorb"], ["absorb-pairs"]):
+        return _absorb(argv[0], argv[1:])
     args = _parse(argv)
     note = _progress(time.monotonic())
     only = frozenset(name.strip() for name in args.only.split(",") if name.strip())

@@ -19,6 +19,7 @@ from . import (
     demo,
     invite_commands,
     memory_commands,
+    memory_graph_commands,
     memory_rank_commands,
     sync_commands,
     tls_commands,
@@ -60,6 +61,8 @@ def init(home: Path, name: str | None) -> None:
 
 cli.add_command(memory_commands.memory)
 memory_rank_commands.register(memory_commands.memory)
+memory_commands.memory.add_command(memory_graph_commands.link_command)
+memory_commands.memory.add_command(memory_graph_commands.get)
 cli.add_command(sync_commands.sync)
 sync_commands.sync.add_command(invite_commands.invite)
 sync_commands.sync.add_command(invite_commands.join)

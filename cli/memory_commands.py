@@ -31,6 +31,7 @@ from feral.node.secret_scan import Policy, refuse_secrets, screen_lines, triple_
 from feral.node.working_memory import Message, parse_transcript_line
 from feral.sync.errors import InvalidInput
 
+from .absorb_output import echo_absorbed
 from .context import pass_home, with_node
 from .memory_rank_commands import scope_option
 from .output import echo_json, echo_table, json_option, queue_line, shorten
@@ -66,7 +67,10 @@ def remember(
     """Remember TEXT as a fact, or the triple given by --subject/--predicate/--object.
 
     Common phrasings become triples ("I live in Porto" is user / lives_in / Porto); anything
-    else is a note (user / note / TEXT). The same fact twice is one row.
+    else is a note (user / note / TEXT). The fact is classified against what is stored: the
+    same fact (or a near-duplicate) is one row; a new value of a single-valued slot ("my
+    doctor is now Dr. Lee") supersedes the old one, which is archived; an opposite is linked
+    as a contradiction, a close fact as related. --json prints the answer with the row.
     """
     parts = (subject, predicate, obj)
     if any(parts) and not all(parts):
@@ -78,13 +82,11 @@ def remember(
         triple = parse_fact(text)
     else:
         raise click.UsageError("give TEXT or --subject/--predicate/--object")
-    row = with_node(home, lambda node: node.remember(triple, scope=scope))
+    answer = with_node(home, lambda node: node.absorb(triple=triple, scope=scope))
     if as_json:
-        echo_json(row)
+        echo_json(answer.as_dict())
     else:
-        click.echo(
-            f"Remembered {row['id']}: {row['subject']} / {row['predicate']} / {row['object']}"
-        )
+        echo_absorbed(answer)
 
 
 @memory.command()
@@ -241,6 +243,7 @@ def stats(home: Path, scope: str | None, as_json: bool) -> None:
         unused = "" if result["vector_search"] == "on" else " (kept, not in use)"
         click.echo(f"embedder       {name} ({dim} dims), {count} vectors{unused}")
     click.echo(f"embed queue    {queue_line(result['embed_pending'])}")
+    click.echo(f"conflicts      {result['conflicting_values']} slot(s) with conflicting values")
 
 
 @memory.command()

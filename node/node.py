@@ -32,12 +32,14 @@ from feral.sync.ids import new_ulid
 from feral.sync.schema import EPISODES, FACTS
 from feral.sync.types import NodeId, PackedHLC, RowId, VersionVector
 
+from .absorb import Absorbed, absorb
 from .clock_mark import read_mark, write_mark
 from .config import Settings, load_settings
 from .embedding import Embedding
 from .identity import Identity, load_or_create_identity
 from .limits import Strategy
-from .phrases import parse_fact
+from .memory_graph import conflicting_values
+from .phrases import Triple, parse_fact
 from .search import SearchRequest, SearchResult, run_search
 from .secret_scan import refuse_secrets, refuse_triple, refuse_triples, screened_messages
 from .sessions import IngestResult, SessionMemory, ingest
@@ -239,6 +241,12 @@ class Node:
         refuse_secrets([text])
         return await self.remember(parse_fact(text), scope=scope)
 
+    async def absorb(
+        self, text: str | None = None, triple: Triple | None = None, scope: str | None = None
+    ) -> Absorbed:
+        """Remember through the absorb pipeline (node/absorb.py): scanned, classified, linked."""
+        return await absorb(self, text, triple, scope=scope)
+
     def open_sessions(self) -> SessionMemory:
         """Working memory for sessions (DESIGN §2): in this process's RAM, episodes replicate."""
         memory = self.settings.memory
@@ -344,6 +352,7 @@ class Node:
     async def stats(self) -> dict[str, Any]:
         result = await self.store.read(stats.database_stats)
         result["node_id"] = self.node_id
+        result["conflicting_values"] = len(await self.store.read(conflicting_values))
         result["vector_search"] = (
             "on"
             if self.embedder is not None

@@ -13,6 +13,10 @@ text                                 triple
 ``I work at Acme`` / ``for Acme``    ``("user", "works_at", "Acme")`` / ``works_for``
 ``I like X`` / ``I love X``          ``("user", "likes", "X")``
 ``I dislike X`` / ``I hate X``       ``("user", "dislikes", "X")``
+``I don't like X``                   ``("user", "dislikes", "X")``
+``Bob likes X`` / ``Bob loves X``    ``("Bob", "likes", "X")`` (and the other verbs)
+``Bob does not like X``              ``("Bob", "dislikes", "X")``
+``Alice is not a nurse``             ``("Alice", "is_not", "a nurse")``
 ``Alice is a nurse``                 ``("Alice", "is", "a nurse")``
 anything else                        ``("user", "note", text)``
 ===================================  ==============================================
@@ -22,7 +26,13 @@ Details:
 * Possessives: ``my ATTRIBUTE is|are|was VALUE`` and ``OWNER's ATTRIBUTE is|are|was VALUE``,
   where ATTRIBUTE is one to five words and OWNER one to four capitalised words, optionally
   after a title (``Dr. Chen's``). An ``on``, ``in`` or ``at`` right after the verb is dropped
-  ("is on May 4" gives "May 4"). The verbs match in any case.
+  ("is on May 4" gives "May 4"), and so is a ``now`` ("my doctor is now Dr. Lee" gives
+  ``("user", "doctor", "Dr. Lee")``: saying what changed is saying the new value). The verbs
+  match in any case.
+* Third parties: ``OWNER likes|loves|dislikes|hates|lives in|works at|works for VALUE`` with
+  OWNER a name as for ``X is Y``, so "Bob likes green tea" is about Bob, not the user.
+* Negation: "don't like", "do not like", "doesn't like", "does not like" give ``dislikes``
+  (the opposite of ``likes``); ``X is not Y`` gives ``is_not``.
 * The predicate is the attribute in snake_case: possessive ``'s`` removed, lower-cased, every
   run of other characters than letters and digits turned into one ``_``, trimmed
   ("doctor's name" gives ``doctor_name``).
@@ -48,7 +58,7 @@ USER = "user"
 NOTE = "note"
 
 _VERB = r"(?i:is|are|was)"
-_PREP = r"(?:(?i:on|in|at)\s+)?"
+_PREP = r"(?:(?i:now)\s+)?(?:(?i:on|in|at)\s+)?"
 _TITLE = r"(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof|St)\.\s+)"
 _CAP_WORD = r"[^\W\d_][\w'’.-]*"
 _PROPER = rf"{_TITLE}?{_CAP_WORD}(?:\s+{_CAP_WORD}){{0,3}}"
@@ -59,17 +69,42 @@ _MY = re.compile(rf"(?i:my)\s+{_ATTRIBUTE}\s+{_VERB}\s+{_PREP}(?P<value>.+)", re
 _OWNER = re.compile(
     rf"(?P<owner>{_PROPER})['’]s\s+{_ATTRIBUTE}\s+{_VERB}\s+{_PREP}(?P<value>.+)", re.S
 )
-_FIRST_PERSON: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(rf"(?i:i)\s+(?:(?i:really)\s+)?{verb}\s+(?P<value>.+)", re.S), predicate)
-    for verb, predicate in (
-        (r"(?i:live\s+in)", "lives_in"),
-        (r"(?i:work\s+at)", "works_at"),
-        (r"(?i:work\s+for)", "works_for"),
-        (r"(?i:like|love)", "likes"),
-        (r"(?i:dislike|hate)", "dislikes"),
-    )
+_NEGATED = r"(?i:do\s+not|don['’]t|does\s+not|doesn['’]t)\s+"
+_VERBS = (
+    (r"(?i:live\s+in)", r"(?i:lives\s+in)", "lives_in"),
+    (r"(?i:work\s+at)", r"(?i:works\s+at)", "works_at"),
+    (r"(?i:work\s+for)", r"(?i:works\s+for)", "works_for"),
+    (r"(?i:like|love)", r"(?i:likes|loves)", "likes"),
+    (r"(?i:dislike|hate)", r"(?i:dislikes|hates)", "dislikes"),
 )
-_IS = re.compile(rf"(?P<subject>{_PROPER})\s+(?i:is)\s+(?P<value>.+)", re.S)
+"""Each verb: its first-person form, its third-person form, its predicate."""
+_FIRST_PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(rf"(?i:i)\s+{_NEGATED}(?i:like|love)\s+(?P<value>.+)", re.S), "dislikes"),
+    *(
+        (re.compile(rf"(?i:i)\s+(?:(?i:really)\s+)?{verb}\s+(?P<value>.+)", re.S), predicate)
+        for verb, _, predicate in _VERBS
+    ),
+)
+_THIRD_PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(rf"(?P<subject>{_PROPER})\s+{_NEGATED}(?i:like|love)\s+(?P<value>.+)", re.S),
+        "dislikes",
+    ),
+    *(
+        (
+            re.compile(
+                rf"(?P<subject>{_PROPER})\s+(?:(?i:really)\s+)?{verb}\s+(?P<value>.+)", re.S
+            ),
+            predicate,
+        )
+        for _, verb, predicate in _VERBS
+    ),
+)
+_IS = re.compile(
+    rf"(?P<subject>{_PROPER})\s+(?i:is)\s+(?P<negated>(?i:not)\s+)?(?:(?i:now)\s+)?"
+    r"(?P<value>.+)",
+    re.S,
+)
 _NOT_NAMES = frozenset(
     """a an the this that these those it its he she they we you i there here what who which
     where when why how my our your his her their everything nothing something everyone
@@ -87,7 +122,8 @@ def snake_case(text: str) -> str:
 def parse_fact(text: str) -> Triple:
     """The triple for ``text`` (see the module docstring for the rules)."""
     text = text.strip()
-    return _possessive(text) or _first_person(text) or _is(text) or (USER, NOTE, text)
+    found = _possessive(text) or _first_person(text) or _third_person(text) or _is(text)
+    return found or (USER, NOTE, text)
 
 
 def _value(raw: str) -> str | None:
@@ -117,12 +153,23 @@ def _first_person(text: str) -> Triple | None:
     return None
 
 
+def _third_person(text: str) -> Triple | None:
+    for pattern, predicate in _THIRD_PERSON:
+        match = pattern.fullmatch(text)
+        if match is None or not _is_name(match["subject"]):
+            continue
+        if (value := _value(match["value"])) is not None:
+            return (" ".join(match["subject"].split()), predicate, value)
+    return None
+
+
 def _is(text: str) -> Triple | None:
     match = _IS.fullmatch(text)
     if match is None or not _is_name(match["subject"]):
         return None
     value = _value(match["value"])
-    return (" ".join(match["subject"].split()), "is", value) if value else None
+    predicate = "is_not" if match["negated"] else "is"
+    return (" ".join(match["subject"].split()), predicate, value) if value else None
 
 
 def _is_name(words: str) -> bool:

@@ -1,11 +1,12 @@
 """Convergence of real nodes (SQLite store, HLC, SyncSession) over a faulty simulated network.
 
 Rules: writes that collide (remember, edit, archive/restore, hard delete, bulk import, boosts of
-one memory's meta row on two devices, writes made while a clock is far ahead), frame delivery
-across links, hostile in-connection faults, connection resets and reconnects, partitions and heals,
-anti-entropy, time passing, clocks set off within and beyond the skew window, restarts, backups and
-restores, forged colliding entries, a disk that fails under the links (simulations/faults.py), and
-nukes followed by devices that join later (simulations/nuking.py).
+one memory's meta row on two devices, writes made while a clock is far ahead, supersedes with their
+edges and meta rows, typed links), frame delivery across links, hostile in-connection faults,
+connection resets and reconnects, partitions and heals, anti-entropy, time passing, clocks set off
+within and beyond the skew window, restarts, backups and restores, forged colliding entries, a disk
+that fails under the links (simulations/faults.py), and nukes followed by devices that join later
+(simulations/nuking.py).
 
 Every step is checked for safety (``Cluster.check_step``): no node's high-water mark goes back
 (except right after a restore from backup, which lowers it by design), every version-vector
@@ -43,12 +44,13 @@ from hypothesis.stateful import (
 )
 
 from feral.storage import curation, memories
-from feral.storage.memory_model import Meta, write_meta
+from feral.storage.memory_model import EDGE_TYPES, Meta, add_edge, write_meta
 from feral.sync.hlc import COUNTER_BITS
 from feral.sync.ids import fact_id
 
 from .cluster import TOPOLOGIES, Cluster
 from .forgery import forge_collision, relayed_entries
+from .memory_writes import supersede as supersede_fact
 from .network import Link
 from .profiles import TOTALS, pytest_settings
 from .simnode import MAX_SKEW_MS, SimNode
@@ -185,6 +187,50 @@ class ConvergenceMachine(RuleBasedStateMachine):
         first.commit(write_meta, Meta(row_id, importance=importance, updated_at=first.wall()))
         if second is not first:
             second.commit(curation.boost, row_id, importance + 1.0, f"from {second.name}")
+
+    # -- what the absorb pipeline writes: supersedes, edges and meta rows -----------------------
+
+    @rule(node=node_index, old=triples, new=triples, category=st.sampled_from(["context", "note"]))
+    def supersede(self, node: int, old: Triple, new: Triple, category: str) -> None:
+        """``new`` supersedes ``old`` (the old row archived, an edge, the new meta row)."""
+        if fact_id(*old) != fact_id(*new):
+            n = self.node(node)
+            n.commit(supersede_fact, new, fact_id(*old), category=category, now_ms=n.wall())
+
+    @rule(node=node_index, other=st.integers(1, 4), old=triples, a=triples, b=triples)
+    def supersede_on_two(self, node: int, other: int, old: Triple, a: Triple, b: Triple) -> None:
+        """Two devices each supersede one fact with a value of their own (two doctors): both
+        new values stay live, the old one is archived on both."""
+        first, second = self.node(node), self.node((node + other) % len(self.c.nodes))
+        for n, new in ((first, a), (second, b)):
+            if fact_id(*old) != fact_id(*new):
+                n.commit(supersede_fact, new, fact_id(*old), category="context", now_ms=n.wall())
+
+    @rule(
+        node=node_index,
+        a=triples,
+        b=triples,
+        edge_type=st.sampled_from(EDGE_TYPES),
+        note=st.sampled_from(["", "same trip", "see also"]),
+    )
+    def link(self, node: int, a: Triple, b: Triple, edge_type: str, note: str) -> None:
+        """A typed edge; the same link (and type) made elsewhere is the same row, and a
+        different note on it collides."""
+        n = self.node(node)
+        n.commit(add_edge, edge_type, fact_id(*a), fact_id(*b), now_ms=n.wall(), note=note)
+
+    @rule(
+        node=node_index,
+        triple=triples,
+        importance=st.sampled_from([1.0, 2.0, 0.5]),
+        category=st.sampled_from(["preference", "identity"]),
+    )
+    def boost(self, node: int, triple: Triple, importance: float, category: str) -> None:
+        """A meta row (category and importance) written on a row others may write too."""
+        n = self.node(node)
+        meta = Meta(fact_id(*triple), category=category, importance=importance,
+                    importance_note="boosted", updated_at=n.wall())  # fmt: skip
+        n.commit(write_meta, meta)
 
     # -- the network ---------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ Routes (bodies and answers are JSON; the OpenAPI document, node/api/schema.py, i
 
 - ``POST /api/memory/search``       ``{"query", "top_k", "strategy", "alpha", "mmr", "mmr_lambda"}``
 - ``POST /api/memory/remember``     ``{"fact"}`` or ``{"subject", "predicate", "object"}``
+- ``POST /api/absorb``              the same body; both go through the absorb pipeline
 - ``GET  /api/memory/episodes``     ``?limit=N``
 - ``GET  /api/memory/wiki``         and ``GET /api/memory/wiki/{topic}``
 - ``GET  /api/memory/stats``
@@ -13,7 +14,8 @@ Routes (bodies and answers are JSON; the OpenAPI document, node/api/schema.py, i
 - ``GET  /openapi.json``
 
 Answers have the shapes of the CLI's ``--json`` output; a ``fact`` is remembered as
-``feral memory remember TEXT`` does (:meth:`Node.remember_text`). Errors are ``{"error": {"code",
+``feral memory remember TEXT`` does (:meth:`Node.absorb`: the answer says how it was
+classified, beside the stored row's fields). Errors are ``{"error": {"code",
 "message"}}`` with a status that fits: 400 unreadable JSON, 401 no or wrong token, 403 a browser
 or a foreign Host, 404 an unknown topic or path, 409 what this node cannot do as configured
 (e.g. vector search with no model), 413 a body over ``MAX_BODY_BYTES``, 422 a missing or
@@ -35,7 +37,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from feral.storage.rows import EpisodeRow, FactRow
+from feral.storage.rows import EpisodeRow
 from feral.sync.errors import FeralError
 
 from ..node import Node
@@ -93,6 +95,7 @@ class MemoryApi:
         return [
             Route("/api/memory/search", _endpoint(self.search), methods=["POST"]),
             Route("/api/memory/remember", _endpoint(self.remember), methods=["POST"]),
+            Route("/api/absorb", _endpoint(self.remember), methods=["POST"]),
             Route("/api/memory/episodes", _endpoint(self.episodes), methods=["GET"]),
             Route("/api/memory/wiki", _endpoint(self.wiki_topics), methods=["GET"]),
             Route("/api/memory/wiki/{topic}", _endpoint(self.wiki_page), methods=["GET"]),
@@ -113,12 +116,12 @@ class MemoryApi:
         result = await self.node.search(**msgspec.structs.asdict(body))
         return result.as_dict()
 
-    async def remember(self, request: Request) -> FactRow:
+    async def remember(self, request: Request) -> dict[str, Any]:
         body = await read_json(request, RememberRequest)
         triple = body.triple()
         if triple is None:
-            return await self.node.remember_text(str(body.fact).strip(), scope=body.scope)
-        return await self.node.remember(triple, scope=body.scope)
+            return (await self.node.absorb(text=str(body.fact).strip(), scope=body.scope)).as_dict()
+        return (await self.node.absorb(triple=triple, scope=body.scope)).as_dict()
 
     async def episodes(self, request: Request) -> list[EpisodeRow]:
         query = fit(dict(request.query_params), EpisodesQuery, from_strings=True, top="the query")

@@ -131,6 +131,27 @@ _ANSWERS: dict[str, Any] = {
         "properties": {"topic": _STRING, "markdown": _STRING},
     },
     "Object": {"type": "object", "additionalProperties": True},
+    "Absorbed": {
+        "type": "object",
+        "required": [
+            "status",
+            "memory_id",
+            "classification",
+            "edges_created",
+            "duplicates_merged",
+            "id",
+        ],
+        "properties": {
+            "status": {"const": "absorbed"},
+            "memory_id": _STRING,
+            "classification": {"enum": ["new", "duplicate", "supersede", "contradict", "related"]},
+            "edges_created": {"type": "integer"},
+            "duplicates_merged": {"type": "integer"},
+            "edges": {"type": "array", "items": _ref("Row")},
+            "id": _STRING,
+        },
+        "additionalProperties": True,
+    },
 }
 _ERRORS = {
     str(status): _answer(description, _ref("Error"))
@@ -174,16 +195,23 @@ def _paths() -> dict[str, Any]:
     topic = {"name": "topic", "in": "path", "required": True, "schema": _STRING}
     page = _get("One wiki page", _answer("the page's Markdown", _ref("Page")), parameters=[topic])
     page["get"]["responses"]["404"] = _answer("no page for that topic", _ref("Error"))
-    remember = _post(
-        "Remember what was said (a triple if a phrasing rule fits) or a triple",
-        "RememberRequest",
-        _answer("the stored row", _ref("Row")),
-    )
-    remember["post"]["responses"]["422"] = _answer(
+    refused = _answer(
         "a missing, unknown or invalid field; or code secret_refused: the text holds what looks"
         " like a secret (nothing is stored; the message names the kind, never the value)",
         _ref("Error"),
     )
+    remember = _post(
+        "Remember what was said (a triple if a phrasing rule fits) or a triple",
+        "RememberRequest",
+        _answer("what the absorb pipeline did, with the stored row", _ref("Absorbed")),
+    )
+    remember["post"]["responses"]["422"] = refused
+    absorb = _post(
+        "Absorb a fact: validate, scan, classify against what is stored, write with edges",
+        "RememberRequest",
+        _answer("what the absorb pipeline did, with the stored row", _ref("Absorbed")),
+    )
+    absorb["post"]["responses"]["422"] = refused
     return {
         "/api/memory/search": _post(
             "Search episodes and facts (fts, vector or hybrid; optional MMR)",
@@ -191,6 +219,7 @@ def _paths() -> dict[str, Any]:
             _answer("hits, best first", _ref("SearchResponse")),
         ),
         "/api/memory/remember": remember,
+        "/api/absorb": absorb,
         "/api/memory/episodes": episodes,
         "/api/memory/wiki": _get(
             "The compiled wiki pages (derived data; compile_wiki rebuilds them)",

@@ -132,7 +132,10 @@ def test_a_drain_that_fails_after_a_write_leaves_the_write_and_says_so(
     home = tmp_path / "home"
     assert CliRunner().invoke(cli, ["--home", str(home), "init"]).exit_code == 0
     monkeypatch.setattr(Node, "embed_queued", refused)
-    result = CliRunner().invoke(cli, ["--home", str(home), "memory", "remember", "I live in Porto"])
+    # An import, not remember: remember stores its row's vector with the write (node/absorb.py).
+    lines = tmp_path / "facts.txt"
+    lines.write_text("I live in Porto\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--home", str(home), "memory", "import", str(lines)])
     assert result.exit_code == 0, result.output
     assert "embedding postponed, rows stay queued: database is locked" in result.stderr
     monkeypatch.undo()

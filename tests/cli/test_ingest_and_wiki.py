@@ -150,12 +150,16 @@ def remember_all(home: Path, *texts: str) -> None:
 
 
 def test_wiki_compile_list_and_show(tmp_path):
-    remember_all(
-        tmp_path,
-        "my doctor's name is Dr. Chen",
-        "my doctor's name is Dr. Lee",
-        "Alice's birthday is on May 4",
+    # Imported, not remembered: remember would let Dr. Lee supersede Dr. Chen.
+    lines = tmp_path / "facts.jsonl"
+    lines.write_text(
+        "".join(
+            json.dumps({"subject": "user", "predicate": "doctor_name", "object": name}) + "\n"
+            for name in ("Dr. Chen", "Dr. Lee")
+        )
     )
+    assert feral(tmp_path, "memory", "import", str(lines)).exit_code == 0
+    remember_all(tmp_path, "Alice's birthday is on May 4")
     compiled = feral(tmp_path, "wiki", "compile")
     assert compiled.stdout == (
         f"Compiled 2 page(s) in {tmp_path / 'wiki'}\nNeeds review (conflicting facts): user\n"

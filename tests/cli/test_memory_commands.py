@@ -37,8 +37,14 @@ def test_remember_then_search_then_export(tmp_path):
     assert [r["id"] for r in found["results"]] == [row["id"]]
     assert found["results"][0]["tier"] == "semantic"
     assert 0 < found["results"][0]["score"] <= 1
-    exported = feral(tmp_path, "memory", "export").stdout.splitlines()
-    assert [json.loads(line)["id"] for line in exported] == [row["id"]]
+    exported = [
+        json.loads(line) for line in feral(tmp_path, "memory", "export").stdout.splitlines()
+    ]
+    # The fact, and its meta row (its category) under the same id.
+    assert [(line["table"], line["id"]) for line in exported] == [
+        ("facts", row["id"]),
+        ("memory_meta", row["id"]),
+    ]
 
 
 def test_remembering_the_same_fact_twice_keeps_one_row(tmp_path):
@@ -49,7 +55,7 @@ def test_remembering_the_same_fact_twice_keeps_one_row(tmp_path):
     assert first["id"] == again["id"]
     stats = feral_json(tmp_path, "memory", "stats")
     assert stats["tiers"]["semantic"]["live"] == 1
-    assert stats["delta_log_entries"] == 1
+    assert stats["delta_log_entries"] == 2  # the fact and its meta row, each written once
 
 
 def test_forget_hides_a_memory_and_restore_brings_it_back(tmp_path):
@@ -65,7 +71,8 @@ def test_nuke_needs_yes_and_leaves_a_tombstone(tmp_path):
     refused = feral(tmp_path, "memory", "nuke", row["id"])
     assert refused.exit_code == 2
     assert feral(tmp_path, "memory", "nuke", row["id"], "--yes").exit_code == 0
-    line = json.loads(feral(tmp_path, "memory", "export").stdout)
+    lines = [json.loads(text) for text in feral(tmp_path, "memory", "export").stdout.splitlines()]
+    (line,) = [line for line in lines if line["table"] == "facts"]
     assert line["deleted"] is True and line["object"] == ""
     assert feral_json(tmp_path, "memory", "search", "secret")["results"] == []
 

@@ -210,15 +210,26 @@ async def test_search_answers_exactly_what_the_cli_prints_with_json(api: Api, no
     assert cli == answer.body
 
 
+ABSORB_FIELDS = ("status", "memory_id", "classification", "edges_created", "duplicates_merged")
+
+
+def stored_row(answer: dict[str, object]) -> dict[str, object]:
+    """The row's own fields of a remember answer (which also says how it was absorbed)."""
+    return {k: v for k, v in answer.items() if k not in (*ABSORB_FIELDS, "edges")}
+
+
 async def test_remember_a_fact_answers_the_row_the_cli_would_print(api: Api, node: Node):
     answer = await api.post("/api/memory/remember", {"fact": "my doctor is Dr. Chen"})
     assert answer.status == 200
     assert answer.body["id"]
-    assert answer.body == await node.get(answer.body["id"])
+    assert stored_row(answer.body) == await node.get(answer.body["id"])
+    assert (answer.body["status"], answer.body["classification"]) == ("absorbed", "new")
     printed = await asyncio.to_thread(
         feral, node.home, "memory", "remember", "my doctor is Dr. Chen", "--json"
     )
-    assert json.loads(printed.stdout) == answer.body  # the same phrasing rules, the same row
+    again = json.loads(printed.stdout)  # the same phrasing rules, the same row: a duplicate
+    assert stored_row(again) == stored_row(answer.body)
+    assert (again["classification"], again["duplicates_merged"]) == ("duplicate", 1)
     note = await api.post("/api/memory/remember", {"fact": "  buy oat milk  "})
     assert (note.body["subject"], note.body["predicate"], note.body["object"]) == (
         "user",
@@ -232,12 +243,32 @@ async def test_remember_a_triple_answers_the_row_the_cli_would_print(api: Api, n
     answer = await api.post("/api/memory/remember", triple)
     assert answer.status == 200
     assert {k: answer.body[k] for k in triple} == triple
-    assert answer.body == await node.get(answer.body["id"])
+    assert stored_row(answer.body) == await node.get(answer.body["id"])
     printed = await asyncio.to_thread(
         feral, node.home, "memory", "remember", "--subject", "Alice", "--predicate", "birthday",
         "--object", "May 4", "--json",
     )  # fmt: skip
-    assert json.loads(printed.stdout) == answer.body
+    assert stored_row(json.loads(printed.stdout)) == stored_row(answer.body)
+
+
+async def test_absorb_answers_what_the_pipeline_did(api: Api, node: Node):
+    first = await api.post("/api/absorb", {"fact": "my doctor is Dr. Chen"})
+    assert first.status == 200
+    assert {k: first.body[k] for k in ABSORB_FIELDS} == {
+        "status": "absorbed",
+        "memory_id": first.body["id"],
+        "classification": "new",
+        "edges_created": 0,
+        "duplicates_merged": 0,
+    }
+    later = await api.post("/api/absorb", {"fact": "my doctor is now Dr. Lee"})
+    assert (later.body["classification"], later.body["edges_created"]) == ("supersede", 1)
+    assert later.body["edges"][0]["to_id"] == first.body["id"]
+    assert (await node.get(first.body["id"]))["archived"] is True
+    empty = await api.post("/api/absorb", {"fact": "   "})
+    assert empty.status == 422 and error_code(empty) == "invalid_request"
+    both = await api.post("/api/absorb", {"fact": "x", "subject": "a"})
+    assert both.status == 422
 
 
 async def test_episodes_lists_the_newest_with_a_limit(api: Api, node: Node):

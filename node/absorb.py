@@ -1,0 +1,184 @@
+"""The absorb pipeline, the path of every ``remember``: validate → scan → classify → write.
+
+1. **validate**: the text (or each part of a triple) must hold something besides white space.
+2. **scan**: :func:`scan_text` is the hook where text that must never be stored (a secret) is
+   refused before anything is read or written; today it accepts everything.
+3. **classify**: the phrasing rules (node/phrases.py) make the text a triple and give it a
+   category (node/fact_rules.py); the new text is embedded at once with the node's embedder
+   (before the write transaction: a model never runs inside one), and node/classify.py
+   compares it with what is stored (storage/absorb_store.py reads the candidates).
+4. **write**: in the same transaction as the candidates were read: the fact, its meta row,
+   superseded facts archived, the edges (``supersedes``, ``contradicts``, ``related_to``),
+   and the vector made in step 3, so the embedding queue does not embed the text again.
+
+The answer is :class:`Absorbed`: ``{"status": "absorbed", "memory_id", "classification",
+"edges_created", "duplicates_merged"}``, with ``edges`` (the edges written) and the stored
+fact's own fields besides. ``duplicates_merged`` counts stored facts the text was merged into
+(1 for a duplicate, else 0); a duplicate writes nothing, and its ``memory_id`` is the stored
+row's.
+
+Offline and deterministic: with no embedding model (``memory.embedder`` is ``"none"``) only
+exact duplicates, slot values and opposites are found; near-duplicates and related facts need
+vectors. There is no LLM classifier.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from feral.storage.absorb_store import (
+    Candidates,
+    NewVector,
+    Outcome,
+    absorb_fact,
+    read_candidates,
+)
+from feral.storage.connection import Connection
+from feral.storage.curation import set_scope
+from feral.storage.memories import Row, Stamp
+from feral.storage.memory_model import Meta
+from feral.storage.rows import FactRow
+from feral.storage.vectors import pack_vector
+from feral.sync.errors import InvalidInput
+from feral.sync.types import NodeId
+
+from .classify import Thresholds, decide, fact_text
+from .fact_rules import category_of, is_single_valued, opposite, slot
+from .phrases import Triple, parse_fact
+from .secret_scan import refuse_secrets, refuse_triple
+
+if TYPE_CHECKING:
+    from .node import Node
+
+__all__ = ["Absorbed", "absorb", "prepare_triple", "scan_text"]
+
+
+@dataclass(frozen=True)
+class Absorbed:
+    """What absorbing one fact did."""
+
+    memory_id: str
+    classification: str
+    row: FactRow
+    edges: list[Row] = field(default_factory=list)
+    duplicates_merged: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The answer, beside the stored row's own fields (``id``, ``subject``, ...), so a
+        script that read the row ``remember --json`` printed before still finds them."""
+        return {
+            **self.row,
+            "status": "absorbed",
+            "memory_id": self.memory_id,
+            "classification": self.classification,
+            "edges_created": len(self.edges),
+            "duplicates_merged": self.duplicates_merged,
+            "edges": self.edges,
+        }
+
+
+def scan_text(texts: list[str]) -> None:
+    """The scan step: refuse what must never be stored, before anything is read or written.
+
+    The secret scan (node/secret_scan.py): a refusal raises
+    :class:`~feral.node.secret_scan.SecretRefused`, whose message names the kind, never the value.
+    """
+    refuse_secrets(texts)
+
+
+def prepare_triple(text: str | None, triple: Triple | None) -> Triple:
+    """Validate and scan the input, and make it a triple (phrasing rules for a text).
+
+    Raises:
+        InvalidInput: neither or both given, or an empty part.
+    """
+    if (text is None) == (triple is None):
+        raise InvalidInput("give a text or a triple, not both")
+    if triple is not None:
+        parts = tuple(part.strip() for part in triple)
+        if not all(parts):
+            raise InvalidInput("subject, predicate and object must not be empty")
+        checked = (parts[0], parts[1], parts[2])
+        refuse_triple(checked)  # also reads "predicate is object": user / wifi_password / x
+        return checked
+    assert text is not None
+    if not text.strip():
+        raise InvalidInput("the text is empty")
+    scan_text([text])
+    return parse_fact(text)
+
+
+async def _vector(node: Node, text: str) -> NewVector | None:
+    """The new text's vector, made now on a worker thread (``None`` with no model, or a
+    database that takes no writes, which has no vectors to compare with either)."""
+    embedder = node.embedder
+    if embedder is None or not node.embedding.active:
+        return None
+    vectors = await asyncio.to_thread(embedder.embed, [text])
+    return NewVector(embedder, text, vectors[0], node.embedding.index)
+
+
+async def absorb(
+    node: Node,
+    text: str | None = None,
+    triple: Triple | None = None,
+    *,
+    limits: Thresholds | None = None,
+    scope: str | None = None,
+) -> Absorbed:
+    """Run the pipeline on a text or a triple and answer what happened (module docstring).
+
+    ``scope`` (checked by the caller: node/scopes.py) puts the stored fact in that scope, in the
+    same transaction, a duplicate included; ``None`` leaves the scope it has."""
+    subject, predicate, obj = prepare_triple(text, triple)
+    name = slot(predicate)
+    slot_predicates = [name, f"{name}_name"] if is_single_valued(name) else []
+    words = fact_text(subject, predicate, obj)
+    vector = await _vector(node, words)
+    packed = pack_vector(vector.values, vector.embedder.dim) if vector is not None else None
+
+    def candidates_of(conn: Connection) -> Candidates:
+        return read_candidates(
+            conn, (subject, predicate, obj), slot_predicates, opposite(predicate), words, packed
+        )
+
+    def meta(memory_id: str) -> Meta | None:
+        """A note needs no meta row: the defaults say the same (category note, updated when
+        created), and one row per note is what replicates."""
+        category = category_of(predicate, obj)
+        if category == "note":
+            return None
+        return Meta(memory_id, category=category, updated_at=node.now_ms())
+
+    outcome: Outcome = await node._write(
+        _absorb_in_scope,
+        scope,
+        candidates_of,
+        lambda found: decide(found, limits),
+        meta,
+        now_ms=node.now_ms(),
+        vector=vector,
+    )
+    if outcome.decision.duplicate_of is None or scope is not None:
+        await node._committed()
+    merged = 1 if outcome.decision.classification == "duplicate" else 0
+    return Absorbed(
+        str(outcome.row["id"]), outcome.decision.classification, outcome.row, outcome.edges, merged
+    )
+
+
+def _absorb_in_scope(
+    conn: Connection,
+    origin: NodeId,
+    stamp: Stamp,
+    scope: str | None,
+    *args: Any,
+    **kwargs: Any,
+) -> Outcome:
+    """:func:`~feral.storage.absorb_store.absorb_fact`, then the fact put in ``scope``."""
+    outcome = absorb_fact(conn, origin, stamp, *args, **kwargs)
+    if scope is not None:
+        set_scope(conn, origin, stamp, str(outcome.row["id"]), scope)
+    return outcome

@@ -1,0 +1,192 @@
+"""Classifying a new fact against what is stored: new, duplicate, supersede, contradict, related.
+
+Pure and deterministic (the candidates come from storage/absorb_store.py). The rules, in order:
+
+1. **duplicate**: the same fact (same normalised triple, stored live, or the same value of its
+   single-valued slot: "my doctor's name is Dr. Chen" and "my doctor is Dr. Chen").
+2. **contradict**: the same subject and object are stored under the opposite predicate
+   ("likes green tea" and "dislikes green tea"): both stay, linked by ``contradicts``.
+3. **duplicate** again, for a *near-duplicate*: a stored fact whose vector's cosine with the new
+   text is at least :data:`DUPLICATE_COSINE`, whose content words overlap at least
+   :data:`DUPLICATE_OVERLAP` (Jaccard), and whose *marks* (capitalised words and numbers: names,
+   dates, amounts) are the same (or one text names more of them: "Acme" and "Acme Corp"), and
+   which are both notes, or a note and a fact, or facts of one subject and slot. The marks keep
+   look-alikes apart: "my doctor is Dr. Chen" / "... Dr. Lee", "Bob's birthday is May 4" /
+   "Alice's ...", "... May 4" / "... May 5" are never merged, however close their vectors; nor
+   are a text that says no and one that does not. A candidate still in the embedding queue (no
+   vector yet) must match on words alone, at the stricter :data:`QUEUED_OVERLAP`. Marks include
+   words for people, so "my son ..." is not "my daughter ...".
+4. **supersede**: the fact fills a single-valued slot (node/fact_rules.py) that holds other
+   live values for the same subject: each is superseded (archived behind a ``supersedes``
+   edge from the new fact).
+5. **related**: stored facts with cosine at least :data:`RELATED_COSINE` (at most
+   :data:`MAX_RELATED`, the nearest first) get a ``related_to`` edge.
+6. Otherwise **new**.
+
+The thresholds were measured with the default encoder on benchmarks/absorb/near_duplicates.jsonl
+(``python -m benchmarks absorb-pairs``): the table is in README.md.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from feral.storage.absorb_store import Candidates, Decision
+from feral.storage.memories import Row
+from feral.storage.search import STOP_WORDS
+from feral.sync.ids import fact_id, normalise
+
+from .fact_rules import is_single_valued, slot
+
+__all__ = [
+    "DUPLICATE_COSINE",
+    "DUPLICATE_OVERLAP",
+    "MAX_RELATED",
+    "QUEUED_OVERLAP",
+    "RELATED_COSINE",
+    "Thresholds",
+    "content_words",
+    "decide",
+    "fact_text",
+    "marks",
+    "negated",
+    "word_overlap",
+]
+
+DUPLICATE_COSINE = 0.85
+DUPLICATE_OVERLAP = 0.5
+QUEUED_OVERLAP = 0.8
+RELATED_COSINE = 0.6
+MAX_RELATED = 3
+
+_WORD = re.compile(r"\w+")
+_IGNORED = STOP_WORDS | {"user", "note", "really", "very", "much", "lot"}
+_PEOPLE = frozenset(
+    """son sons daughter daughters wife husband partner mum mom mother dad father brother
+    sister grandma grandmother grandpa grandfather aunt uncle cousin niece nephew friend boss
+    manager colleague neighbour doctor dentist he she""".split()
+)
+_NEGATIONS = frozenset("not no never dislikes dislike hates hate don doesn isn t".split())
+
+
+class Thresholds:
+    """The cut-offs :func:`decide` uses (the module's constants unless a caller measures)."""
+
+    def __init__(
+        self,
+        duplicate_cosine: float = DUPLICATE_COSINE,
+        duplicate_overlap: float = DUPLICATE_OVERLAP,
+        queued_overlap: float = QUEUED_OVERLAP,
+        related_cosine: float = RELATED_COSINE,
+    ) -> None:
+        self.duplicate_cosine = duplicate_cosine
+        self.duplicate_overlap = duplicate_overlap
+        self.queued_overlap = queued_overlap
+        self.related_cosine = related_cosine
+
+
+def fact_text(subject: str, predicate: str, obj: str) -> str:
+    """The text a fact is embedded as (storage/vectors.py: the parts, ``_`` read as spaces)."""
+    return " ".join(part.replace("_", " ") for part in (subject, predicate, obj))
+
+
+def _row_text(row: Row) -> str:
+    return fact_text(str(row["subject"]), str(row["predicate"]), str(row["object"]))
+
+
+def content_words(text: str) -> set[str]:
+    """The words that carry meaning: case folded, stop words and filler left out, a trailing
+    ``s`` dropped (so "seats" and "seat", "Sundays" and "Sunday" are one word)."""
+    return {w.removesuffix("s") for w in _WORD.findall(text.casefold()) if w not in _IGNORED}
+
+
+def word_overlap(a: str, b: str) -> float:
+    """Jaccard overlap of two texts' content words (0 when either has none)."""
+    left, right = content_words(a), content_words(b)
+    return len(left & right) / len(left | right) if left and right else 0.0
+
+
+def marks(text: str) -> set[str]:
+    """Capitalised words, numbers and words for people (names, dates, amounts, "son" or
+    "daughter"): what look-alikes differ in. A trailing ``s`` is dropped ("Sundays")."""
+    words = _WORD.findall(text.replace("_", " "))
+    found = {
+        w.casefold().removesuffix("s")
+        for w in words
+        if w[0].isupper() or any(c.isdigit() for c in w) or w.casefold() in _PEOPLE
+    }
+    return found - {"user", "i"}
+
+
+def _same_marks(a: set[str], b: set[str]) -> bool:
+    """The same marks, or one text naming more of the same ("Acme" and "Acme Corp")."""
+    return a == b or (bool(a) and bool(b) and (a <= b or b <= a))
+
+
+def negated(text: str) -> bool:
+    """Whether a text says no ("dislikes", "is not", "never"): never a duplicate of a yes."""
+    return bool(set(_WORD.findall(text.casefold().replace("_", " "))) & _NEGATIONS)
+
+
+def _same_kind(triple: tuple[str, str, str], row: Row) -> bool:
+    """Two facts that can say the same thing: two notes, a note and a fact, or two facts with
+    one subject and one slot ("my wife's dentist" is not "my dentist")."""
+    subject, predicate, _ = triple
+    if "note" in (predicate, row["predicate"]):
+        return True
+    same_subject = normalise(subject) == normalise(str(row["subject"]))
+    return same_subject and slot(predicate) == slot(str(row["predicate"]))
+
+
+def _near_duplicate(
+    triple: tuple[str, str, str], row: Row, cosine: float | None, limits: Thresholds
+) -> bool:
+    text, other = fact_text(*triple), _row_text(row)
+    if not _same_kind(triple, row) or negated(text) != negated(other):
+        return False
+    if not _same_marks(marks(text), marks(other)):
+        return False
+    if is_single_valued(slot(triple[1])) and (
+        word_overlap(triple[2], str(row["object"])) < limits.duplicate_overlap
+    ):
+        return False  # one slot, two values ("green", "blue"): a new value, not a repeat
+    overlap = word_overlap(text, other)
+    if cosine is None:
+        return overlap >= limits.queued_overlap
+    return cosine >= limits.duplicate_cosine and overlap >= limits.duplicate_overlap
+
+
+def decide(candidates: Candidates, limits: Thresholds | None = None) -> Decision:
+    """The classification of ``candidates.triple`` (the rules are the module docstring's)."""
+    limits = limits or Thresholds()
+    subject, predicate, obj = candidates.triple
+    exact = candidates.exact
+    if exact is not None and not exact["archived"] and not exact["deleted"]:
+        return Decision("duplicate", duplicate_of=str(exact["id"]))
+    for row in candidates.slot:  # "my doctor's name is Dr. Chen", then "my doctor is Dr. Chen"
+        if " ".join(str(row["object"]).split()).casefold() == " ".join(obj.split()).casefold():
+            return Decision("duplicate", duplicate_of=str(row["id"]))
+    if candidates.opposite is not None:
+        return Decision("contradict", contradicts=(str(candidates.opposite["id"]),))
+    slot_ids = {str(r["id"]) for r in candidates.slot}
+    ordered = _by_closeness(candidates.neighbours)
+    for row, cosine in ordered:
+        if _near_duplicate(candidates.triple, row, cosine, limits):
+            return Decision("duplicate", duplicate_of=str(row["id"]))
+    if is_single_valued(slot(predicate)) and candidates.slot:
+        return Decision("supersede", supersedes=tuple(sorted(slot_ids)))
+    own = fact_id(subject, predicate, obj)
+    related = tuple(
+        str(row["id"])
+        for row, cosine in ordered
+        if cosine is not None and cosine >= limits.related_cosine and row["id"] != own
+    )[:MAX_RELATED]
+    if related:
+        return Decision("related", related=related)
+    return Decision("new")
+
+
+def _by_closeness(neighbours: Sequence[tuple[Row, float | None]]) -> list[tuple[Row, float | None]]:
+    """Nearest first; rows without a vector after, by id (the same order on every device)."""
+    return sorted(neighbours, key=lambda n: (n[1] is None, -(n[1] or 0.0), str(n[0]["id"])))
