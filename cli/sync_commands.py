@@ -297,18 +297,23 @@ def serve(home: Path, host: str, port: int) -> None:
     """Run this node: /sync for peers, the HTTP API, live sync with peers, until SIGINT or SIGTERM.
 
     On a non-loopback --host the HTTP API asks for the bearer token kept in HOME/api_token
-    (made on first use, mode 0600).
+    (made on first use, mode 0600). A port in use, a bad --host or a second serve on HOME is
+    refused before anything is created.
     """
 
     # The server's modules (Starlette, uvicorn, the HTTP API) are imported here, not by every
     # command: a one-shot ``sync now`` only dials.
     from feral.node.api import API_TOKEN_FILE
+    from feral.node.listener import open_listener, refuse_second_serve
     from feral.node.service import SyncService
 
+    refuse_second_serve(home)
+    listener = open_listener(host, port)
+    port = int(listener.getsockname()[1])
     _log_links_to_stderr()
 
     async def body(node: Node) -> None:
-        service = SyncService(node, host, port)
+        service = SyncService(node, host, port, listener=listener)
         if service.api_token is not None:
             where = "a new one was written to" if service.api_token_created else "it is in"
             click.echo(
@@ -329,5 +334,9 @@ def serve(home: Path, host: str, port: int) -> None:
                 click.echo(f"! {warning}", err=True)
 
         await service.run(started)
+        click.echo("feral serve stopped", err=True)
 
-    with_node(home, body, serving=True)
+    try:
+        with_node(home, body, serving=True)
+    finally:
+        listener.close()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from feral.storage import peers as peer_status
@@ -32,6 +32,7 @@ from feral.sync.session import (
     State,
     SyncSession,
 )
+from feral.sync.text import printable
 from feral.sync.types import NodeId
 
 from .identity import sign, verify
@@ -85,6 +86,11 @@ class PeerLink:
             entries, the total being what the peer announced (messages.Pending).
         failures: where the serve log hears of the link's own failures (none for a CLI round,
             which reports its result instead).
+        remote: the address an accepted link came from, for the serve log.
+        admit: asked once the peer has authenticated: a reason to refuse it (``busy``, the
+            server's link slots: node/link_guard.py), or ``None``.
+        pace: awaited after each frame received with its size (it may wait to slow the
+            peer); a reason to refuse the link as ``rate_limited``, or ``None``.
     """
 
     def __init__(
@@ -97,8 +103,16 @@ class PeerLink:
         until_quiet: bool = False,
         progress: Callable[[int, int], None] | None = None,
         failures: FailureLog | None = None,
+        remote: str | None = None,
+        admit: Callable[[Authenticated], str | None] | None = None,
+        pace: Callable[[int], Awaitable[str | None]] | None = None,
     ) -> None:
         self.node = node
+        self.remote = remote
+        self.admit = admit
+        self.pace = pace
+        self._peer_name: str | None = None
+        """The authenticated peer's name (escaped), for the serve log."""
         self.failures = failures
         self.transport = transport
         self.until_quiet = until_quiet
@@ -156,6 +170,12 @@ class PeerLink:
                 if data is None:
                     async with self._lock:
                         self.session.receive_eof()
+                    break
+                if self.pace is not None and (refusal := await self.pace(len(data))):
+                    async with self._lock:
+                        self.session.fail("rate_limited", refusal, CLOSE_POLICY)
+                        await self._handle_events()
+                        await self._flush()
                     break
                 async with self._lock:
                     self.session.receive_frame(data)
@@ -252,12 +272,28 @@ class PeerLink:
     async def _link_ended(self) -> None:
         if self._linked and self.result.peer is not None:
             self._linked = False
+            reason = printable(self.result.error) if self.result.error else "normally"
+            log.info("= link with %s closed: %s", self._named(), reason)
             await self._bookkeep(
                 peer_status.record_link_down, self.link_id, self.result.peer, self.node.now_ms()
             )
 
     def _who(self) -> str:
         return self.result.peer or self.handler.url or "an unidentified peer"
+
+    def _named(self) -> str:
+        """The peer as the serve log names it: its id and name (a refused peer's as its Hello
+        claimed them), and where it is; all of it escaped, since a peer chose it."""
+        hello = self.session.offered
+        if self.result.peer is not None and self._peer_name is not None:
+            named = f"{self.result.peer} ({self._peer_name})"
+        elif hello is not None:
+            named = f"{printable(str(hello.node_id))} ({printable(hello.name)})"
+        else:
+            named = "an unidentified peer"
+        if self.remote is not None:
+            return f"{named} from {self.remote}"
+        return f"{named} at {self.handler.url}" if self.handler.url else named
 
     # -- one live link per peer ----------------------------------------------------------------
 
@@ -348,11 +384,17 @@ class PeerLink:
         node does: register the link, log, embed what arrived and push it to the other links."""
         if isinstance(event, Failed):
             where = "peer refused" if event.remote else "refused peer"
-            log.warning("! %s %s: %s", where, self.result.peer, event.message)
+            log.warning("! %s %s: %s: %s", where, self._named(), event.code,
+                        printable(event.message))  # fmt: skip
+        if isinstance(event, Authenticated) and self.admit is not None:
+            if refusal := self.admit(event):
+                self.session.fail("busy", refusal, CLOSE_POLICY)
+                return
         run = self.node.store.write if writes(event) else self.node.store.read
         handled: Handled = await run(self.handler.handle, event)
         if isinstance(event, Authenticated) and handled.authenticated:
-            log.info("= authenticated %s (%s)", event.peer, event.name)
+            self._peer_name = printable(event.name)
+            log.info("= authenticated %s", self._named())
             self._register(event.peer)
             self._linked = True
             await self._bookkeep(

@@ -23,7 +23,10 @@ import contextlib
 import logging
 import os
 import random
-from collections.abc import Callable
+import signal
+import socket
+import threading
+from collections.abc import Callable, Iterator
 
 import uvicorn
 from starlette.applications import Starlette
@@ -38,6 +41,7 @@ from .api import MemoryApi, is_loopback_host, load_or_create_api_token
 from .config import PeerSettings, load_settings
 from .dial import FRAME_LIMIT, dial, sync_url
 from .embedding import serving_lock
+from .link_guard import LinkGuard, address_of, close_stalled_requests
 from .node import Node
 from .peer import FailureLog, LinkResult, PeerLink
 from .transport import ServerTransport
@@ -47,6 +51,10 @@ __all__ = ["MAX_PEERS", "SyncService", "dial", "sync_url"]
 log = logging.getLogger("feral.service")
 
 MAX_PEERS = 8
+"""Authenticated links the server holds at once (connections not yet authenticated are
+counted apart: node/link_guard.py)."""
+STOP_CLOSE_S = 5.0
+"""How long a stopping server waits for the links it dialled to close."""
 WATCH_INTERVAL_S = 0.25
 ANTI_ENTROPY_S = 60.0
 ANTI_ENTROPY_ENV = "FERAL_ANTI_ENTROPY_S"
@@ -74,6 +82,25 @@ def anti_entropy_interval() -> float:
     return seconds
 
 
+class StoppingServer(uvicorn.Server):
+    """uvicorn's server, stopped by SIGINT or SIGTERM without raising the signal again after
+    its graceful shutdown: ``feral serve`` then closes its own links and exits 0 (uvicorn
+    would re-raise it, and the process would end as ``Aborted!`` or killed by the signal)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        handled = (signal.SIGINT, signal.SIGTERM)
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
+
+
 class SyncService:
     """Everything ``feral serve`` runs for one node until SIGINT or SIGTERM."""
 
@@ -85,9 +112,12 @@ class SyncService:
         *,
         require_token: bool | None = None,
         api_token: str | None = None,
+        listener: socket.socket | None = None,
     ) -> None:
         """Build the app; the API needs a token when ``require_token`` (by default: when
         ``host`` is not a loopback address), ``api_token`` or else ``<home>/api_token``.
+        ``listener`` is the socket to serve on, already bound (node/listener.py); without it
+        the server binds ``host``:``port`` itself.
 
         Raises:
             ConfigError: the token file is unusable (the message names it).
@@ -95,7 +125,8 @@ class SyncService:
         self.node = node
         self.host = host
         self.port = port
-        self.server_links = 0
+        self.listener = listener
+        self.guard = LinkGuard(lambda: node.settings.sync, MAX_PEERS)
         self.anti_entropy_s = anti_entropy_interval()
         self.failures = FailureLog()
         self._dialers: dict[NodeId, asyncio.Task[None]] = {}
@@ -113,6 +144,11 @@ class SyncService:
             exception_handlers=api.exception_handlers(),
         )
         self.server: uvicorn.Server | None = None
+
+    @property
+    def server_links(self) -> int:
+        """Authenticated links accepted and open now."""
+        return self.guard.authenticated_links
 
     def config(self) -> uvicorn.Config:
         return uvicorn.Config(
@@ -145,10 +181,14 @@ class SyncService:
                 await self.node.embedding.stop()
 
     async def _serve(self, started: Callable[[], None] | None) -> None:
-        self.server = uvicorn.Server(self.config())
+        self.server = server = StoppingServer(self.config())
         watcher = asyncio.create_task(self._watch())
+        stalled = asyncio.create_task(
+            close_stalled_requests(server, lambda: self.node.settings.sync.handshake_timeout_s)
+        )
         self._start_dialers()
-        serving = asyncio.create_task(self.server.serve())
+        sockets = [self.listener] if self.listener is not None else None
+        serving = asyncio.create_task(server.serve(sockets=sockets))
         while not self.server.started and not serving.done():
             await asyncio.sleep(0.02)
         if started is not None and self.server.started:
@@ -157,27 +197,54 @@ class SyncService:
             await serving
         finally:
             watcher.cancel()
+            stalled.cancel()
+            await self._close_dialled_links()
             for task in self._dialers.values():
                 task.cancel()
-            await asyncio.gather(watcher, *self._dialers.values(), return_exceptions=True)
+            await asyncio.gather(watcher, stalled, *self._dialers.values(),
+                                 return_exceptions=True)  # fmt: skip
+
+    async def _close_dialled_links(self) -> None:
+        """On the way out: close the links this node dialled with a close frame (1001), so
+        each peer hears the end at once rather than at its next ping."""
+        links = [link for link in self.node.links.values() if isinstance(link, PeerLink)]
+        links += [x for group in self.node.standby.values() for x in group
+                  if isinstance(x, PeerLink)]  # fmt: skip
+        dialled = [link for link in links if link.handler.expected is not None]
+        if not dialled:
+            return
+        log.info("= stopping: closing %d link(s) this node dialled", len(dialled))
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(STOP_CLOSE_S):
+                await asyncio.gather(*(x.transport.close(1001, "the peer is stopping")
+                                       for x in dialled), return_exceptions=True)  # fmt: skip
+                while any(x in self.node.links.values() for x in dialled):
+                    await asyncio.sleep(0.05)
 
     async def sync_endpoint(self, websocket: WebSocket) -> None:
-        """``/sync``: refuse browsers and a full house before the upgrade, then run a link."""
+        """``/sync``: refuse browsers and too many unauthenticated connections before the
+        upgrade, then run a link, which takes a peer slot once it authenticates."""
+        address = address_of(websocket.client)
         if "origin" in websocket.headers:
+            log.warning("! refused a connection from %s: a browser (Origin header)", address)
             await websocket.close(1008, "browsers may not connect to /sync")
             return
-        if self.server_links >= MAX_PEERS:
-            await websocket.close(1008, "too many peers connected")
+        ticket = self.guard.arrive(address)
+        if ticket is None:
+            await websocket.close(1008, "too many unauthenticated connections")
             return
-        await websocket.accept()
-        self.server_links += 1
-        link = PeerLink(self.node, ServerTransport(websocket), failures=self.failures)
         try:
-            await link.run()
+            await websocket.accept()
+            link = PeerLink(
+                self.node, ServerTransport(websocket), failures=self.failures, remote=address,
+                admit=lambda event: self.guard.admit(ticket, event),
+                pace=lambda size: self.guard.pace(ticket, size),
+            )  # fmt: skip
+            await self.guard.run(link, ticket)
         except Exception as exc:  # a defect: this link only; the peer dials again
-            self.failures.crashed(link.result.peer or "an accepted peer", exc)
+            self.failures.crashed(ticket.peer or "an accepted peer", exc)
         finally:
-            self.server_links -= 1
+            self.guard.leave(ticket)
 
     def _start_dialers(self) -> None:
         wanted = {p.node_id: p for p in self.node.settings.sync.peers if p.url}

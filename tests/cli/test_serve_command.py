@@ -1,4 +1,5 @@
-"""``feral serve``'s API token messages (the service is stubbed: nothing binds a port)."""
+"""``feral serve``'s API token messages (the service is stubbed: the port is bound, and closed
+without serving)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from feral.node.service import SyncService
 
 from .helpers import feral
+from .servers import free_port
 
 
 @pytest.fixture
@@ -22,7 +24,8 @@ def no_bind(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_serve_off_loopback_writes_a_private_token_and_says_where(tmp_path, no_bind):
-    result = feral(tmp_path, "serve", "--host", "0.0.0.0", "--port", "9")
+    port = free_port()
+    result = feral(tmp_path, "serve", "--host", "0.0.0.0", "--port", str(port))
     assert result.exit_code == 0, result.output
     path = tmp_path / "api_token"
     token = path.read_text().strip()
@@ -30,15 +33,15 @@ def test_serve_off_loopback_writes_a_private_token_and_says_where(tmp_path, no_b
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert f"a new one was written to {path}" in result.stderr
     assert token not in result.output
-    assert "serving ws://0.0.0.0:9/sync and http://0.0.0.0:9/api" in result.stderr
-    again = feral(tmp_path, "serve", "--host", "::", "--port", "9")
+    assert f"serving ws://0.0.0.0:{port}/sync and http://0.0.0.0:{port}/api" in result.stderr
+    again = feral(tmp_path, "serve", "--host", "::", "--port", str(port))
     assert f"it is in {path}" in again.stderr
-    assert "http://[::]:9/api" in again.stderr
+    assert f"http://[::]:{port}/api" in again.stderr
     assert path.read_text().strip() == token
 
 
 def test_serve_on_loopback_needs_no_token(tmp_path, no_bind):
-    result = feral(tmp_path, "serve", "--port", "9")
+    result = feral(tmp_path, "serve", "--port", str(free_port()))
     assert result.exit_code == 0, result.output
     assert "Bearer" not in result.stderr
     assert not (tmp_path / "api_token").exists()
@@ -48,7 +51,7 @@ def test_an_unusable_token_file_stops_serve_with_one_line(tmp_path, no_bind):
     tmp_path.mkdir(exist_ok=True)
     (tmp_path / "api_token").write_text("short")
     (tmp_path / "api_token").chmod(0o600)
-    result = feral(tmp_path, "serve", "--host", "0.0.0.0", "--port", "9")
+    result = feral(tmp_path, "serve", "--host", "0.0.0.0", "--port", str(free_port()))
     assert result.exit_code == 1
     assert result.stderr.startswith("Error: ") and "api_token" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
