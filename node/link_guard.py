@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from feral.sync.session import CLOSE_POLICY, Authenticated
+from feral.sync.session import Authenticated
 from feral.sync.text import printable
 from feral.sync.types import NodeId
 
@@ -147,9 +147,7 @@ class LinkGuard:
         finally:
             waiting.cancel()
         if not running.done() and not ticket.authenticated.is_set():
-            log.warning("! closed a connection from %s: no handshake within %g s",
-                        ticket.address, deadline)  # fmt: skip
-            await link.transport.close(CLOSE_POLICY, f"no handshake within {deadline:g} s")
+            await link.expire_handshake(deadline)  # logged by the link, as every refusal
         await running
 
 

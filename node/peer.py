@@ -209,6 +209,15 @@ class PeerLink:
                 await self._flush()
             return None
 
+    async def expire_handshake(self, seconds: float) -> None:
+        """Refuse a peer that has not authenticated within ``seconds`` as ``timeout`` and
+        close (the server's handshake deadline, node/link_guard.py)."""
+        async with self._lock:
+            self.session.fail("timeout", f"no handshake within {seconds:g} s", CLOSE_POLICY)
+            await self._handle_events()
+            await self._flush()
+        await self._hang_up()
+
     async def local_changed(self) -> None:
         """A local commit happened: push it if the link is idle (live sync).
 
