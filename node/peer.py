@@ -281,8 +281,9 @@ class PeerLink:
     async def _link_ended(self) -> None:
         if self._linked and self.result.peer is not None:
             self._linked = False
-            reason = printable(self.result.error) if self.result.error else "normally"
-            log.info("= link with %s closed: %s", self._named(), reason)
+            # The code only: the failure itself is logged once per streak (FailureLog).
+            log.info("= link with %s closed: %s", self._named(),
+                     self.result.error_code or "normally")  # fmt: skip
             await self._bookkeep(
                 peer_status.record_link_down, self.link_id, self.result.peer, self.node.now_ms()
             )
