@@ -7,22 +7,14 @@ assert only that sync happens meanwhile, within bounds far above what is expecte
 
 from __future__ import annotations
 
-import asyncio
 import json
 import secrets
-import threading
 import time
 
 import sqlean
-from websockets.exceptions import ConnectionClosed
 
-from feral.node.identity import load_or_create_identity
-from feral.sync.codec import encode_message
-from feral.sync.messages import Vector
-from feral.sync.session import SyncSession
-
+from .flood_peer import flooding
 from .held_connections import holding
-from .hostile_support import authenticate, local_peer, open_sync
 from .servers import FeralNode, Mesh, pair, wait_until
 
 HELD = 50
@@ -116,35 +108,6 @@ def test_too_many_unauthenticated_connections_are_refused_with_a_reason(mesh):
     assert "unauthenticated connections are open already" in server.serve_log()
 
 
-async def flood(url: str, identity_home, seconds: float) -> tuple[int, int | None, str]:
-    """Authenticate with the paired key in ``identity_home``, then send Vector frames as fast
-    as the server takes them, reading whatever it answers; returns (frames sent, close code,
-    the server's last error text)."""
-    identity = load_or_create_identity(identity_home)
-    sent, errors = 0, []
-    async with open_sync(url) as ws:
-        await authenticate(ws, SyncSession(local_peer(identity)))
-
-        async def drain() -> None:
-            async for frame in ws:
-                if isinstance(frame, bytes) and b"rate" in frame:
-                    errors.append(frame.decode("utf-8", "replace"))
-
-        reader = asyncio.create_task(drain())
-        frame = encode_message(Vector({}))
-        deadline = time.monotonic() + seconds
-        try:
-            while time.monotonic() < deadline:
-                await ws.send(frame)
-                sent += 1
-                await asyncio.sleep(0)  # let the reader take the server's answers
-        except ConnectionClosed:
-            pass
-        await asyncio.wait({reader}, timeout=10)
-        reader.cancel()
-        return sent, ws.close_code, " ".join(errors)
-
-
 def test_a_flooding_paired_peer_is_slowed_then_dropped_while_another_syncs(mesh):
     server, laptop = server_and_laptop(mesh)
     (flooder,) = mesh.add("flooder")
@@ -153,21 +116,17 @@ def test_a_flooding_paired_peer_is_slowed_then_dropped_while_another_syncs(mesh)
     mesh.start(server, laptop)
     live_delay(laptop, server, "before the flood")
 
-    outcome: list[tuple[int, int | None, str]] = []
     started = time.monotonic()
-    thread = threading.Thread(
-        target=lambda: outcome.append(asyncio.run(flood(f"{server.url}/sync", flooder.home, 60)))
-    )
-    thread.start()
-    delays = []
-    while thread.is_alive() and time.monotonic() - started < 60:
-        delays.append(live_delay(laptop, server, f"flood {secrets.token_hex(4)}"))
-        delays.append(live_delay(server, laptop, f"flood back {secrets.token_hex(4)}"))
-    thread.join(timeout=30)
+    with flooding(f"{server.url}/sync", flooder.home, 60) as probe:
+        delays = []
+        while probe.poll() is None and time.monotonic() - started < 60:
+            delays.append(live_delay(laptop, server, f"flood {secrets.token_hex(4)}"))
+            delays.append(live_delay(server, laptop, f"flood back {secrets.token_hex(4)}"))
+        out, _ = probe.communicate(timeout=30)
     took = time.monotonic() - started
     report("live sync delay while a paired peer floods", delays)
 
-    sent, close_code, errors = outcome[0]
+    sent, close_code, errors = json.loads(out)
     print(f"the flooder sent {sent} frames and was closed with {close_code} after {took:.1f} s")
     log = server.serve_log()
     assert close_code == 1008, (close_code, errors, log[-3000:])
