@@ -36,7 +36,7 @@ from feral.sync.text import printable
 from feral.sync.types import NodeId
 
 from .identity import sign, verify
-from .link_log import ProgressLog
+from .link_log import ProgressLog, peer_label
 from .node import Node
 
 __all__ = [
@@ -292,18 +292,10 @@ class PeerLink:
         return self.result.peer or self.handler.url or "an unidentified peer"
 
     def _named(self) -> str:
-        """The peer as the serve log names it: its id and name (a refused peer's as its Hello
-        claimed them), and where it is; all of it escaped, since a peer chose it."""
-        hello = self.session.offered
-        if self.result.peer is not None and self._peer_name is not None:
-            named = f"{self.result.peer} ({self._peer_name})"
-        elif hello is not None:
-            named = f"{printable(str(hello.node_id))} ({printable(hello.name)})"
-        else:
-            named = "an unidentified peer"
-        if self.remote is not None:
-            return f"{named} from {self.remote}"
-        return f"{named} at {self.handler.url}" if self.handler.url else named
+        """The peer as the serve log names it (node/link_log.py)."""
+        named = self._peer_name if self.result.peer is not None else None
+        return peer_label(self.result.peer, named, self.session.offered,
+                          self.remote or self.handler.url)  # fmt: skip
 
     # -- one live link per peer ----------------------------------------------------------------
 
