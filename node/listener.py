@@ -8,18 +8,22 @@ home is one line on stderr and exit 1, with nothing left behind.
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import os
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 from feral.sync.errors import NotAvailable
 
 from .embedding import serve_running
 
-__all__ = ["BACKLOG", "open_listener", "refuse_second_serve"]
+__all__ = ["BACKLOG", "SOLE_LOCK_FILE", "open_listener", "refuse_second_serve", "sole_server"]
 
 BACKLOG = 2048
 """The listen queue uvicorn would use."""
+SOLE_LOCK_FILE = "serve.sole.lock"
 
 
 def refuse_second_serve(home: Path) -> None:
@@ -30,6 +34,33 @@ def refuse_second_serve(home: Path) -> None:
     """
     if serve_running(home):
         raise NotAvailable(f"a feral serve is already running on {home}; stop it first")
+
+
+@contextlib.contextmanager
+def sole_server(home: Path) -> Iterator[None]:
+    """Held while a server runs: an exclusive lock on ``HOME/serve.sole.lock``, for two
+    ``serve`` started at the same moment, which both pass :func:`refuse_second_serve`.
+
+    A file of its own: the shared serve lock (node/embedding.py) is probed by every command,
+    and a probe that held it for an instant must not make a starting server give up.
+
+    Raises:
+        NotAvailable: another server holds it.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: the check at start is all there is
+        yield
+        return
+    fd = os.open(home / SOLE_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise NotAvailable(f"a feral serve is already running on {home}") from None
+        yield
+    finally:
+        os.close(fd)
 
 
 def open_listener(host: str, port: int) -> socket.socket:

@@ -42,6 +42,7 @@ from .config import PeerSettings, load_settings
 from .dial import FRAME_LIMIT, dial, sync_url
 from .embedding import serving_lock
 from .link_guard import LinkGuard, address_of, close_stalled_requests
+from .listener import sole_server
 from .node import Node
 from .peer import FailureLog, LinkResult, PeerLink
 from .transport import ServerTransport
@@ -172,7 +173,7 @@ class SyncService:
         While it runs it holds the home's serve lock (CLI writes then leave their embedding
         queue to it), keeps the vectors in memory and embeds in the background.
         """
-        with serving_lock(self.node.home):
+        with sole_server(self.node.home), serving_lock(self.node.home):
             self.node.embedding.hold_vectors()
             self.node.embedding.start()
             try:
