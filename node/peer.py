@@ -113,6 +113,7 @@ class PeerLink:
         self.pace = pace
         self._peer_name: str | None = None
         """The authenticated peer's name (escaped), for the serve log."""
+        self._going_away = False
         self.failures = failures
         self.transport = transport
         self.until_quiet = until_quiet
@@ -177,6 +178,8 @@ class PeerLink:
                         await self._handle_events()
                         await self._flush()
                     break
+                if self._going_away:  # what the peer sent meanwhile is not taken
+                    break
                 async with self._lock:
                     self.session.receive_frame(data)
                     await self._handle_events()
@@ -217,6 +220,12 @@ class PeerLink:
             await self._handle_events()
             await self._flush()
         await self._hang_up()
+
+    async def going_away(self) -> None:
+        """This node is stopping: close with 1001 and take no more frames (a peer that queued
+        thousands must not hold the shutdown while they are read)."""
+        self._going_away = True
+        await self.transport.close(1001, "the peer is stopping")
 
     async def local_changed(self) -> None:
         """A local commit happened: push it if the link is idle (live sync).

@@ -26,7 +26,7 @@ import random
 import signal
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
 import uvicorn
 from starlette.applications import Starlette
@@ -55,7 +55,7 @@ MAX_PEERS = 8
 """Authenticated links the server holds at once (connections not yet authenticated are
 counted apart: node/link_guard.py)."""
 STOP_CLOSE_S = 5.0
-"""How long a stopping server waits for the links it dialled to close."""
+"""How long a stopping server waits for its links to close."""
 WATCH_INTERVAL_S = 0.25
 ANTI_ENTROPY_S = 60.0
 ANTI_ENTROPY_ENV = "FERAL_ANTI_ENTROPY_S"
@@ -86,7 +86,15 @@ def anti_entropy_interval() -> float:
 class StoppingServer(uvicorn.Server):
     """uvicorn's server, stopped by SIGINT or SIGTERM without raising the signal again after
     its graceful shutdown: ``feral serve`` then closes its own links and exits 0 (uvicorn
-    would re-raise it, and the process would end as ``Aborted!`` or killed by the signal)."""
+    would re-raise it, and the process would end as ``Aborted!`` or killed by the signal).
+    ``before_shutdown`` runs first when it stops: the node closes its links itself."""
+
+    before_shutdown: Callable[[], Awaitable[None]] | None = None
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self.before_shutdown is not None:
+            await self.before_shutdown()
+        await super().shutdown(sockets)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -183,6 +191,7 @@ class SyncService:
 
     async def _serve(self, started: Callable[[], None] | None) -> None:
         self.server = server = StoppingServer(self.config())
+        server.before_shutdown = self._close_links
         watcher = asyncio.create_task(self._watch())
         stalled = asyncio.create_task(
             close_stalled_requests(server, lambda: self.node.settings.sync.handshake_timeout_s)
@@ -199,27 +208,25 @@ class SyncService:
         finally:
             watcher.cancel()
             stalled.cancel()
-            await self._close_dialled_links()
+            await self._close_links()
             for task in self._dialers.values():
                 task.cancel()
             await asyncio.gather(watcher, stalled, *self._dialers.values(),
                                  return_exceptions=True)  # fmt: skip
 
-    async def _close_dialled_links(self) -> None:
-        """On the way out: close the links this node dialled with a close frame (1001), so
-        each peer hears the end at once rather than at its next ping."""
+    async def _close_links(self) -> None:
+        """On the way out: close every link with a close frame (1001), so each peer hears the
+        end at once rather than at its next ping, and frames still queued are not read."""
         links = [link for link in self.node.links.values() if isinstance(link, PeerLink)]
         links += [x for group in self.node.standby.values() for x in group
                   if isinstance(x, PeerLink)]  # fmt: skip
-        dialled = [link for link in links if link.handler.expected is not None]
-        if not dialled:
+        if not links:
             return
-        log.info("= stopping: closing %d link(s) this node dialled", len(dialled))
+        log.info("= stopping: closing %d link(s)", len(links))
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(STOP_CLOSE_S):
-                await asyncio.gather(*(x.transport.close(1001, "the peer is stopping")
-                                       for x in dialled), return_exceptions=True)  # fmt: skip
-                while any(x in self.node.links.values() for x in dialled):
+                await asyncio.gather(*(x.going_away() for x in links), return_exceptions=True)
+                while any(x in self.node.links.values() for x in links):
                     await asyncio.sleep(0.05)
 
     async def sync_endpoint(self, websocket: WebSocket) -> None:

@@ -134,3 +134,21 @@ def test_a_flooding_paired_peer_is_slowed_then_dropped_while_another_syncs(mesh)
     refused = [line for line in log.splitlines() if "refused peer" in line]
     assert any(flooder.node_id in line and "rate_limited" in line for line in refused), log
     assert len(delays) >= 2
+
+
+def test_a_server_stopped_while_a_peer_floods_exits_0_without_a_traceback(mesh):
+    server, laptop = server_and_laptop(mesh)
+    (flooder,) = mesh.add("flooder")
+    pair(server, flooder, dial=False)
+    mesh.start(server)
+    with flooding(f"{server.url}/sync", flooder.home, 60) as probe:
+        assert wait_until(lambda: "(probe)" in server.serve_log(), 20), server.serve_log()
+        time.sleep(3.0)  # the server paces it now, with frames queued behind
+        assert server.process is not None
+        server.process.terminate()
+        assert server.process.wait(timeout=30) == 0, server.serve_log()
+        out, _ = probe.communicate(timeout=30)
+    sent, close_code, _ = json.loads(out)
+    print(f"\nthe flooder sent {sent} frames; the stopping server closed it with {close_code}")
+    assert close_code == 1001, server.serve_log()
+    assert "Traceback" not in server.serve_log()
