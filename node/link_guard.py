@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from feral.sync.messages import Vector
 from feral.sync.session import Authenticated
 from feral.sync.text import printable
 from feral.sync.types import NodeId
@@ -31,12 +32,26 @@ if TYPE_CHECKING:
 
     from .peer import PeerLink
 
-__all__ = ["REQUEST_WATCH_S", "LinkGuard", "Ticket", "address_of", "close_stalled_requests"]
+__all__ = [
+    "REQUEST_WATCH_S",
+    "VECTOR_WEIGHT",
+    "LinkGuard",
+    "Ticket",
+    "address_of",
+    "close_stalled_requests",
+    "frame_weight",
+]
 
 log = logging.getLogger("feral.service")
 
 REQUEST_WATCH_S = 0.5
 """How often open HTTP connections are checked for a request that never finished."""
+VECTOR_WEIGHT = 50
+"""A Vector asks the server to read what the peer lacks and send it (pages of up to 1,000
+rows), where most frames cost it a few bytes of work: it counts as this many frames against
+``sync.max_frames_per_s``, so a peer repeating Vectors is held back (at the default cap, to 4
+a second) long before it keeps the database busy for the other peers. A peer sends one at the
+handshake and one per anti-entropy round."""
 MIB = 1024 * 1024
 
 
@@ -122,12 +137,13 @@ class LinkGuard:
             self._paces[peer] = pace
         return pace
 
-    async def pace(self, ticket: Ticket, size: int) -> str | None:
-        """Account one frame of ``size`` bytes: wait if the peer is over its caps; the reason
-        to drop it if it keeps flooding (the link then refuses it as ``rate_limited``)."""
+    async def pace(self, ticket: Ticket, frame: bytes) -> str | None:
+        """Account one frame: wait if the peer is over its caps; the reason to drop it if it
+        keeps flooding (the link then refuses it as ``rate_limited``)."""
         if ticket.pace is None:  # before authentication: the handshake deadline bounds it
             return None
-        verdict = ticket.pace.admit(size, asyncio.get_running_loop().time())
+        now = asyncio.get_running_loop().time()
+        verdict = ticket.pace.admit(len(frame), now, frame_weight(frame))
         if verdict.drop:
             sync = self.settings()
             return (f"over {sync.max_frames_per_s} frames/s for {sync.flood_drop_s:g} s "
@@ -149,6 +165,19 @@ class LinkGuard:
         if not running.done() and not ticket.authenticated.is_set():
             await link.expire_handshake(deadline)  # logged by the link, as every refusal
         await running
+
+
+def frame_weight(frame: bytes) -> int:
+    """How many frames ``frame`` counts as: :data:`VECTOR_WEIGHT` for a Vector, else 1.
+
+    A frame is a msgpack array ``[protocol_version, kind, ...]`` (docs/PROTOCOL.md §1); with
+    few fields it starts with a fixarray byte, then the version and the kind as fixints, so the
+    kind is read without decoding the frame (the session decodes it after, and refuses it if
+    it is malformed).
+    """
+    if len(frame) > 2 and 0x90 <= frame[0] <= 0x9F and frame[2] == Vector.KIND:
+        return VECTOR_WEIGHT
+    return 1
 
 
 async def close_stalled_requests(server: uvicorn.Server, deadline: Callable[[], float]) -> None:

@@ -89,8 +89,8 @@ class PeerLink:
         remote: the address an accepted link came from, for the serve log.
         admit: asked once the peer has authenticated: a reason to refuse it (``busy``, the
             server's link slots: node/link_guard.py), or ``None``.
-        pace: awaited after each frame received with its size (it may wait to slow the
-            peer); a reason to refuse the link as ``rate_limited``, or ``None``.
+        pace: awaited with each frame received (it may wait to slow the peer); a reason to
+            refuse the link as ``rate_limited``, or ``None``.
     """
 
     def __init__(
@@ -105,7 +105,7 @@ class PeerLink:
         failures: FailureLog | None = None,
         remote: str | None = None,
         admit: Callable[[Authenticated], str | None] | None = None,
-        pace: Callable[[int], Awaitable[str | None]] | None = None,
+        pace: Callable[[bytes], Awaitable[str | None]] | None = None,
     ) -> None:
         self.node = node
         self.remote = remote
@@ -172,7 +172,7 @@ class PeerLink:
                     async with self._lock:
                         self.session.receive_eof()
                     break
-                if self.pace is not None and (refusal := await self.pace(len(data))):
+                if self.pace is not None and (refusal := await self.pace(data)):
                     async with self._lock:
                         self.session.fail("rate_limited", refusal, CLOSE_POLICY)
                         await self._handle_events()

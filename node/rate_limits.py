@@ -69,9 +69,10 @@ class PeerPace:
         self.frames = TokenBucket(self.frames_per_s, self.frames_per_s * self.burst_s)
         self.bytes = TokenBucket(self.bytes_per_min / 60.0, self.bytes_per_min)
 
-    def admit(self, size: int, now: float) -> Pace:
-        """Account one frame of ``size`` bytes received at ``now``."""
-        frame_wait = self.frames.take(1, now)
+    def admit(self, size: int, now: float, weight: int = 1) -> Pace:
+        """Account one frame of ``size`` bytes received at ``now``, counted as ``weight``
+        frames (a request that costs the server more than a frame: node/link_guard.py)."""
+        frame_wait = self.frames.take(weight, now)
         byte_wait = self.bytes.take(size, now)
         if frame_wait == 0:
             self.held_since = None

@@ -246,7 +246,7 @@ class SyncService:
             link = PeerLink(
                 self.node, ServerTransport(websocket), failures=self.failures, remote=address,
                 admit=lambda event: self.guard.admit(ticket, event),
-                pace=lambda size: self.guard.pace(ticket, size),
+                pace=lambda frame: self.guard.pace(ticket, frame),
             )  # fmt: skip
             await self.guard.run(link, ticket)
         except Exception as exc:  # a defect: this link only; the peer dials again

@@ -1,10 +1,14 @@
-"""The pace of one paired peer (node/rate_limits.py), on a clock the test moves by hand."""
+"""The pace of one paired peer (node/rate_limits.py), on a clock the test moves by hand, and
+what each frame weighs (node/link_guard.py)."""
 
 from __future__ import annotations
 
 import pytest
 
+from feral.node.link_guard import VECTOR_WEIGHT, frame_weight
 from feral.node.rate_limits import PeerPace, TokenBucket
+from feral.sync.codec import encode_message
+from feral.sync.messages import ErrorMessage, Vector
 
 
 def test_a_bucket_starts_full_and_lets_a_burst_through() -> None:
@@ -80,3 +84,17 @@ def test_bytes_beyond_the_minute_slow_a_peer_but_never_drop_it() -> None:
         assert not verdict.drop
         now += verdict.wait_s
     assert now == pytest.approx(601.0, rel=0.01)
+
+
+def test_a_weighted_frame_takes_that_many_frames_of_the_budget() -> None:
+    pace = PeerPace(frames_per_s=200, bytes_per_min=1e9, drop_after_s=10)
+    waits = [pace.admit(10, 0.0, weight=50).wait_s for _ in range(10)]
+    assert waits[:8] == [0.0] * 8  # the 2 s burst holds 400 frames: eight such requests
+    assert waits[8] == pytest.approx(0.25) and waits[9] == pytest.approx(0.5)
+
+
+def test_a_vector_weighs_more_than_any_other_frame() -> None:
+    assert frame_weight(encode_message(Vector({}))) == VECTOR_WEIGHT > 1
+    assert frame_weight(encode_message(Vector({"a" * 32: 7}))) == VECTOR_WEIGHT
+    assert frame_weight(encode_message(ErrorMessage("timeout", "no"))) == 1
+    assert frame_weight(b"") == frame_weight(b"\x93\x02") == 1
