@@ -14,6 +14,10 @@ node's own database refusing a write because another process holds its lock) end
 only; the failure is logged once (:class:`~feral.node.peer.FailureLog`) and recorded in status
 where the database allows, and the dialler tries again with backoff. A dialler does not dial
 while a link the peer dialled is up, so a pair keeps one link (docs/PROTOCOL.md §7).
+
+What the server lets in, and how fast, is node/link_guard.py's: connections not yet
+authenticated are counted apart from the peer slots and given a handshake deadline, and each
+paired peer's frames are paced (docs/PROTOCOL.md §1, Connection limits).
 """
 
 from __future__ import annotations
