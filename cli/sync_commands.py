@@ -322,19 +322,24 @@ def serve(home: Path, host: str, port: int, tls: bool | None) -> None:
 
     On a non-loopback --host the HTTP API asks for the bearer token kept in HOME/api_token
     (made on first use, mode 0600), and everything is served over TLS (wss://, https://) with
-    the node's own certificate (feral sync cert prints it).
+    the node's own certificate (feral sync cert prints it). A port in use, a bad --host or a
+    second serve on HOME is refused before anything is created.
     """
 
     # The server's modules (Starlette, uvicorn, the HTTP API) are imported here, not by every
     # command: a one-shot ``sync now`` only dials.
     from feral.node.api import API_TOKEN_FILE
+    from feral.node.listener import open_listener, refuse_second_serve
     from feral.node.serve_address import record_serve_url, serve_url
     from feral.node.service import SyncService
 
+    refuse_second_serve(home)
+    listener = open_listener(host, port)
+    port = int(listener.getsockname()[1])
     _log_links_to_stderr()
 
     async def body(node: Node) -> None:
-        service = SyncService(node, host, port, tls=tls)
+        service = SyncService(node, host, port, tls=tls, listener=listener)
         if service.tls is None and not is_loopback_host(host):
             click.echo(f"! --no-tls on {host}: links and the API are not encrypted", err=True)
         if service.api_token is not None:
@@ -362,5 +367,9 @@ def serve(home: Path, host: str, port: int, tls: bool | None) -> None:
             record_serve_url(node.home, serve_url(host, port, ws))  # for feral sync invite
 
         await service.run(started)
+        click.echo("feral serve stopped", err=True)
 
-    with_node(home, body, serving=True)
+    try:
+        with_node(home, body, serving=True)
+    finally:
+        listener.close()

@@ -40,7 +40,16 @@ from feral.sync.errors import ConfigError, HomeFileError, NotFoundError, Protoco
 from feral.sync.types import NodeId
 
 from .identity import ensure_home, write_private_file
-from .limits import SEARCH_STRATEGIES, Fraction, MinScore, PositiveInt, StrategyName, TopK
+from .limits import (
+    SEARCH_STRATEGIES,
+    Fraction,
+    LinkCount,
+    LinkSeconds,
+    MinScore,
+    PositiveInt,
+    StrategyName,
+    TopK,
+)
 from .validation import Invalid, JsonRefused, convert, key_path, one_of, parse_json
 
 __all__ = [
@@ -207,6 +216,20 @@ class SyncSettings:
     """Only row-level LWW exists (DESIGN §4); the key is kept for FERAL's shape."""
     max_clock_skew_ms: SkewMs = 300_000
     """How far ahead of our wall clock a peer's stamp may be before it is refused."""
+    handshake_timeout_s: LinkSeconds = 10.0
+    """A connection that has not authenticated (or not finished its HTTP request) this long
+    after it opened is closed (node/link_guard.py)."""
+    max_unauthenticated: LinkCount = 64
+    """Connections upgraded to ``/sync`` but not yet authenticated; more are refused."""
+    max_links_per_peer: LinkCount = 4
+    """Links one paired peer may have open here at once (its server and its CLI rounds)."""
+    max_frames_per_s: LinkCount = 200
+    """Frames a paired peer may send per second over all its links (a 2 s burst); beyond, it is
+    slowed."""
+    max_mib_per_min: LinkCount = 512
+    """MiB a paired peer may send per minute; beyond, it is slowed (never dropped for it)."""
+    flood_drop_s: LinkSeconds = 10.0
+    """A peer held back by the frame cap this long without a pause is dropped (``rate_limited``)."""
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,8 @@ from .validation import one_of
 __all__ = [
     "DEFAULT_EPISODES",
     "FRACTION_RANGE",
+    "LinkCount",
+    "LinkSeconds",
     "MAX_IMPORTANCE",
     "MAX_EPISODES",
     "MAX_QUERY_CHARS",
@@ -67,6 +69,10 @@ def unicode_problem(value: object) -> str | None:
 
 
 PositiveInt = Annotated[int, Meta(ge=1)]
+LinkSeconds = Annotated[float, Meta(ge=0.1, le=3600.0)]
+"""A link deadline or delay in seconds (``sync.handshake_timeout_s``, ``sync.flood_drop_s``)."""
+LinkCount = Annotated[int, Meta(ge=1, le=100_000)]
+"""A cap on connections or on a peer's rate (the ``sync.max_*`` settings)."""
 TopK = Annotated[int, Meta(ge=MIN_TOP_K, le=MAX_TOP_K)]
 EpisodeLimit = Annotated[int, Meta(ge=1, le=MAX_EPISODES)]
 Fraction = Annotated[float, Meta(ge=FRACTION_RANGE[0], le=FRACTION_RANGE[1])]

@@ -9,9 +9,30 @@ from __future__ import annotations
 
 import logging
 
-__all__ = ["ProgressLog"]
+from feral.sync.messages import Hello
+from feral.sync.text import printable
+from feral.sync.types import NodeId
+
+__all__ = ["ProgressLog", "peer_label"]
 
 log = logging.getLogger("feral.peer")
+
+
+def peer_label(
+    peer: NodeId | None, name: str | None, hello: Hello | None, where: str | None
+) -> str:
+    """A peer as the serve log names it: its id and name once authenticated, else what its
+    Hello claimed, and ``where`` (the address it came from, or the URL dialled); all of it
+    escaped, since a peer chose it."""
+    if peer is not None and name is not None:
+        label = f"{peer} ({name})"
+    elif hello is not None:
+        label = f"{printable(str(hello.node_id))} ({printable(hello.name)})"
+    else:
+        label = "an unidentified peer"
+    if where is None:
+        return label
+    return f"{label} {'from' if '://' not in where else 'at'} {where}"
 
 
 class ProgressLog:

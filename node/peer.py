@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from feral.storage import peers as peer_status
@@ -34,11 +34,12 @@ from feral.sync.session import (
     State,
     SyncSession,
 )
+from feral.sync.text import printable
 from feral.sync.types import NodeId
 
 from .identity import sign, verify
 from .invite import answer_join, is_join_refusal, join_refused, joins_expected
-from .link_log import ProgressLog
+from .link_log import ProgressLog, peer_label
 from .node import Node
 
 __all__ = [
@@ -90,6 +91,11 @@ class PeerLink:
             which reports its result instead).
         join: the invitation ``expected`` made, when joining it (node/invite.py); a link
             this node accepted may instead be a join of one of its own invitations.
+        remote: the address an accepted link came from, for the serve log.
+        admit: asked once the peer has authenticated: a reason to refuse it (``busy``, the
+            server's link slots: node/link_guard.py), or ``None``.
+        pace: awaited with each frame received (it may wait to slow the peer); a reason to
+            refuse the link as ``rate_limited``, or ``None``.
     """
 
     def __init__(
@@ -103,11 +109,20 @@ class PeerLink:
         progress: Callable[[int, int], None] | None = None,
         failures: FailureLog | None = None,
         join: JoinClaim | None = None,
+        remote: str | None = None,
+        admit: Callable[[Authenticated], str | None] | None = None,
+        pace: Callable[[bytes], Awaitable[str | None]] | None = None,
     ) -> None:
         self.node = node
         self.join = join
         self._joins = False
         """A link this node accepted, while it has recent invitations (read as the link starts)."""
+        self.remote = remote
+        self.admit = admit
+        self.pace = pace
+        self._peer_name: str | None = None
+        """The authenticated peer's name (escaped), for the serve log."""
+        self._going_away = False
         self.failures = failures
         self.transport = transport
         self.until_quiet = until_quiet
@@ -175,6 +190,14 @@ class PeerLink:
                     async with self._lock:
                         self.session.receive_eof()
                     break
+                if self.pace is not None and (refusal := await self.pace(data)):
+                    async with self._lock:
+                        self.session.fail("rate_limited", refusal, CLOSE_POLICY)
+                        await self._handle_events()
+                        await self._flush()
+                    break
+                if self._going_away:  # what the peer sent meanwhile is not taken
+                    break
                 async with self._lock:
                     self.session.receive_frame(data)
                     await self._handle_events()
@@ -206,6 +229,21 @@ class PeerLink:
                 await self._handle_events()
                 await self._flush()
             return None
+
+    async def expire_handshake(self, seconds: float) -> None:
+        """Refuse a peer that has not authenticated within ``seconds`` as ``timeout`` and
+        close (the server's handshake deadline, node/link_guard.py)."""
+        async with self._lock:
+            self.session.fail("timeout", f"no handshake within {seconds:g} s", CLOSE_POLICY)
+            await self._handle_events()
+            await self._flush()
+        await self._hang_up()
+
+    async def going_away(self) -> None:
+        """This node is stopping: close with 1001 and take no more frames (a peer that queued
+        thousands must not hold the shutdown while they are read)."""
+        self._going_away = True
+        await self.transport.close(1001, "the peer is stopping")
 
     async def local_changed(self) -> None:
         """A local commit happened: push it if the link is idle (live sync).
@@ -270,12 +308,21 @@ class PeerLink:
     async def _link_ended(self) -> None:
         if self._linked and self.result.peer is not None:
             self._linked = False
+            # The code only: the failure itself is logged once per streak (FailureLog).
+            log.info("= link with %s closed: %s", self._named(),
+                     self.result.error_code or "normally")  # fmt: skip
             await self._bookkeep(
                 peer_status.record_link_down, self.link_id, self.result.peer, self.node.now_ms()
             )
 
     def _who(self) -> str:
         return self.result.peer or self.handler.url or "an unidentified peer"
+
+    def _named(self) -> str:
+        """The peer as the serve log names it (node/link_log.py)."""
+        named = self._peer_name if self.result.peer is not None else None
+        return peer_label(self.result.peer, named, self.session.offered,
+                          self.remote or self.handler.url)  # fmt: skip
 
     # -- one live link per peer ----------------------------------------------------------------
 
@@ -371,11 +418,17 @@ class PeerLink:
             join_refused(self.node, self.session, event)
         elif isinstance(event, Failed):
             where = "peer refused" if event.remote else "refused peer"
-            log.warning("! %s %s: %s", where, self.result.peer, event.message)
+            log.warning("! %s %s: %s: %s", where, self._named(), event.code,
+                        printable(event.message))  # fmt: skip
+        if isinstance(event, Authenticated) and self.admit is not None:
+            if refusal := self.admit(event):
+                self.session.fail("busy", refusal, CLOSE_POLICY)
+                return
         run = self.node.store.write if writes(event) else self.node.store.read
         handled: Handled = await run(self.handler.handle, event)
         if isinstance(event, Authenticated) and handled.authenticated:
-            log.info("= authenticated %s (%s)", event.peer, event.name)
+            self._peer_name = printable(event.name)
+            log.info("= authenticated %s", self._named())
             self._register(event.peer)
             self._linked = True
             await self._bookkeep(

@@ -14,6 +14,10 @@ node's own database refusing a write because another process holds its lock) end
 only; the failure is logged once (:class:`~feral.node.peer.FailureLog`) and recorded in status
 where the database allows, and the dialler tries again with backoff. A dialler does not dial
 while a link the peer dialled is up, so a pair keeps one link (docs/PROTOCOL.md §7).
+
+What the server lets in, and how fast, is node/link_guard.py's: connections not yet
+authenticated are counted apart from the peer slots and given a handshake deadline, and each
+paired peer's frames are paced (docs/PROTOCOL.md §1, Connection limits).
 """
 
 from __future__ import annotations
@@ -23,8 +27,11 @@ import contextlib
 import logging
 import os
 import random
+import signal
+import socket
 import ssl
-from collections.abc import Callable
+import threading
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import uvicorn
@@ -40,6 +47,8 @@ from .api import MemoryApi, is_loopback_host, load_or_create_api_token
 from .config import PeerSettings, load_settings
 from .dial import FRAME_LIMIT, dial, sync_url
 from .embedding import serving_lock
+from .link_guard import LinkGuard, address_of, close_stalled_requests
+from .listener import sole_server
 from .node import Node
 from .peer import FailureLog, LinkResult, PeerLink
 from .tls import identity_fingerprint, server_context
@@ -50,6 +59,10 @@ __all__ = ["MAX_PEERS", "SyncService", "dial", "sync_url"]
 log = logging.getLogger("feral.service")
 
 MAX_PEERS = 8
+"""Authenticated links the server holds at once (connections not yet authenticated are
+counted apart: node/link_guard.py)."""
+STOP_CLOSE_S = 5.0
+"""How long a stopping server waits for its links to close."""
 WATCH_INTERVAL_S = 0.25
 ANTI_ENTROPY_S = 60.0
 ANTI_ENTROPY_ENV = "FERAL_ANTI_ENTROPY_S"
@@ -77,6 +90,33 @@ def anti_entropy_interval() -> float:
     return seconds
 
 
+class StoppingServer(uvicorn.Server):
+    """uvicorn's server, stopped by SIGINT or SIGTERM without raising the signal again after
+    its graceful shutdown: ``feral serve`` then closes its own links and exits 0 (uvicorn
+    would re-raise it, and the process would end as ``Aborted!`` or killed by the signal).
+    ``before_shutdown`` runs first when it stops: the node closes its links itself."""
+
+    before_shutdown: Callable[[], Awaitable[None]] | None = None
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self.before_shutdown is not None:
+            await self.before_shutdown()
+        await super().shutdown(sockets)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        handled = (signal.SIGINT, signal.SIGTERM)
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
+
+
 class SyncService:
     """Everything ``feral serve`` runs for one node until SIGINT or SIGTERM."""
 
@@ -89,10 +129,13 @@ class SyncService:
         require_token: bool | None = None,
         api_token: str | None = None,
         tls: bool | None = None,
+        listener: socket.socket | None = None,
     ) -> None:
         """Build the app; the API needs a token when ``require_token`` (by default: when
         ``host`` is not a loopback address), ``api_token`` or else ``<home>/api_token``.
         Everything is served over TLS when ``tls`` (by default: when not on loopback).
+        ``listener`` is the socket to serve on, already bound (node/listener.py); without it
+        the server binds ``host``:``port`` itself.
 
         Raises:
             ConfigError: the token file is unusable (the message names it).
@@ -105,7 +148,8 @@ class SyncService:
         self.node = node
         self.host = host
         self.port = port
-        self.server_links = 0
+        self.listener = listener
+        self.guard = LinkGuard(lambda: node.settings.sync, MAX_PEERS)
         self.anti_entropy_s = anti_entropy_interval()
         self.failures = FailureLog()
         self._dialers: dict[NodeId, asyncio.Task[None]] = {}
@@ -123,6 +167,11 @@ class SyncService:
             exception_handlers=api.exception_handlers(),
         )
         self.server: uvicorn.Server | None = None
+
+    @property
+    def server_links(self) -> int:
+        """Authenticated links accepted and open now."""
+        return self.guard.authenticated_links
 
     def config(self) -> uvicorn.Config:
         return _TlsConfig(
@@ -147,7 +196,7 @@ class SyncService:
         While it runs it holds the home's serve lock (CLI writes then leave their embedding
         queue to it), keeps the vectors in memory and embeds in the background.
         """
-        with serving_lock(self.node.home):
+        with sole_server(self.node.home), serving_lock(self.node.home):
             self.node.embedding.hold_vectors()
             self.node.embedding.start()
             try:
@@ -156,10 +205,15 @@ class SyncService:
                 await self.node.embedding.stop()
 
     async def _serve(self, started: Callable[[], None] | None) -> None:
-        self.server = uvicorn.Server(self.config())
+        self.server = server = StoppingServer(self.config())
+        server.before_shutdown = self._close_links
         watcher = asyncio.create_task(self._watch())
+        stalled = asyncio.create_task(
+            close_stalled_requests(server, lambda: self.node.settings.sync.handshake_timeout_s)
+        )
         self._start_dialers()
-        serving = asyncio.create_task(self.server.serve())
+        sockets = [self.listener] if self.listener is not None else None
+        serving = asyncio.create_task(server.serve(sockets=sockets))
         while not self.server.started and not serving.done():
             await asyncio.sleep(0.02)
         if started is not None and self.server.started:
@@ -168,28 +222,53 @@ class SyncService:
             await serving
         finally:
             watcher.cancel()
+            stalled.cancel()
+            await self._close_links()
             for task in self._dialers.values():
                 task.cancel()
-            await asyncio.gather(watcher, *self._dialers.values(), return_exceptions=True)
+            await asyncio.gather(watcher, stalled, *self._dialers.values(),
+                                 return_exceptions=True)  # fmt: skip
+
+    async def _close_links(self) -> None:
+        """On the way out: close every link with a close frame (1001), so each peer hears the
+        end at once rather than at its next ping, and frames still queued are not read."""
+        links = [link for link in self.node.links.values() if isinstance(link, PeerLink)]
+        links += [x for group in self.node.standby.values() for x in group
+                  if isinstance(x, PeerLink)]  # fmt: skip
+        if not links:
+            return
+        log.info("= stopping: closing %d link(s)", len(links))
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(STOP_CLOSE_S):
+                await asyncio.gather(*(x.going_away() for x in links), return_exceptions=True)
+                while any(x in self.node.links.values() for x in links):
+                    await asyncio.sleep(0.05)
 
     async def sync_endpoint(self, websocket: WebSocket) -> None:
-        """``/sync``: refuse browsers and a full house before the upgrade, then run a link."""
+        """``/sync``: refuse browsers and too many unauthenticated connections before the
+        upgrade, then run a link, which takes a peer slot once it authenticates."""
+        address = address_of(websocket.client)
         if "origin" in websocket.headers:
+            log.warning("! refused a connection from %s: a browser (Origin header)", address)
             await websocket.close(1008, "browsers may not connect to /sync")
             return
-        if self.server_links >= MAX_PEERS:
-            await websocket.close(1008, "too many peers connected")
+        ticket = self.guard.arrive(address)
+        if ticket is None:
+            await websocket.close(1008, "too many unauthenticated connections")
             return
-        await websocket.accept()
-        self.server_links += 1
-        transport = ServerTransport(websocket, certificate=self.certificate)
-        link = PeerLink(self.node, transport, failures=self.failures)
         try:
-            await link.run()
+            await websocket.accept()
+            link = PeerLink(
+                self.node, ServerTransport(websocket, certificate=self.certificate),
+                failures=self.failures, remote=address,
+                admit=lambda event: self.guard.admit(ticket, event),
+                pace=lambda frame: self.guard.pace(ticket, frame),
+            )  # fmt: skip
+            await self.guard.run(link, ticket)
         except Exception as exc:  # a defect: this link only; the peer dials again
-            self.failures.crashed(link.result.peer or "an accepted peer", exc)
+            self.failures.crashed(ticket.peer or "an accepted peer", exc)
         finally:
-            self.server_links -= 1
+            self.guard.leave(ticket)
 
     def _start_dialers(self) -> None:
         wanted = {p.node_id: p for p in self.node.settings.sync.peers if p.url}

@@ -19,6 +19,7 @@ from concurrent.futures import Future
 
 import pytest
 
+from feral.node.config import SyncSettings
 from feral.node.peer import NO_PROGRESS_TIMEOUT_S
 from feral.sync.codec import (
     KIND_PAGE,
@@ -301,13 +302,15 @@ async def test_the_http_api_takes_no_vectors_and_no_nan(target, path, body, stat
 
 
 def test_slow_peers_are_closed_after_the_timeout_while_everyone_else_is_served(target, slow_peers):
-    """Half-open, mute and stalled links are closed after the no-progress timeout; the one that
+    """Half-open and mute links are closed after the handshake deadline, a stalled one after the
+    no-progress timeout; the one that
     stopped reading holds no more than the session's window of pages, and others were served."""
     peers = slow_peers.result(timeout=2 * (NO_PROGRESS_TIMEOUT_S + SLACK_S))
 
+    handshake_s = SyncSettings().handshake_timeout_s  # they never authenticated
     for timed in (peers.half_open, peers.mute):
         assert_outcome(timed.outcome, "timeout", 1008)
-        assert NO_PROGRESS_TIMEOUT_S - 1 <= timed.seconds <= NO_PROGRESS_TIMEOUT_S + SLACK_S
+        assert handshake_s - 1 <= timed.seconds <= handshake_s + SLACK_S
     stall = peers.stall
     assert NO_PROGRESS_TIMEOUT_S - 1 <= stall.seconds <= NO_PROGRESS_TIMEOUT_S + SLACK_S, stall
     assert "read nothing" in stall.last_error, stall  # its send blocked, and was given up

@@ -1,4 +1,5 @@
-"""``feral serve``'s API token messages (the service is stubbed: nothing binds a port)."""
+"""``feral serve``'s API token messages (the service is stubbed: the port is bound, and closed
+without serving)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from feral.node.service import SyncService
 
 from .helpers import feral
+from .servers import free_port
 
 
 @pytest.fixture
@@ -22,7 +24,8 @@ def no_bind(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_serve_off_loopback_writes_a_private_token_and_says_where(tmp_path, no_bind):
-    result = feral(tmp_path, "serve", "--host", "0.0.0.0", "--port", "9")
+    port = free_port()
+    result = feral(tmp_path, "serve", "--host", "0.0.0.0", "--port", str(port))
     assert result.exit_code == 0, result.output
     path = tmp_path / "api_token"
     token = path.read_text().strip()
@@ -30,30 +33,32 @@ def test_serve_off_loopback_writes_a_private_token_and_says_where(tmp_path, no_b
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert f"a new one was written to {path}" in result.stderr
     assert token not in result.output
-    assert "serving wss://0.0.0.0:9/sync and https://0.0.0.0:9/api" in result.stderr
-    again = feral(tmp_path, "serve", "--host", "::", "--port", "9")
+    assert f"serving wss://0.0.0.0:{port}/sync and https://0.0.0.0:{port}/api" in result.stderr
+    again = feral(tmp_path, "serve", "--host", "::", "--port", str(port))
     assert f"it is in {path}" in again.stderr
-    assert "https://[::]:9/api" in again.stderr
+    assert f"https://[::]:{port}/api" in again.stderr
     assert path.read_text().strip() == token
 
 
 def test_serve_off_loopback_serves_tls_unless_told_not_to(tmp_path, no_bind):
     """TLS by default beyond loopback, with the certificate's fingerprint; ``--no-tls`` warns;
     ``--tls`` on loopback (issue 13)."""
-    result = feral(tmp_path, "serve", "--host", "0.0.0.0", "--port", "9")
+    port = str(free_port())
+    result = feral(tmp_path, "serve", "--host", "0.0.0.0", "--port", port)
     fingerprint = feral(tmp_path, "sync", "cert").stdout.splitlines()[1].split()[1]
     assert f"TLS certificate sha256 {fingerprint}" in result.stderr
     assert stat.S_IMODE(os.stat(tmp_path / "node.crt").st_mode) == 0o600
-    plain = feral(tmp_path, "serve", "--host", "0.0.0.0", "--port", "9", "--no-tls")
-    assert "serving ws://0.0.0.0:9/sync and http://0.0.0.0:9/api" in plain.stderr
+    plain = feral(tmp_path, "serve", "--host", "0.0.0.0", "--port", port, "--no-tls")
+    assert f"serving ws://0.0.0.0:{port}/sync and http://0.0.0.0:{port}/api" in plain.stderr
     assert "--no-tls on 0.0.0.0: links and the API are not encrypted" in plain.stderr
-    local = feral(tmp_path, "serve", "--port", "9", "--tls")
-    assert "serving wss://127.0.0.1:9/sync" in local.stderr and "not encrypted" not in local.stderr
-    assert "serving ws://127.0.0.1:9/sync" in feral(tmp_path, "serve", "--port", "9").stderr
+    local = feral(tmp_path, "serve", "--port", port, "--tls")
+    assert f"serving wss://127.0.0.1:{port}/sync" in local.stderr
+    assert "not encrypted" not in local.stderr
+    assert f"serving ws://127.0.0.1:{port}/sync" in feral(tmp_path, "serve", "--port", port).stderr
 
 
 def test_serve_on_loopback_needs_no_token(tmp_path, no_bind):
-    result = feral(tmp_path, "serve", "--port", "9")
+    result = feral(tmp_path, "serve", "--port", str(free_port()))
     assert result.exit_code == 0, result.output
     assert "Bearer" not in result.stderr
     assert not (tmp_path / "api_token").exists()
@@ -63,7 +68,7 @@ def test_an_unusable_token_file_stops_serve_with_one_line(tmp_path, no_bind):
     tmp_path.mkdir(exist_ok=True)
     (tmp_path / "api_token").write_text("short")
     (tmp_path / "api_token").chmod(0o600)
-    result = feral(tmp_path, "serve", "--host", "0.0.0.0", "--port", "9")
+    result = feral(tmp_path, "serve", "--host", "0.0.0.0", "--port", str(free_port()))
     assert result.exit_code == 1
     assert result.stderr.startswith("Error: ") and "api_token" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -138,40 +139,58 @@ async def test_a_connection_with_an_origin_header_is_refused(mesh: Mesh) -> None
         assert (await raw_hello(mesh.url("b"))).node_id == node_b.node_id
 
 
-async def test_a_connection_beyond_max_peers_is_refused(
-    mesh: Mesh, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(service_module, "MAX_PEERS", 1)
+async def test_a_connection_beyond_max_unauthenticated_is_refused(mesh: Mesh) -> None:
     mesh.add("b")
     node_b = await mesh.open("b")
+    sync = dataclasses.replace(node_b.settings.sync, max_unauthenticated=1)
+    node_b.settings = dataclasses.replace(node_b.settings, sync=sync)
     url = sync_url(mesh.url("b"))
     async with mesh.serve(node_b, "b") as service:
         async with connect(url, proxy=None, compression=None) as first:
             assert hello_of(await first.recv()).node_id == node_b.node_id
-            assert service.server_links == 1
+            assert service.guard.pending == 1 and service.server_links == 0
             with pytest.raises(InvalidStatus) as refused:
                 async with connect(url, proxy=None, compression=None):
                     pass
             assert refused.value.response.status_code == 403
-        await wait_until(lambda: service.server_links == 0, "the first link to end")
+        await wait_until(lambda: service.guard.pending == 0, "the first connection to end")
         assert (await raw_hello(mesh.url("b"))).node_id == node_b.node_id
 
 
-async def test_a_ninth_connection_is_refused_while_eight_peers_are_connected(
-    mesh: Mesh,
-) -> None:
-    mesh.add("b")
-    node_b = await mesh.open("b")
+async def test_unauthenticated_connections_take_no_peer_slot(mesh: Mesh) -> None:
+    mesh.add("a", "b")
+    mesh.pair("b", mesh.peer("a", dial=False))
+    mesh.pair("a", mesh.peer("b"))
+    node_a, node_b = await mesh.open("a"), await mesh.open("b")
     url = sync_url(mesh.url("b"))
     async with mesh.serve(node_b, "b") as service, contextlib.AsyncExitStack() as stack:
-        for _ in range(service_module.MAX_PEERS):
+        for _ in range(service_module.MAX_PEERS + 4):
             ws = await stack.enter_async_context(connect(url, proxy=None, compression=None))
             assert hello_of(await ws.recv()).node_id == node_b.node_id
-        assert service.server_links == service_module.MAX_PEERS == 8
-        with pytest.raises(InvalidStatus) as refused:
-            async with connect(url, proxy=None, compression=None):
-                pass
-        assert refused.value.response.status_code == 403
+        assert service.server_links == 0
+        result = await dial(node_a, mesh.peer("b"), until_quiet=True)
+        assert result.error is None, result.error
+
+
+async def test_a_peer_beyond_max_peers_is_refused_as_busy_after_it_authenticates(
+    mesh: Mesh, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(service_module, "MAX_PEERS", 1)
+    mesh.add("a", "b", "c")
+    mesh.pair("b", mesh.peer("a", dial=False), mesh.peer("c", dial=False))
+    for name in ("a", "c"):
+        mesh.pair(name, mesh.peer("b"))
+    node_a, node_b, node_c = await mesh.open("a"), await mesh.open("b"), await mesh.open("c")
+    async with mesh.serve(node_b, "b") as service:
+        live = asyncio.create_task(dial(node_a, mesh.peer("b"), until_quiet=False))
+        await wait_until(lambda: service.server_links == 1, "a's link to come up")
+        refused = await dial(node_c, mesh.peer("b"), until_quiet=True)
+        assert refused.error_code == "busy", refused
+        assert "too many peers" in (refused.error or "")
+        live.cancel()
+        await asyncio.gather(live, return_exceptions=True)
+        await wait_until(lambda: service.server_links == 0, "a's link to end")
+        assert (await dial(node_c, mesh.peer("b"), until_quiet=True)).error is None
 
 
 # Settings reload
