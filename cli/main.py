@@ -15,7 +15,7 @@ from feral.node.config import load_settings, save_settings
 from feral.node.identity import load_or_create_identity
 from feral.node.node import default_home
 
-from . import demo, memory_commands, sync_commands, wiki_commands
+from . import demo, graph_commands, memory_commands, sync_commands, wiki_commands
 from .context import FeralGroup, pass_home
 
 __all__ = ["cli"]
@@ -53,5 +53,6 @@ def init(home: Path, name: str | None) -> None:
 cli.add_command(memory_commands.memory)
 cli.add_command(sync_commands.sync)
 cli.add_command(wiki_commands.wiki)
+cli.add_command(graph_commands.graph_group)
 cli.add_command(demo.demo)
 cli.add_command(sync_commands.serve)

@@ -10,6 +10,7 @@ so a database restored from an older copy never reuses a stamp.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import secrets
 import time
@@ -18,7 +19,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
-from feral.storage import delta_log, export, memories, stats
+from feral.storage import delta_log, export, extraction, graph, memories, memory_model, stats
 from feral.storage.connection import Connection
 from feral.storage.embedders import load_embedder
 from feral.storage.erase import finish_erasing
@@ -37,7 +38,8 @@ from .config import Settings, load_settings
 from .embedding import Embedding
 from .identity import Identity, load_or_create_identity
 from .limits import Strategy
-from .phrases import parse_fact
+from .ingest_facts import FactExtractor
+from .phrases import Triple, parse_fact
 from .search import SearchRequest, SearchResult, run_search
 from .sessions import IngestResult, SessionMemory, ingest
 from .summarise import summariser_for
@@ -228,6 +230,28 @@ class Node:
         """Remember what a person said, as a triple when a phrasing rule fits (node/phrases.py)."""
         return await self.remember(parse_fact(text))
 
+    async def add_entity(self, entity_type: str, name: str) -> dict[str, Any]:
+        """Name an entity of the graph (node/graph.py checks the type and name)."""
+        row = await self._write(memory_model.add_entity, entity_type, name, now_ms=self.now_ms())
+        self.notify_changed()
+        return row
+
+    async def relate(
+        self, source: tuple[str, str], relation: str, target: tuple[str, str]
+    ) -> FactRow:
+        """Name two entities and remember the fact relating them, in one write."""
+        row = await self._write(graph.relate, source, relation, target, now_ms=self.now_ms())
+        await self._committed()
+        return row
+
+    async def remember_extracted(self, episode_id: str, groups: list[list[Triple]]) -> int:
+        """Remember facts taken from an episode's messages (node/ingest_facts.py)."""
+        rows = await self._write(
+            extraction.remember_extracted, groups, episode_id=episode_id, now_ms=self.now_ms()
+        )
+        await self._committed()
+        return rows
+
     def open_sessions(self) -> SessionMemory:
         """Working memory for sessions (DESIGN §2): in this process's RAM, episodes replicate."""
         memory = self.settings.memory
@@ -236,8 +260,13 @@ class Node:
     async def ingest(
         self, messages: Iterable[Message], progress: Callable[[int], None] | None = None
     ) -> IngestResult:
-        """Stream a transcript through fresh working memory; every remainder is flushed."""
-        return await ingest(self.open_sessions(), messages, progress)
+        """Stream a transcript through fresh working memory; every remainder is flushed, and
+        the facts users state become facts of the episodes they are in."""
+        extractor = FactExtractor(self.remember_extracted)
+        sessions = self.open_sessions()
+        sessions.on_episode = extractor.episode_stored
+        result = await ingest(sessions, messages, progress)
+        return dataclasses.replace(result, facts=extractor.facts)
 
     async def import_facts(
         self,

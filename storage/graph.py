@@ -1,0 +1,262 @@
+"""The entity graph, read from the same rows as everything else: entities and facts.
+
+An entity is a row of ``entities`` (a type and a display name; its id is derived from the type and
+the normalised name, so naming it on two devices makes one row). Its *attributes* are the live
+facts whose subject names it (by normalised name) and whose object names no entity; a *relation*
+is a live fact whose subject and object both name entities. There is no second store to drift
+from the facts: archiving a fact removes the attribute or the relation, on every device.
+
+A fact names an entity by its normalised name only, whatever the entity's type, so a fact about
+"Jordan" relates every entity called Jordan (a person and a place alike).
+
+Traversal is breadth-first, bounded by hops and by a number of results, and visits each entity
+once (so cycles end); neighbours are taken in one order that depends only on the rows (predicate,
+direction, type, normalised name, fact id), so two devices holding the same rows answer alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from feral.sync.errors import NotFoundError
+from feral.sync.ids import entity_id, normalise
+from feral.sync.schema import ENTITIES, FACTS
+from feral.sync.types import NodeId
+
+from .connection import Connection
+from .memories import Row, Stamp, remember_fact, row_dict, select_sql
+from .memory_model import add_entity
+from .rows import FactRow
+
+__all__ = [
+    "MAX_HOPS",
+    "MAX_RESULTS",
+    "Direction",
+    "Graph",
+    "entity_rows",
+    "facts_with_subjects",
+    "list_entities",
+    "live_facts",
+    "relate",
+    "traverse",
+]
+
+Direction = Literal["outbound", "inbound", "both"]
+MAX_HOPS = 6
+"""The deepest traversal asked for: further than this, every entity reaches nearly every other."""
+MAX_RESULTS = 1_000
+"""The most entities one traversal returns (the nearest ones, in traversal order)."""
+
+
+def relate(
+    conn: Connection,
+    origin: NodeId,
+    stamp: Stamp,
+    source: tuple[str, str],
+    predicate: str,
+    target: tuple[str, str],
+    *,
+    now_ms: int,
+) -> FactRow:
+    """Name both entities (``(type, name)``) and remember the fact that relates them, at once."""
+    for entity_type, name in (source, target):
+        add_entity(conn, origin, stamp, entity_type, name, now_ms=now_ms)
+    return remember_fact(conn, origin, stamp, (source[1], predicate, target[1]), now_ms=now_ms)
+
+
+def entity_rows(conn: Connection, entity_type: str | None = None) -> list[Row]:
+    """Live entities in one order everywhere: by type, normalised name, then id."""
+    where = "deleted = 0 AND archived = 0" + (" AND type = ?" if entity_type else "")
+    params = (normalise(entity_type),) if entity_type else ()
+    records = conn.execute(f"{select_sql(ENTITIES)} WHERE {where}", params).fetchall()
+    rows = [row_dict(ENTITIES, r) for r in records]
+    rows.sort(key=lambda r: (r["type"], normalise(r["name"]), r["id"]))
+    return rows
+
+
+def live_facts(conn: Connection) -> list[Row]:
+    """Every live fact, in id order (the graph reads these; there is no copy of them)."""
+    records = conn.execute(
+        f"{select_sql(FACTS)} WHERE deleted = 0 AND archived = 0 ORDER BY id"
+    ).fetchall()
+    return [row_dict(FACTS, r) for r in records]
+
+
+def facts_with_subjects(
+    conn: Connection, subjects: Collection[str], predicates: Collection[str] | None = None
+) -> list[Row]:
+    """Live facts whose normalised subject is one of ``subjects`` (normalised names) and, when
+    ``predicates`` is given, whose normalised predicate is one of them; in id order."""
+    wanted = set(subjects)
+    kinds = set(predicates) if predicates is not None else None
+    return [
+        fact
+        for fact in live_facts(conn)
+        if normalise(fact["subject"]) in wanted
+        and (kinds is None or normalise(fact["predicate"]) in kinds)
+    ]
+
+
+@dataclass(frozen=True)
+class Graph:
+    """Entities by normalised name, and the relation facts between them, read in one pass."""
+
+    by_name: dict[str, list[Row]]
+    facts: list[Row]
+
+    @classmethod
+    def read(cls, conn: Connection) -> Graph:
+        by_name: dict[str, list[Row]] = {}
+        for entity in entity_rows(conn):
+            by_name.setdefault(normalise(entity["name"]), []).append(entity)
+        return cls(by_name, live_facts(conn))
+
+    def names(self, fact: Row, end: str) -> list[Row]:
+        """The entities that ``fact``'s subject or object (``end``) names."""
+        return self.by_name.get(normalise(fact[end]), [])
+
+    def relations(self) -> list[Row]:
+        return [f for f in self.facts if self.names(f, "subject") and self.names(f, "object")]
+
+    def attributes(self, entity: Row) -> list[Row]:
+        name = normalise(entity["name"])
+        return [
+            f
+            for f in self.facts
+            if normalise(f["subject"]) == name and not self.names(f, "object")
+        ]
+
+
+def list_entities(
+    conn: Connection, entity_type: str | None, single_valued: Collection[str]
+) -> list[Row]:
+    """Each live entity with its attributes (``{predicate: [values]}``, every live value kept),
+    how many relations it takes part in, and which single-valued attributes hold more than one
+    value (``conflicting``): two devices that each set a doctor both stay visible."""
+    graph = Graph.read(conn)
+    relations = graph.relations()
+    listed = []
+    for entity in entity_rows(conn, entity_type):
+        attributes: dict[str, list[str]] = {}
+        for fact in graph.attributes(entity):
+            attributes.setdefault(normalise(fact["predicate"]), []).append(fact["object"])
+        for values in attributes.values():
+            values.sort(key=normalise)
+        name = normalise(entity["name"])
+        linked = sum(
+            name in (normalise(f["subject"]), normalise(f["object"])) for f in relations
+        )
+        conflicting = sorted(p for p, v in attributes.items() if p in single_valued and len(v) > 1)
+        listed.append(
+            {
+                "id": entity["id"],
+                "type": entity["type"],
+                "name": entity["name"],
+                "attributes": dict(sorted(attributes.items())),
+                "relations": linked,
+                "conflicting": conflicting,
+            }
+        )
+    return listed
+
+
+def _neighbours(
+    graph: Graph, entity: Row, relations: Collection[str] | None, direction: Direction
+) -> list[tuple[Row, Row, str]]:
+    """``(neighbour, fact, direction)`` for each relation of ``entity``, in the one order."""
+    name = normalise(entity["name"])
+    found: list[tuple[Row, Row, str]] = []
+    ends = {"outbound": ("subject", "object"), "inbound": ("object", "subject")}
+    ways = ("outbound", "inbound") if direction == "both" else (direction,)
+    for way in ways:
+        near, far = ends[way]
+        for fact in graph.facts:
+            if normalise(fact[near]) != name:
+                continue
+            if relations is not None and normalise(fact["predicate"]) not in relations:
+                continue
+            found.extend((other, fact, way) for other in graph.names(fact, far))
+    found.sort(
+        key=lambda f: (
+            normalise(f[1]["predicate"]),
+            f[2],
+            f[0]["type"],
+            normalise(f[0]["name"]),
+            f[1]["id"],
+        )
+    )
+    return found
+
+
+def traverse(
+    conn: Connection,
+    start: tuple[str, str],
+    *,
+    relations: Collection[str] | None = None,
+    direction: Direction = "outbound",
+    hops: int = 1,
+    limit: int = MAX_RESULTS,
+) -> list[Row]:
+    """The entities reachable from ``start`` (``(type, name)``) within ``hops`` relations.
+
+    Each reached entity comes once, at its fewest hops, with the relation it was reached by
+    (``via``: the fact, its direction and the entity it came from), in breadth-first order.
+
+    Raises:
+        NotFoundError: no live entity ``start``.
+        ValueError: ``hops`` outside 1 to :data:`MAX_HOPS`.
+    """
+    if not 1 <= hops <= MAX_HOPS:
+        raise ValueError(f"hops must be from 1 to {MAX_HOPS}, got {hops}")
+    graph = Graph.read(conn)
+    origin_id = entity_id(*start)
+    named = graph.by_name.get(normalise(start[1]), [])
+    first = next((e for e in named if e["id"] == origin_id), None)
+    if first is None:
+        raise NotFoundError(f"no entity {start[0]}:{start[1]}")
+    return _breadth_first(graph, first, relations, direction, hops, limit)
+
+
+def _breadth_first(
+    graph: Graph,
+    first: Row,
+    relations: Collection[str] | None,
+    direction: Direction,
+    hops: int,
+    limit: int,
+) -> list[Row]:
+    seen = {first["id"]}
+    frontier: Sequence[Row] = [first]
+    reached: list[Row] = []
+    for depth in range(1, hops + 1):
+        following: list[Row] = []
+        for entity in frontier:
+            for other, fact, way in _neighbours(graph, entity, relations, direction):
+                if other["id"] in seen:
+                    continue
+                seen.add(other["id"])
+                following.append(other)
+                reached.append(_reached(other, fact, way, entity, depth))
+                if len(reached) >= limit:
+                    return reached
+        frontier = following
+    return reached
+
+
+def _reached(entity: Row, fact: Row, way: str, parent: Row, depth: int) -> Row:
+    return {
+        "id": entity["id"],
+        "type": entity["type"],
+        "name": entity["name"],
+        "hops": depth,
+        "via": {
+            "fact_id": fact["id"],
+            "subject": fact["subject"],
+            "predicate": fact["predicate"],
+            "object": fact["object"],
+            "direction": way,
+            "from": parent["id"],
+        },
+    }
