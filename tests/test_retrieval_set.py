@@ -77,5 +77,5 @@ def test_recall_counts_at_most_five_answers_and_rr_the_first_hit():
 def test_the_retrieval_benchmark_prints_a_table_per_embedder_and_strategy(capsys):
     assert main(["retrieval", "--embedder", "none"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "| embedder | strategy | paraphrase | keyword | multi | overall |"
+    assert lines[0] == "| embedder | strategy | paraphrase | keyword | multi | graph | overall |"
     assert lines[2].startswith("| none | fts | 0.00 / ")

@@ -10,6 +10,8 @@ Routes (bodies and answers are JSON; the OpenAPI document, node/api/schema.py, i
 - ``GET  /api/memory/stats``
 - ``GET  /api/sync/status``
 - ``GET  /openapi.json``
+- the graph's: ``/api/graph/entities``, ``/api/graph/relations``, ``/api/graph/query``
+  (node/api/graph_routes.py)
 
 Answers have the shapes of the CLI's ``--json`` output; a ``fact`` is remembered as
 ``feral memory remember TEXT`` does (:meth:`Node.remember_text`). Errors are ``{"error": {"code",
@@ -40,6 +42,7 @@ from ..search import SearchRequest
 from ..status import sync_status
 from .bodies import EpisodesQuery, RememberRequest, fit, read_json
 from .errors import ApiError, error_response
+from .graph_routes import GraphApi
 from .guard import ApiGuard
 from .schema import openapi_document
 
@@ -95,6 +98,7 @@ class MemoryApi:
             Route("/api/memory/stats", _endpoint(self.stats), methods=["GET"]),
             Route("/api/sync/status", _endpoint(self.sync_status), methods=["GET"]),
             Route("/openapi.json", _endpoint(self.openapi), methods=["GET"]),
+            *GraphApi(self.node).routes(_endpoint),
         ]
 
     def middleware(self) -> list[Middleware]:
