@@ -90,7 +90,9 @@ def _attributes(row: dict[str, Any]) -> str:
 
 @graph_group.command()
 @click.option("--start", required=True, help="Where to start: TYPE:NAME (e.g. place:Berlin).")
-@click.option("--relation", "relations", multiple=True, help="Follow only this relation (repeatable).")
+@click.option(
+    "--relation", "relations", multiple=True, help="Follow only this relation (repeatable)."
+)
 @click.option(
     "--direction",
     type=click.Choice(graph.DIRECTIONS),
@@ -99,7 +101,9 @@ def _attributes(row: dict[str, Any]) -> str:
     help="outbound: FROM to TO; inbound: TO back to FROM; both.",
 )
 @click.option("--hops", type=click.IntRange(1, MAX_HOPS), default=1, show_default=True)
-@click.option("--limit", type=click.IntRange(1, MAX_RESULTS), default=MAX_RESULTS, show_default=True)
+@click.option(
+    "--limit", type=click.IntRange(1, MAX_RESULTS), default=MAX_RESULTS, show_default=True
+)
 @json_option("the traversal")
 @pass_home
 def query(

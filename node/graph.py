@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 from feral.storage import graph
 from feral.storage.rows import FactRow
@@ -51,7 +51,9 @@ def check_entity(entity_type: str, name: str) -> tuple[str, str]:
     """
     entity_type, name = entity_type.strip().lower(), " ".join(name.split())
     if not _TYPE.fullmatch(entity_type):
-        raise InvalidInput(f"an entity type is one word (letters, digits, _ or -), not {entity_type!r}")
+        raise InvalidInput(
+            f"an entity type is one word (letters, digits, _ or -), not {entity_type!r}"
+        )
     if not name or len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
         raise InvalidInput(f"an entity name has 1 to {MAX_NAME_BYTES} bytes")
     return entity_type, name
@@ -116,10 +118,9 @@ async def query_graph(
     if not 1 <= limit <= graph.MAX_RESULTS:
         raise InvalidInput(f"limit must be from 1 to {graph.MAX_RESULTS}, got {limit}")
     wanted = frozenset(relation_name(r) for r in relations) or None
-    way = cast(graph.Direction, direction)
     results = await node.store.read(
         lambda conn: graph.traverse(
-            conn, ref, relations=wanted, direction=way, hops=hops, limit=limit
+            conn, ref, relations=wanted, direction=direction, hops=hops, limit=limit
         )
     )
     return {"start": {"type": ref[0], "name": ref[1]}, "results": results}

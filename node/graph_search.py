@@ -82,9 +82,7 @@ def find_path(query: str) -> Path | None:
         start = " ".join(words)
     links = [_POSSESSIVE.sub("", w) for w in match["links"].split()]
     tail = match["tail"].split()
-    return Path(
-        start, (*links, *tail), len(links), query[: match.start()], query[match.end() :]
-    )
+    return Path(start, (*links, *tail), len(links), query[: match.start()], query[match.end() :])
 
 
 @dataclass(frozen=True)
@@ -172,7 +170,9 @@ def _fact_hit(row: Row, trail: list[str] | None, via: str, score: float = 1.0) -
     return Hit({**row, "table": "facts"}, score=score, extra=extra)
 
 
-def _linked(conn: Connection, facts: Sequence[Row], answers: Sequence[Row], shown: set[str]) -> list[Hit]:
+def _linked(
+    conn: Connection, facts: Sequence[Row], answers: Sequence[Row], shown: set[str]
+) -> list[Hit]:
     """Up to :data:`MAX_LINKED` memories one hop from the answers, in one order everywhere."""
     reached = {normalise(row["object"]) for row in answers}
     about = [f for f in facts if normalise(f["subject"]) in reached and f["id"] not in shown]

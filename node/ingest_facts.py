@@ -23,9 +23,7 @@ __all__ = ["FactExtractor", "USER_ROLE", "message_facts", "sentences"]
 
 USER_ROLE = "user"
 _TITLES = ("Dr", "Mr", "Mrs", "Ms", "Mx", "Prof", "St")
-_SENTENCE_END = re.compile(
-    "".join(rf"(?<!\b{t}\.)" for t in _TITLES) + r"(?<=[.!?])\s+|\n+"
-)
+_SENTENCE_END = re.compile("".join(rf"(?<!\b{t}\.)" for t in _TITLES) + r"(?<=[.!?])\s+|\n+")
 
 Writer = Callable[[str, list[list[Triple]]], Awaitable[int]]
 """``Node.remember_extracted``-shaped: ``(episode_id, facts per message)`` to a count."""

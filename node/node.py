@@ -37,8 +37,8 @@ from .clock_mark import read_mark, write_mark
 from .config import Settings, load_settings
 from .embedding import Embedding
 from .identity import Identity, load_or_create_identity
-from .limits import Strategy
 from .ingest_facts import FactExtractor
+from .limits import Strategy
 from .phrases import Triple, parse_fact
 from .search import SearchRequest, SearchResult, run_search
 from .sessions import IngestResult, SessionMemory, ingest

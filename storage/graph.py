@@ -123,9 +123,7 @@ class Graph:
     def attributes(self, entity: Row) -> list[Row]:
         name = normalise(entity["name"])
         return [
-            f
-            for f in self.facts
-            if normalise(f["subject"]) == name and not self.names(f, "object")
+            f for f in self.facts if normalise(f["subject"]) == name and not self.names(f, "object")
         ]
 
 
@@ -145,9 +143,7 @@ def list_entities(
         for values in attributes.values():
             values.sort(key=normalise)
         name = normalise(entity["name"])
-        linked = sum(
-            name in (normalise(f["subject"]), normalise(f["object"])) for f in relations
-        )
+        linked = sum(name in (normalise(f["subject"]), normalise(f["object"])) for f in relations)
         conflicting = sorted(p for p, v in attributes.items() if p in single_valued and len(v) > 1)
         listed.append(
             {

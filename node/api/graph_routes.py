@@ -1,6 +1,6 @@
-"""The graph's routes (``/api/graph/...``), in the API's style, with their OpenAPI paths.
+"""The graph's routes (``/api/graph/...``) in the API's style; node/api/schema.py documents them.
 
-- ``POST /api/graph/entities``   ``{"type", "name"}``: name an entity (``feral graph add TYPE NAME``)
+- ``POST /api/graph/entities``   ``{"type", "name"}``: name an entity (``feral graph add``)
 - ``GET  /api/graph/entities``   ``?type=T``: the entities with attributes (``feral graph list``)
 - ``POST /api/graph/relations``  ``{"from", "relation", "to"}`` with ``TYPE:NAME`` ends
   (``feral graph add --relation``): the stored fact
@@ -13,11 +13,13 @@ for a bad type, name, reference or option, 404 for a start that names no entity.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import Meta, Struct
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from feral.storage.graph import MAX_HOPS, MAX_RESULTS
@@ -66,6 +68,9 @@ class EntitiesQuery(Struct, frozen=True):
     """Only entities of this type."""
 
 
+Wrap = Callable[[Callable[[Request], Awaitable[Any]]], Callable[[Request], Awaitable[Response]]]
+"""node/api/routes.py's ``_endpoint``: a handler answered as JSON, failures as JSON errors."""
+
 GRAPH_STRUCTURES: tuple[type[Struct], ...] = (EntityRequest, RelationRequest, GraphQuery)
 
 
@@ -75,7 +80,7 @@ class GraphApi:
     def __init__(self, node: Node) -> None:
         self.node = node
 
-    def routes(self, endpoint: Any) -> list[BaseRoute]:
+    def routes(self, endpoint: Wrap) -> list[BaseRoute]:
         return [
             Route("/api/graph/entities", endpoint(self.add_entity), methods=["POST"]),
             Route("/api/graph/entities", endpoint(self.entities), methods=["GET"]),

@@ -42,7 +42,14 @@ def test_add_list_and_query_a_small_graph(home: Path):
         (2, "place", "Kreuzberg"),
     ]
     table = feral(home, "graph", "query", "--start", "place:Germany", "--direction", "inbound")
-    assert table.stdout.splitlines()[2].split() == ["1", "place:Berlin", "<-", "Berlin", "located_in", "Germany"]
+    assert table.stdout.splitlines()[2].split() == [
+        "1",
+        "place:Berlin",
+        "<-",
+        "Berlin",
+        "located_in",
+        "Germany",
+    ]
     listed = feral_json(home, "graph", "list", "--type", "place", "--json")
     berlin = next(e for e in listed if e["name"] == "Berlin")
     assert berlin["attributes"] == {"population": ["3.7 million"]}
@@ -54,8 +61,28 @@ def test_add_list_and_query_a_small_graph(home: Path):
 
 def test_conflicting_values_are_listed_both(home: Path):
     feral(home, "graph", "add", "person", "Sam")
-    feral(home, "memory", "remember", "--subject", "Sam", "--predicate", "doctor", "--object", "Dr. Lee")
-    feral(home, "memory", "remember", "--subject", "sam", "--predicate", "doctor", "--object", "Dr. Patel")
+    feral(
+        home,
+        "memory",
+        "remember",
+        "--subject",
+        "Sam",
+        "--predicate",
+        "doctor",
+        "--object",
+        "Dr. Lee",
+    )
+    feral(
+        home,
+        "memory",
+        "remember",
+        "--subject",
+        "sam",
+        "--predicate",
+        "doctor",
+        "--object",
+        "Dr. Patel",
+    )
     (sam,) = feral_json(home, "graph", "list", "--json")
     assert sam["attributes"] == {"doctor": ["Dr. Lee", "Dr. Patel"]}
     assert sam["conflicting"] == ["doctor"]
@@ -92,7 +119,8 @@ def test_two_homes_syncing_over_loopback_answer_graph_queries_alike(mesh: Mesh):
     phone.cli("graph", "add", "--relation", "company:Acme", "located_in", "place:Berlin")
     phone.cli("graph", "add", "--relation", "place:Germany", "located_in", "place:Berlin")
     mesh.start(phone)
-    query = ("graph", "query", "--start", "place:Germany", "--direction", "both", "--hops", "3", "--json")  # fmt: skip
+    query = ("graph", "query", "--start", "place:Germany", "--direction", "both", "--hops", "3",
+             "--json")  # fmt: skip
 
     def alike() -> bool:
         assert laptop.run("sync", "now").returncode == 0
@@ -106,4 +134,9 @@ def test_two_homes_syncing_over_loopback_answer_graph_queries_alike(mesh: Mesh):
     assert names == [("company", "acme"), ("person", "sam"), ("place", "berlin")]
     listed = run_parallel((node, ("graph", "list", "--json")) for node in (laptop, phone))
     assert listed[0].stdout == listed[1].stdout
-    assert [e["type"] for e in json.loads(listed[0].stdout)] == ["company", "person", "place", "place"]
+    assert [e["type"] for e in json.loads(listed[0].stdout)] == [
+        "company",
+        "person",
+        "place",
+        "place",
+    ]

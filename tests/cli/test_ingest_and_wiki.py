@@ -49,7 +49,10 @@ def test_a_long_transcript_becomes_episodes_for_both_sessions(tmp_path):
 
     result = feral(tmp_path / "home", "memory", "ingest", str(tmp_path / "talk.jsonl"))
     assert result.exit_code == 0, result.output
-    assert result.stdout == f"Ingested 300 message(s) from 2 session(s): {expected} episode(s), 0 fact(s)\n"
+    assert (
+        result.stdout
+        == f"Ingested 300 message(s) from 2 session(s): {expected} episode(s), 0 fact(s)\n"
+    )
 
     episodes = feral_json(tmp_path / "home", "memory", "episodes", "--limit", "1000")
     assert isinstance(episodes, list) and len(episodes) == expected

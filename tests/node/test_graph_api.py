@@ -41,10 +41,18 @@ async def test_entities_relations_and_a_query_over_http(api: Api, node: Node):
         )
         assert related.status == 200, related.body
         assert related.body["predicate"] == "located_in"
-    query = {"start": "place:Germany", "relations": ["located_in"], "direction": "inbound", "hops": 2}
+    query = {
+        "start": "place:Germany",
+        "relations": ["located_in"],
+        "direction": "inbound",
+        "hops": 2,
+    }
     answer = await api.post("/api/graph/query", query)
     assert answer.status == 200
-    assert [(r["hops"], r["name"]) for r in answer.body["results"]] == [(1, "Berlin"), (2, "Kreuzberg")]
+    assert [(r["hops"], r["name"]) for r in answer.body["results"]] == [
+        (1, "Berlin"),
+        (2, "Kreuzberg"),
+    ]
     listed = await api.get("/api/graph/entities?type=place")
     assert [e["name"] for e in listed.body] == ["Berlin", "Germany", "Kreuzberg"]
 
@@ -64,7 +72,12 @@ async def test_the_answers_are_what_the_node_answers(api: Api, node: Node):
     [
         ("/api/graph/entities", {"type": "two words", "name": "x"}, 422, "invalid_input"),
         ("/api/graph/entities", {"type": "place"}, 422, "invalid_request"),
-        ("/api/graph/relations", {"from": "Berlin", "relation": "in", "to": "place:X"}, 422, "invalid_input"),
+        (
+            "/api/graph/relations",
+            {"from": "Berlin", "relation": "in", "to": "place:X"},
+            422,
+            "invalid_input",
+        ),
         ("/api/graph/query", {"start": "place:Atlantis"}, 404, "not_found"),
         ("/api/graph/query", {"start": "place:Berlin", "hops": 0}, 422, "invalid_request"),
         ("/api/graph/query", {"start": "place:Berlin", "direction": "up"}, 422, "invalid_request"),

@@ -62,7 +62,9 @@ async def test_facts_said_in_one_message_are_linked_co_extracted(node: Node):
         [fact_id("user", "doctor", "Dr. Chen"), fact_id("user", "sister_doctor", "Dr. Lee")]
     )
     edges = await node.store.read(edges_of, chen)
-    assert [(e["id"], e["type"]) for e in edges] == [(edge_id("co_extracted", chen, lee), "co_extracted")]
+    assert [(e["id"], e["type"]) for e in edges] == [
+        (edge_id("co_extracted", chen, lee), "co_extracted")
+    ]
     porto = fact_id("user", "lives_in", "Porto")
     assert await node.store.read(edges_of, porto) == []  # said alone
 

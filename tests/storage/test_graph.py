@@ -97,7 +97,9 @@ def test_an_archived_fact_is_no_longer_a_relation(places):
     fact = _relate(places, "place:Mitte", "located_in", "place:Berlin")
     run_write(places.conn, set_archived, places.node_id, places.clock.tick, fact["id"], True)
     start = ("place", "Berlin")
-    assert "place:Mitte" not in [n for _, n in _names(traverse(places.conn, start, direction="inbound"))]
+    assert "place:Mitte" not in [
+        n for _, n in _names(traverse(places.conn, start, direction="inbound"))
+    ]
 
 
 def test_an_unknown_start_or_hop_count_is_refused(places):
@@ -129,9 +131,7 @@ def test_two_devices_naming_colliding_entities_converge_with_identical_queries(m
     sync_until_quiet([(laptop, phone)])
     assert_converged(laptop, phone)
     start = ("place", "germany")
-    answers = [
-        traverse(r.conn, start, direction="inbound", hops=2) for r in (laptop, phone)
-    ]
+    answers = [traverse(r.conn, start, direction="inbound", hops=2) for r in (laptop, phone)]
     assert answers[0] == answers[1]
     # The display name is the last write's (last-write-wins), the same on both.
     assert sorted(n.casefold() for _, n in _names(answers[0])) == [
