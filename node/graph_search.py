@@ -94,11 +94,16 @@ class _Resolved:
 
 
 def _resolve(facts: Sequence[Row], path: Path) -> _Resolved | None:
+    index: dict[tuple[str, str], list[Row]] = {}
+    for fact in facts:  # one pass; each hop is then a few dictionary lookups
+        index.setdefault((normalise(fact["subject"]), normalise(fact["predicate"])), []).append(
+            fact
+        )
     current = {normalise(path.start)}
     hops: list[list[Row]] = []
     i = 0
     while i < len(path.words):
-        found = _hop(facts, current, path.words, i)
+        found = _hop(index, current, path.words, i)
         if found is None:
             if i <= path.links or not hops:
                 return None  # a possessive hop (or the first one) did not resolve
@@ -111,19 +116,19 @@ def _resolve(facts: Sequence[Row], path: Path) -> _Resolved | None:
 
 
 def _hop(
-    facts: Sequence[Row], subjects: set[str], words: Sequence[str], i: int
+    index: dict[tuple[str, str], list[Row]], subjects: set[str], words: Sequence[str], i: int
 ) -> tuple[int, list[Row]] | None:
     """The longest run of words from ``i`` that is a predicate of one of ``subjects``."""
     for width in range(min(MAX_HOP_WORDS, len(words) - i), 0, -1):
         predicate = snake_case(" ".join(words[i : i + width]))
-        wanted = {predicate, f"{predicate}_name"}
         rows = [
-            f
-            for f in facts
-            if normalise(f["subject"]) in subjects and normalise(f["predicate"]) in wanted
+            row
+            for subject in sorted(subjects)
+            for name in (predicate, f"{predicate}_name")
+            for row in index.get((subject, name), [])
         ]
         if rows:
-            return width, rows
+            return width, sorted(rows, key=lambda r: r["id"])
     return None
 
 

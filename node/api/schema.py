@@ -82,6 +82,8 @@ _ANSWERS: dict[str, Any] = {
             "fts_score": _FRACTION,
             "vector_score": _FRACTION,
             "mmr_score": {"type": "number"},
+            "via": {"enum": ["graph", "graph_link"]},
+            "graph_path": {"type": "array", "items": _STRING},
             "row": _ref("Row"),
         },
     },
