@@ -101,30 +101,40 @@ def facts_with_subjects(
 
 @dataclass(frozen=True)
 class Graph:
-    """Entities by normalised name, and the relation facts between them, read in one pass."""
+    """Entities by normalised name, and the live facts by the normalised name at each end, read
+    in one pass (so a listing or a traversal never compares every fact with every entity)."""
 
     by_name: dict[str, list[Row]]
-    facts: list[Row]
+    by_end: dict[str, dict[str, list[Row]]]
+    """``{"subject" | "object": {normalised name: facts, in id order}}``."""
 
     @classmethod
     def read(cls, conn: Connection) -> Graph:
         by_name: dict[str, list[Row]] = {}
         for entity in entity_rows(conn):
             by_name.setdefault(normalise(entity["name"]), []).append(entity)
-        return cls(by_name, live_facts(conn))
+        by_end: dict[str, dict[str, list[Row]]] = {"subject": {}, "object": {}}
+        for fact in live_facts(conn):
+            for end, facts in by_end.items():
+                facts.setdefault(normalise(fact[end]), []).append(fact)
+        return cls(by_name, by_end)
 
     def names(self, fact: Row, end: str) -> list[Row]:
         """The entities that ``fact``'s subject or object (``end``) names."""
         return self.by_name.get(normalise(fact[end]), [])
 
-    def relations(self) -> list[Row]:
-        return [f for f in self.facts if self.names(f, "subject") and self.names(f, "object")]
+    def touching(self, name: str, end: str) -> list[Row]:
+        """The facts whose ``end`` is the normalised ``name``."""
+        return self.by_end[end].get(name, [])
 
-    def attributes(self, entity: Row) -> list[Row]:
-        name = normalise(entity["name"])
-        return [
-            f for f in self.facts if normalise(f["subject"]) == name and not self.names(f, "object")
-        ]
+    def attributes(self, name: str) -> list[Row]:
+        return [f for f in self.touching(name, "subject") if not self.names(f, "object")]
+
+    def relation_count(self, name: str) -> int:
+        """How many relations (facts naming an entity at both ends) ``name`` takes part in."""
+        ids = {f["id"] for f in self.touching(name, "subject") if self.names(f, "object")}
+        ids |= {f["id"] for f in self.touching(name, "object") if self.names(f, "subject")}
+        return len(ids)
 
 
 def list_entities(
@@ -134,16 +144,14 @@ def list_entities(
     how many relations it takes part in, and which single-valued attributes hold more than one
     value (``conflicting``): two devices that each set a doctor both stay visible."""
     graph = Graph.read(conn)
-    relations = graph.relations()
     listed = []
     for entity in entity_rows(conn, entity_type):
+        name = normalise(entity["name"])
         attributes: dict[str, list[str]] = {}
-        for fact in graph.attributes(entity):
+        for fact in graph.attributes(name):
             attributes.setdefault(normalise(fact["predicate"]), []).append(fact["object"])
         for values in attributes.values():
             values.sort(key=normalise)
-        name = normalise(entity["name"])
-        linked = sum(name in (normalise(f["subject"]), normalise(f["object"])) for f in relations)
         conflicting = sorted(p for p, v in attributes.items() if p in single_valued and len(v) > 1)
         listed.append(
             {
@@ -151,7 +159,7 @@ def list_entities(
                 "type": entity["type"],
                 "name": entity["name"],
                 "attributes": dict(sorted(attributes.items())),
-                "relations": linked,
+                "relations": graph.relation_count(name),
                 "conflicting": conflicting,
             }
         )
@@ -168,9 +176,7 @@ def _neighbours(
     ways = ("outbound", "inbound") if direction == "both" else (direction,)
     for way in ways:
         near, far = ends[way]
-        for fact in graph.facts:
-            if normalise(fact[near]) != name:
-                continue
+        for fact in graph.touching(name, near):
             if relations is not None and normalise(fact["predicate"]) not in relations:
                 continue
             found.extend((other, fact, way) for other in graph.names(fact, far))
