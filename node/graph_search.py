@@ -93,12 +93,23 @@ class _Resolved:
     """Words of the path's tail that no hop used (they go back into the ranked query)."""
 
 
+def _predicates(path: Path) -> set[str]:
+    """Every predicate a hop of ``path`` could be: each run of words, with and without
+    ``_name``."""
+    found = set()
+    for i in range(len(path.words)):
+        for width in range(1, min(MAX_HOP_WORDS, len(path.words) - i) + 1):
+            predicate = snake_case(" ".join(path.words[i : i + width]))
+            found |= {predicate, f"{predicate}_name"}
+    return found
+
+
 def _resolve(facts: Sequence[Row], path: Path) -> _Resolved | None:
+    """Walk ``path`` over ``facts`` (the live facts with a predicate the path could name)."""
     index: dict[tuple[str, str], list[Row]] = {}
-    for fact in facts:  # one pass; each hop is then a few dictionary lookups
-        index.setdefault((normalise(fact["subject"]), normalise(fact["predicate"])), []).append(
-            fact
-        )
+    for fact in facts:
+        key = (normalise(fact["subject"]), normalise(fact["predicate"]))
+        index.setdefault(key, []).append(fact)
     current = {normalise(path.start)}
     hops: list[list[Row]] = []
     i = 0
@@ -142,14 +153,13 @@ def follow_graph(
     path = find_path(query)
     if path is None:
         return None
-    facts = graph.live_facts(conn)
-    resolved = _resolve(facts, path)
+    resolved = _resolve(graph.facts_where(conn, "predicate", _predicates(path)), path)
     if resolved is None:
         return None
     answers = [_fact_hit(row, _trail(resolved.hops, row), "graph") for row in resolved.hops[-1]]
     names = sorted({row["object"] for row in resolved.hops[-1]}, key=normalise)
     shown = {hit.id for hit in answers}
-    linked = _linked(conn, facts, resolved.hops[-1], shown)
+    linked = _linked(conn, resolved.hops[-1], shown)
     shown |= {hit.id for hit in linked}
     rewritten = " ".join(p for p in (path.before, *names, resolved.leftover, path.after) if p)
     ordinary = [hit for hit in rank(rewritten) if hit.id not in shown]
@@ -175,12 +185,10 @@ def _fact_hit(row: Row, trail: list[str] | None, via: str, score: float = 1.0) -
     return Hit({**row, "table": "facts"}, score=score, extra=extra)
 
 
-def _linked(
-    conn: Connection, facts: Sequence[Row], answers: Sequence[Row], shown: set[str]
-) -> list[Hit]:
+def _linked(conn: Connection, answers: Sequence[Row], shown: set[str]) -> list[Hit]:
     """Up to :data:`MAX_LINKED` memories one hop from the answers, in one order everywhere."""
     reached = {normalise(row["object"]) for row in answers}
-    about = [f for f in facts if normalise(f["subject"]) in reached and f["id"] not in shown]
+    about = [f for f in graph.facts_where(conn, "subject", reached) if f["id"] not in shown]
     about.sort(key=lambda f: (normalise(f["predicate"]), f["id"]))
     hits = [_fact_hit(f, None, "graph_link", 0.0) for f in about[:MAX_LINKED]]
     seen = shown | {hit.id for hit in hits}
