@@ -11,7 +11,9 @@ repository so every run measures the same thing:
 * ``queries.jsonl``: ``{"id", "type", "query", "relevant"}``. A ``paraphrase`` says what one
   memory says with no content word in common (:func:`shared_content_words` checks this, and a
   test holds every paraphrase to it, so the set cannot silently get easier); a ``keyword`` query
-  uses the memory's own distinctive words; a ``multi`` query has several relevant memories.
+  uses the memory's own distinctive words; a ``multi`` query has several relevant memories; a
+  ``graph`` query names a relation path ("my son's school", "Bob's employer's city") that only
+  the stored facts resolve, among look-alikes (other people's schools, dentists and employers).
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ __all__ = [
 ]
 
 DATA = Path(__file__).parent / "retrieval"
-QueryType = Literal["paraphrase", "keyword", "multi"]
-QUERY_TYPES: tuple[QueryType, ...] = ("paraphrase", "keyword", "multi")
+QueryType = Literal["paraphrase", "keyword", "multi", "graph"]
+QUERY_TYPES: tuple[QueryType, ...] = ("paraphrase", "keyword", "multi", "graph")
 
 STOP_WORDS = frozenset(
     "a about above after again against all am an and any are aren as at be because been before "

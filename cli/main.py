@@ -17,6 +17,7 @@ from feral.node.node import default_home
 
 from . import (
     demo,
+    graph_commands,
     invite_commands,
     memory_commands,
     memory_graph_commands,
@@ -68,5 +69,6 @@ sync_commands.sync.add_command(invite_commands.invite)
 sync_commands.sync.add_command(invite_commands.join)
 sync_commands.sync.add_command(tls_commands.cert)
 cli.add_command(wiki_commands.wiki)
+cli.add_command(graph_commands.graph_group)
 cli.add_command(demo.demo)
 cli.add_command(sync_commands.serve)

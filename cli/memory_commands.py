@@ -392,6 +392,8 @@ def ingest(home: Path, file: Path, as_json: bool, secrets: Policy) -> None:
     compacted into an episode whenever it passes the trigger. Every line is checked before
     anything is written, so a bad line ingests nothing. At the end, what is left of each
     session becomes one final episode (working memory lives only as long as this command).
+    What the user's messages state by the phrasing rules is also remembered as facts of their
+    episode, the facts of one message linked as co_extracted.
     A line holding what looks like a secret is refused the same way, or left out with
     --secrets skip.
     """
@@ -411,5 +413,5 @@ def ingest(home: Path, file: Path, as_json: bool, secrets: Policy) -> None:
         return
     click.echo(
         f"Ingested {result.messages} message(s) from {result.sessions} session(s): "
-        f"{result.episodes} episode(s)"
+        f"{result.episodes} episode(s), {result.facts} fact(s)"
     )

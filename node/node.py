@@ -10,6 +10,7 @@ so a database restored from an older copy never reuses a stamp.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import secrets
 import time
@@ -18,7 +19,16 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
-from feral.storage import curation, delta_log, export, memories, stats
+from feral.storage import (
+    curation,
+    delta_log,
+    export,
+    extraction,
+    graph,
+    memories,
+    memory_model,
+    stats,
+)
 from feral.storage.connection import Connection
 from feral.storage.embedders import load_embedder
 from feral.storage.erase import finish_erasing
@@ -37,6 +47,7 @@ from .clock_mark import read_mark, write_mark
 from .config import Settings, load_settings
 from .embedding import Embedding
 from .identity import Identity, load_or_create_identity
+from .ingest_facts import FactExtractor
 from .limits import Strategy
 from .memory_graph import conflicting_values
 from .phrases import Triple, parse_fact
@@ -247,6 +258,28 @@ class Node:
         """Remember through the absorb pipeline (node/absorb.py): scanned, classified, linked."""
         return await absorb(self, text, triple, scope=scope)
 
+    async def add_entity(self, entity_type: str, name: str) -> dict[str, Any]:
+        """Name an entity of the graph (node/graph.py checks the type and name)."""
+        row = await self._write(memory_model.add_entity, entity_type, name, now_ms=self.now_ms())
+        self.notify_changed()
+        return row
+
+    async def relate(
+        self, source: tuple[str, str], relation: str, target: tuple[str, str]
+    ) -> FactRow:
+        """Name two entities and remember the fact relating them, in one write."""
+        row = await self._write(graph.relate, source, relation, target, now_ms=self.now_ms())
+        await self._committed()
+        return row
+
+    async def remember_extracted(self, episode_id: str, groups: list[list[Triple]]) -> int:
+        """Remember facts taken from an episode's messages (node/ingest_facts.py)."""
+        rows = await self._write(
+            extraction.remember_extracted, groups, episode_id=episode_id, now_ms=self.now_ms()
+        )
+        await self._committed()
+        return rows
+
     def open_sessions(self) -> SessionMemory:
         """Working memory for sessions (DESIGN §2): in this process's RAM, episodes replicate."""
         memory = self.settings.memory
@@ -255,9 +288,14 @@ class Node:
     async def ingest(
         self, messages: Iterable[Message], progress: Callable[[int], None] | None = None
     ) -> IngestResult:
-        """Stream a transcript through fresh working memory; every remainder is flushed. A
-        message holding a secret is refused when reached (the CLI screens every line first)."""
-        return await ingest(self.open_sessions(), screened_messages(messages), progress)
+        """Stream a transcript through fresh working memory; every remainder is flushed, and
+        the facts users state become facts of the episodes they are in. A message holding a
+        secret is refused when reached (the CLI screens every line first)."""
+        extractor = FactExtractor(self.remember_extracted)
+        sessions = self.open_sessions()
+        sessions.on_episode = extractor.episode_stored
+        result = await ingest(sessions, screened_messages(messages), progress)
+        return dataclasses.replace(result, facts=extractor.facts)
 
     async def import_facts(
         self,

@@ -12,7 +12,7 @@ legs in storage/fusion.py.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
@@ -25,6 +25,7 @@ from feral.storage.vectors import Embedder, pack_vector, queue_waiting
 from feral.sync.errors import NotAvailable
 
 from .config import SearchSettings
+from .graph_search import follow_graph
 from .limits import Fraction, MinScore, Query, Strategy, StrategyName, TopK
 from .scopes import Scope
 
@@ -170,8 +171,19 @@ async def run_search(
 def _search(
     conn: Connection, plan: _Plan, embedder: Embedder | None, index: VectorIndex | None
 ) -> list[ranking.Hit]:
-    """Inside one read: the ranked hits, weighed by time and importance (storage/ranking.py),
-    then reranked by MMR when the plan says so.
+    """Inside one read: a query naming a relation path follows the graph first
+    (node/graph_search.py); any other is ranked as usual."""
+    followed = follow_graph(
+        conn, plan.query, plan.k, lambda q: _plain(conn, replace(plan, query=q), embedder, index)
+    )
+    return followed if followed is not None else _plain(conn, plan, embedder, index)
+
+
+def _plain(
+    conn: Connection, plan: _Plan, embedder: Embedder | None, index: VectorIndex | None
+) -> list[ranking.Hit]:
+    """The ranked hits, weighed by time and importance (storage/ranking.py), then reranked by
+    MMR when the plan says so.
 
     The legs return at least :data:`~feral.storage.fusion.FUSION_POOL` candidates, so a fresh
     or boosted memory just below the page can rise into it; with every weight 1 the first

@@ -18,10 +18,12 @@ from .config import MemorySettings
 from .summarise import Summariser
 from .working_memory import Message, WorkingMemory
 
-__all__ = ["EpisodeWriter", "IngestResult", "SessionMemory", "ingest"]
+__all__ = ["EpisodeHook", "EpisodeWriter", "IngestResult", "SessionMemory", "ingest"]
 
 EpisodeWriter = Callable[[str, str, Sequence[str]], Awaitable[EpisodeRow]]
 """``Node.add_episode``-shaped: ``(session_id, summary, entities)`` to the stored row."""
+EpisodeHook = Callable[[EpisodeRow, Sequence[Message]], Awaitable[None]]
+"""Told each stored episode and the messages it summarises (ingest extracts facts there)."""
 
 
 class SessionMemory:
@@ -41,6 +43,7 @@ class SessionMemory:
         self.write_episode = write_episode
         self.buffers: dict[str, WorkingMemory] = {}
         """Live buffers by session id."""
+        self.on_episode: EpisodeHook | None = None
 
     def __len__(self) -> int:
         return len(self.buffers)
@@ -74,7 +77,10 @@ class SessionMemory:
 
     async def _store(self, session: str, messages: list[Message]) -> EpisodeRow:
         summary = await asyncio.to_thread(self.summariser.summarise, messages)
-        return await self.write_episode(session, summary.text, summary.entities)
+        episode = await self.write_episode(session, summary.text, summary.entities)
+        if self.on_episode is not None:
+            await self.on_episode(episode, messages)
+        return episode
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,8 @@ class IngestResult:
     messages: int
     episodes: int
     sessions: int
+    facts: int = 0
+    """Facts taken from users' messages (node/ingest_facts.py)."""
 
 
 async def ingest(

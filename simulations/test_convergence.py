@@ -2,11 +2,11 @@
 
 Rules: writes that collide (remember, edit, archive/restore, hard delete, bulk import, boosts of
 one memory's meta row on two devices, writes made while a clock is far ahead, supersedes with their
-edges and meta rows, typed links), frame delivery across links, hostile in-connection faults,
-connection resets and reconnects, partitions and heals, anti-entropy, time passing, clocks set off
-within and beyond the skew window, restarts, backups and restores, forged colliding entries, a disk
-that fails under the links (simulations/faults.py), and nukes followed by devices that join later
-(simulations/nuking.py).
+edges and meta rows, typed links, entities named on colliding names and relations between them),
+frame delivery across links, hostile in-connection faults, connection resets and reconnects,
+partitions and heals, anti-entropy, time passing, clocks set off within and beyond the skew window,
+restarts, backups and restores, forged colliding entries, a disk that fails under the links
+(simulations/faults.py), and nukes followed by devices that join later (simulations/nuking.py).
 
 Every step is checked for safety (``Cluster.check_step``): no node's high-water mark goes back
 (except right after a restore from backup, which lowers it by design), every version-vector
@@ -19,7 +19,8 @@ stamps from a clock that was ahead are still refused; then virtual time passes t
 (the defined recovery from a clock beyond the window: peers accept those writes once their own
 clocks come within the window of them); ``Cluster.sync_until_quiet`` must reach quiet, and then
 every vector is equal, every export byte-identical, every row holds its LWW winner among all
-accepted writes, and every log holds every write: quiet means both ends of every link hold the
+accepted writes, every graph query answers alike, and every log holds every write: quiet means
+both ends of every link hold the
 same, so no anti-entropy is needed to find a hole. ``Cluster.settle`` (anti-entropy passes, as
 ``feral serve`` makes them) must then change nothing that breaks this.
 
@@ -43,7 +44,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from feral.storage import curation, memories
+from feral.storage import curation, graph, memories, memory_model
 from feral.storage.memory_model import EDGE_TYPES, Meta, add_edge, write_meta
 from feral.sync.hlc import COUNTER_BITS
 from feral.sync.ids import fact_id
@@ -81,6 +82,9 @@ AHEAD = [W + 1, W + 60_000, 3_600_000]
 START_SKEWS = [0, 0, 0, -1, 1, 60_000, -60_000, W - 1, -(W - 1)]
 MAX_NODES = 6
 """Devices a cluster may grow to as new ones join."""
+KINDS = ["place", "Place"]
+PLACES = ["Berlin", "berlin", " BERLIN ", "Porto"]
+"""Entity names that collide after normalisation (and one that does not)."""
 
 
 class ConvergenceMachine(RuleBasedStateMachine):
@@ -231,6 +235,19 @@ class ConvergenceMachine(RuleBasedStateMachine):
         meta = Meta(fact_id(*triple), category=category, importance=importance,
                     importance_note="boosted", updated_at=n.wall())  # fmt: skip
         n.commit(write_meta, meta)
+
+    @rule(node=node_index, kind=st.sampled_from(KINDS), name=st.sampled_from(PLACES))
+    def name_entity(self, node: int, kind: str, name: str) -> None:
+        """Devices name the same entity in different spellings: one row (id from the type and
+        normalised name), whose display name last-write-wins settles."""
+        n = self.node(node)
+        n.commit(memory_model.add_entity, kind, name, now_ms=n.wall())
+
+    @rule(node=node_index, source=st.sampled_from(PLACES), other=st.sampled_from(PLACES))
+    def relate_entities(self, node: int, source: str, other: str) -> None:
+        """A relation between colliding names: both entities and the fact in one write."""
+        n = self.node(node)
+        n.commit(graph.relate, ("place", source), "near", ("place", other), now_ms=n.wall())
 
     # -- the network ---------------------------------------------------------------------------
 
@@ -431,6 +448,17 @@ class ConvergenceMachine(RuleBasedStateMachine):
         TOTALS["rounds"] += c.settle(MAX_ROUNDS)
         c.check_step()
         c.check_converged()
+        self.check_graphs_agree()
+
+    def check_graphs_agree(self) -> None:
+        """Converged devices answer every graph query alike: the listing and a traversal from
+        each entity, both ways, as far as it goes."""
+        answers = []
+        for node in self.c.nodes:
+            starts = [(e["type"], e["name"]) for e in graph.entity_rows(node.conn)]
+            walks = [graph.traverse(node.conn, s, direction="both", hops=3) for s in starts]
+            answers.append((graph.list_entities(node.conn, None, ()), walks))
+        assert all(answer == answers[0] for answer in answers), "graph answers differ"
 
 
 ConvergenceMachine.TestCase.settings = pytest_settings("convergence")

@@ -28,7 +28,9 @@ def test_the_set_is_as_large_as_the_issue_asks():
     types = Counter(q.type for q in QUERIES)
     assert len(MEMORIES) >= 300
     assert len(QUERIES) >= 150
-    assert min(types.values()) >= 40 and set(types) == {"paraphrase", "keyword", "multi"}
+    assert set(types) == {"paraphrase", "keyword", "multi", "graph"}
+    assert min(types[t] for t in ("paraphrase", "keyword", "multi")) >= 40
+    assert types["graph"] >= 10
 
 
 def test_ids_are_unique_and_every_answer_is_a_memory():
@@ -75,5 +77,5 @@ def test_recall_counts_at_most_five_answers_and_rr_the_first_hit():
 def test_the_retrieval_benchmark_prints_a_table_per_embedder_and_strategy(capsys):
     assert main(["retrieval", "--embedder", "none"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "| embedder | strategy | paraphrase | keyword | multi | overall |"
+    assert lines[0] == "| embedder | strategy | paraphrase | keyword | multi | graph | overall |"
     assert lines[2].startswith("| none | fts | 0.00 / ")

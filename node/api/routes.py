@@ -12,6 +12,8 @@ Routes (bodies and answers are JSON; the OpenAPI document, node/api/schema.py, i
 - ``GET  /api/sync/status``
 - list, archive, restore, boost, gc and distill: node/api/curation.py
 - ``GET  /openapi.json``
+- the graph's: ``/api/graph/entities``, ``/api/graph/relations``, ``/api/graph/query``
+  (node/api/graph_routes.py)
 
 Answers have the shapes of the CLI's ``--json`` output; a ``fact`` is remembered as
 ``feral memory remember TEXT`` does (:meth:`Node.absorb`: the answer says how it was
@@ -46,6 +48,7 @@ from ..status import sync_status
 from .bodies import EpisodesQuery, RememberRequest, fit, read_json
 from .curation import curation_routes
 from .errors import ApiError, error_response
+from .graph_routes import GraphApi
 from .guard import ApiGuard
 from .schema import openapi_document
 
@@ -103,6 +106,7 @@ class MemoryApi:
             Route("/api/sync/status", _endpoint(self.sync_status), methods=["GET"]),
             Route("/openapi.json", _endpoint(self.openapi), methods=["GET"]),
             *curation_routes(self.node, _endpoint),
+            *GraphApi(self.node).routes(_endpoint),
         ]
 
     def middleware(self) -> list[Middleware]:

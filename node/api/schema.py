@@ -19,6 +19,7 @@ from ..limits import SEARCH_STRATEGIES
 from ..search import SearchRequest
 from .bodies import MAX_BODY_BYTES, TRIPLE, EpisodesQuery, RememberRequest
 from .curation import ArchiveRequest, BoostRequest, DistillRequest, GcRequest, ListQuery
+from .graph_routes import EntitiesQuery, graph_schemas
 
 __all__ = ["REQUEST_STRUCTURES", "openapi_document", "request_schemas"]
 
@@ -94,6 +95,8 @@ _ANSWERS: dict[str, Any] = {
             "importance": {"type": "number"},
             "scope": _STRING,
             "category": _STRING,
+            "via": {"enum": ["graph", "graph_link"]},
+            "graph_path": {"type": "array", "items": _STRING},
             "row": _ref("Row"),
         },
     },
@@ -236,6 +239,34 @@ def _paths() -> dict[str, Any]:
         ),
         "/openapi.json": _get("This document", _answer("OpenAPI 3.1", _ref("Object"))),
         **_curation_paths(),
+        **_graph_paths(),
+    }
+
+
+def _graph_paths() -> dict[str, Any]:
+    """The graph's routes (node/api/graph_routes.py)."""
+    rows = {"type": "array", "items": _ref("Object")}
+    listing = _get(
+        "Entities with their attributes and conflicting values",
+        _answer("as feral graph list --json", rows),
+        parameters=_query_parameters(EntitiesQuery),
+    )
+    added = _post("Name an entity", "EntityRequest", _answer("the entity", _ref("Row")))
+    query = _post(
+        "Entities reachable from one, breadth first",
+        "GraphQuery",
+        _answer("as feral graph query --json", _ref("Object")),
+    )
+    query["post"]["responses"]["404"] = _answer("no entity to start from", _ref("Error"))
+    relation = _post(
+        "Relate two entities (stored as a fact)",
+        "RelationRequest",
+        _answer("the stored fact", _ref("Row")),
+    )
+    return {
+        "/api/graph/entities": {**added, **listing},
+        "/api/graph/relations": relation,
+        "/api/graph/query": query,
     }
 
 
@@ -285,7 +316,7 @@ def _document_text() -> str:
         },
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": {**_ANSWERS, **request_schemas()},
+            "schemas": {**_ANSWERS, **request_schemas(), **graph_schemas(REF)},
         },
         "security": [{}, {"bearer": []}],
         "paths": _paths(),

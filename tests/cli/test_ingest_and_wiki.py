@@ -49,7 +49,10 @@ def test_a_long_transcript_becomes_episodes_for_both_sessions(tmp_path):
 
     result = feral(tmp_path / "home", "memory", "ingest", str(tmp_path / "talk.jsonl"))
     assert result.exit_code == 0, result.output
-    assert result.stdout == f"Ingested 300 message(s) from 2 session(s): {expected} episode(s)\n"
+    assert (
+        result.stdout
+        == f"Ingested 300 message(s) from 2 session(s): {expected} episode(s), 0 fact(s)\n"
+    )
 
     episodes = feral_json(tmp_path / "home", "memory", "episodes", "--limit", "1000")
     assert isinstance(episodes, list) and len(episodes) == expected
@@ -69,7 +72,12 @@ def test_the_budget_and_trigger_in_settings_decide_when_to_compact(tmp_path):
     assert expected > expected_episodes(messages, MemorySettings())
 
     result = feral(tmp_path / "home", "memory", "ingest", str(tmp_path / "talk.jsonl"), "--json")
-    assert json.loads(result.stdout) == {"messages": 300, "episodes": expected, "sessions": 2}
+    assert json.loads(result.stdout) == {
+        "messages": 300,
+        "episodes": expected,
+        "sessions": 2,
+        "facts": 0,
+    }
 
 
 def test_episodes_are_searchable_after_an_ingest(tmp_path):
@@ -100,13 +108,13 @@ def test_blank_lines_and_a_byte_order_mark_are_tolerated(tmp_path):
     line = json.dumps({"session": "s", "role": "user", "content": "Hello Porto."})
     (tmp_path / "talk.jsonl").write_text(f"\ufeff{line}\n\n{line}\n", encoding="utf-8")
     result = feral(tmp_path / "home", "memory", "ingest", str(tmp_path / "talk.jsonl"))
-    assert result.stdout == "Ingested 2 message(s) from 1 session(s): 1 episode(s)\n"
+    assert result.stdout == "Ingested 2 message(s) from 1 session(s): 1 episode(s), 0 fact(s)\n"
 
 
 def test_an_empty_transcript_stores_nothing(tmp_path):
     (tmp_path / "talk.jsonl").write_text("", encoding="utf-8")
     result = feral(tmp_path / "home", "memory", "ingest", str(tmp_path / "talk.jsonl"))
-    assert result.stdout == "Ingested 0 message(s) from 0 session(s): 0 episode(s)\n"
+    assert result.stdout == "Ingested 0 message(s) from 0 session(s): 0 episode(s), 0 fact(s)\n"
 
 
 def test_the_progress_bar_is_hidden_when_stderr_is_not_a_terminal(tmp_path):
