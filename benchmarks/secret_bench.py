@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from unittest import mock
 
-from feral.cli.memory_commands import parse_import_line
+from feral.cli.memory_transfer_commands import parse_import_line
 from feral.node import node as node_module
 from feral.node.config import load_settings, save_settings
 from feral.node.node import Node

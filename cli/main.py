@@ -22,6 +22,7 @@ from . import (
     memory_commands,
     memory_graph_commands,
     memory_rank_commands,
+    memory_transfer_commands,
     sync_commands,
     tls_commands,
     wiki_commands,
@@ -61,6 +62,7 @@ def init(home: Path, name: str | None) -> None:
 
 
 cli.add_command(memory_commands.memory)
+memory_transfer_commands.register()  # import, ingest, export join the memory group
 memory_rank_commands.register(memory_commands.memory)
 memory_commands.memory.add_command(memory_graph_commands.link_command)
 memory_commands.memory.add_command(memory_graph_commands.get)

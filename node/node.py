@@ -22,7 +22,6 @@ from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 from feral.storage import (
     curation,
     delta_log,
-    export,
     extraction,
     graph,
     memories,
@@ -39,7 +38,6 @@ from feral.storage.vectors import Embedder
 from feral.sync.errors import ConfigError
 from feral.sync.hlc import COUNTER_BITS, DEFAULT_MAX_DRIFT_MS, HybridClock
 from feral.sync.ids import new_ulid
-from feral.sync.schema import EPISODES, FACTS
 from feral.sync.types import NodeId, PackedHLC, RowId, VersionVector
 
 from .absorb import Absorbed, absorb
@@ -48,14 +46,13 @@ from .config import Settings, load_settings
 from .embedding import Embedding
 from .identity import Identity, load_or_create_identity
 from .ingest_facts import FactExtractor
-from .limits import Strategy
-from .memory_graph import conflicting_values
+from .node_reads import NodeReads
 from .phrases import Triple, parse_fact
-from .search import SearchRequest, SearchResult, run_search
+from .search import SearchResult
 from .secret_scan import refuse_secrets, refuse_triple, refuse_triples, screened_messages
 from .sessions import IngestResult, SessionMemory, ingest
 from .summarise import summariser_for
-from .wiki import build_pages, list_pages, pages_citing, read_page, write_pages
+from .wiki import pages_citing
 from .working_memory import Message
 
 __all__ = ["DATABASE_FILE", "IMPORT_BATCH", "Node", "SearchResult", "default_home", "wall_clock_ms"]
@@ -92,7 +89,7 @@ class Link(Protocol):
     async def local_changed(self) -> None: ...
 
 
-class Node:
+class Node(NodeReads):
     """One device's memory store. Create with :meth:`open`; always :meth:`close`."""
 
     def __init__(
@@ -377,76 +374,6 @@ class Node:
     async def reembed(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Drop every vector and embed every row again (:meth:`Embedding.reembed`)."""
         return await self.embedding.reembed(progress)
-
-    # -- reads ---------------------------------------------------------------------------------
-
-    async def get(self, row_id: str) -> dict[str, Any]:
-        _, row = await self.store.read(memories.find_row, row_id)
-        return row
-
-    async def episodes(self, limit: int = 20) -> list[EpisodeRow]:
-        return await self.store.read(memories.list_episodes, limit)
-
-    async def stats(self) -> dict[str, Any]:
-        result = await self.store.read(stats.database_stats)
-        result["node_id"] = self.node_id
-        result["conflicting_values"] = len(await self.store.read(conflicting_values))
-        result["vector_search"] = (
-            "on"
-            if self.embedder is not None
-            else 'off: no embedding model is configured (memory.embedder is "none")'
-        )
-        return result
-
-    async def export_lines(self) -> list[str]:
-        return await self.store.read(lambda conn: list(export.export_lines(conn)))
-
-    async def state_digest(self) -> str:
-        return await self.store.read(export.state_digest)
-
-    # -- wiki (derived pages in HOME/wiki, node/wiki.py) -------------------------------------
-
-    async def compile_wiki(self) -> list[dict[str, Any]]:
-        """Rebuild every page from the live rows: ``[{"topic", "path", "sources", ...}]``."""
-        facts, episodes = await self.store.read(
-            lambda conn: (memories.list_live(conn, FACTS), memories.list_live(conn, EPISODES))
-        )
-        return write_pages(self.home, build_pages(facts, episodes), self.now_ms())
-
-    async def wiki_topics(self) -> list[dict[str, Any]]:
-        """The compiled pages: ``[{"topic", "path", "sources", "needs_review"}]``."""
-        return list_pages(self.home)
-
-    async def wiki_page(self, topic: str) -> str:
-        """The Markdown of ``topic``'s page (NotFoundError if none; PathRefused for a path)."""
-        return read_page(self.home, topic)
-
-    async def search(
-        self,
-        query: str,
-        *,
-        top_k: int | None = None,
-        strategy: Strategy | None = None,
-        alpha: float | None = None,
-        mmr: bool | None = None,
-        mmr_lambda: float | None = None,
-        min_score: float | None = None,
-        scope: str | None = None,
-    ) -> SearchResult:
-        """Search episodes and facts (node/search.py); options left out come from settings.
-
-        The values are the caller's to check (the CLI's options, the API's
-        :class:`~feral.node.search.SearchRequest`): they are not checked again here.
-        """
-        request = SearchRequest(query, top_k, strategy, alpha, mmr, mmr_lambda, min_score, scope)
-        return await run_search(
-            self.store,
-            self.embedder,
-            self.settings.search,
-            request,
-            self.embedding.index,
-            self.now_ms(),
-        )
 
     # -- replication (the peer layer drives these) ---------------------------------------------
 

@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from feral.cli.memory_commands import parse_import_line
+from feral.cli.memory_transfer_commands import parse_import_line
 from feral.sync.errors import InvalidInput
 
 from .helpers import feral, feral_json, feral_process, turn_off_embeddings

@@ -1,0 +1,167 @@
+"""``feral memory import|ingest|export``: memories in and out in bulk, every line checked first."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+
+from feral.node.node import Node
+from feral.node.secret_scan import Policy, screen_lines, triple_text
+from feral.node.working_memory import Message, parse_transcript_line
+from feral.sync.errors import InvalidInput
+
+from .context import pass_home, with_node
+from .memory_commands import memory
+from .output import echo_json, json_option
+from .secret_options import screened, secrets_option
+
+__all__ = ["parse_import_line"]
+
+NOTE = ("user", "note")
+
+
+@memory.command()
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE."
+)
+@pass_home
+def export(home: Path, output: Path | None) -> None:
+    """Every replicated row as sorted JSON Lines (equal on nodes that are in sync)."""
+    lines = with_node(home, Node.export_lines)
+    if output is None:
+        sys.stdout.write("".join(lines))
+        return
+    try:
+        _write_owner_only(output, "".join(lines))
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {output}: {exc.strerror}") from exc
+
+
+def _write_owner_only(path: Path, text: str) -> None:
+    """Write ``text`` to ``path``, creating it 0600: an export holds every memory in full.
+
+    An existing file (or ``/dev/stdout``) is truncated and written in place, and keeps the
+    mode its owner gave it.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def parse_import_line(line: str, number: int) -> tuple[str, str, str] | None:
+    """One import line: plain text (a note) or a JSON object with a triple or a ``fact``."""
+    text = line.strip()
+    if not text:
+        return None
+    if not text.startswith("{"):
+        return (*NOTE, text)
+    try:
+        item = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"line {number}: invalid JSON: {exc.msg}") from exc
+    if all(isinstance(item.get(k), str) for k in ("subject", "predicate", "object")):
+        return (item["subject"], item["predicate"], item["object"])
+    if isinstance(item.get("fact"), str) and item["fact"].strip():
+        return (*NOTE, item["fact"].strip())
+    raise InvalidInput(f"line {number}: expected subject/predicate/object strings or a 'fact'")
+
+
+def _read_import(path: Path) -> list[tuple[int, tuple[str, str, str]]]:
+    """Every line's triple, with its line number (blank lines left out)."""
+    try:
+        with path.open(encoding="utf-8") as handle:
+            parsed = ((n, parse_import_line(line, n)) for n, line in enumerate(handle, 1))
+            return [(n, t) for n, t in parsed if t is not None]
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{path} is not UTF-8 text") from exc
+
+
+@memory.command(name="import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@secrets_option("import")
+@pass_home
+def import_(home: Path, file: Path, secrets: Policy) -> None:
+    """Remember facts in bulk: one per line, plain text or JSON Lines.
+
+    Every line is checked before anything is written, so a bad line imports nothing; a line
+    holding what looks like a secret is refused the same way, or left out with --secrets skip.
+    """
+    triples = screened(*screen_lines(_read_import(file), triple_text, secrets))
+    with click.progressbar(length=len(triples), label="Importing", file=sys.stderr) as bar:
+        written = with_node(home, lambda node: node.import_facts(triples, progress=bar.update))
+    click.echo(f"Imported {len(triples)} line(s): {written} new fact(s)", err=True)
+
+
+def _content(message: Message) -> str:
+    return message.content
+
+
+def _read_transcript(path: Path, skip: frozenset[int] = frozenset()) -> Iterator[Message]:
+    """The messages of a JSON Lines transcript, each line checked as it is read (but ``skip``)."""
+    for _, message in _numbered_transcript(path, skip):
+        yield message
+
+
+def _numbered_transcript(path: Path, skip: frozenset[int]) -> Iterator[tuple[int, Message]]:
+    try:
+        with path.open("rb") as handle:
+            for number, raw in enumerate(handle, 1):
+                try:
+                    line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InvalidInput(f"line {number}: not UTF-8 text") from exc
+                message = parse_transcript_line(line, number)
+                if message is not None and number not in skip:
+                    yield number, message
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from exc
+
+
+@memory.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@json_option("the counts")
+@secrets_option("ingest")
+@pass_home
+def ingest(home: Path, file: Path, as_json: bool, secrets: Policy) -> None:
+    """Stream a JSON Lines transcript through working memory into episodes.
+
+    Each line is {"session", "role", "content"}; each session gets its own working memory,
+    compacted into an episode whenever it passes the trigger. Every line is checked before
+    anything is written, so a bad line ingests nothing. At the end, what is left of each
+    session becomes one final episode (working memory lives only as long as this command).
+    What the user's messages state by the phrasing rules is also remembered as facts of their
+    episode, the facts of one message linked as co_extracted.
+    A line holding what looks like a secret is refused the same way, or left out with
+    --secrets skip.
+    """
+    # Two passes: check every line (and count them for the bar), then stream. Memory stays flat
+    # whatever the file's size; a file edited between the passes can still fail half-way.
+    _, skipped = screen_lines(_numbered_transcript(file, frozenset()), _content, secrets)
+    screened([], skipped)
+    skip = frozenset(skipped)
+    total = sum(1 for _ in _read_transcript(file, skip))
+    hidden = not sys.stderr.isatty()  # a log or a pipe gets the counts, not a bar
+    with click.progressbar(length=total, label="Ingesting", file=sys.stderr, hidden=hidden) as bar:
+        result = with_node(
+            home, lambda node: node.ingest(_read_transcript(file, skip), progress=bar.update)
+        )
+    if as_json:
+        echo_json(dataclasses.asdict(result))
+        return
+    click.echo(
+        f"Ingested {result.messages} message(s) from {result.sessions} session(s): "
+        f"{result.episodes} episode(s), {result.facts} fact(s)"
+    )
+
+
+def register() -> None:
+    """Nothing to do: importing this module added its commands to the ``memory`` group; the
+    call makes that import visible where the CLI is put together (cli/main.py)."""
