@@ -20,6 +20,7 @@ The tree (tests/sync/test_errors.py holds the classes to it, row by row)::
     ├── ConfigError               bad_settings      500   1
     ├── InvalidArgument           invalid_argument  400   2
     ├── InvalidInput              invalid_input     422   1
+    │   └── SecretRefused         secret_refused    422   1
     ├── NotAvailable              not_available     409   1
     ├── NotFoundError             not_found         404   1
     │   └── PathRefused           not_found         404   1
@@ -44,7 +45,8 @@ What each kind stands for:
 - InvalidArgument: a value given to a command or a call that it does not take, past the checks
   at the edge (click's option types, the API's declared bodies), which refuse first.
 - InvalidInput: a file handed to feral (an import, a transcript) that cannot be read or holds a
-  malformed line; the message names the line.
+  malformed line; the message names the line. SecretRefused (node/secret_scan.py): text that
+  holds what looks like a secret, never stored; the message names the kind, never the value.
 - NotAvailable: something this node cannot do as configured (vector search with no model).
 - NotFoundError: an id or name that names nothing; PathRefused: a name that is a path, or a
   page that leads outside the node's home, refused (to a caller: there is no such page).
