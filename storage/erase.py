@@ -57,10 +57,11 @@ WHERE row_id IN (SELECT value ->> 1 FROM json_each(?1))
                        WHERE value ->> 0 = integrity_alarms.tbl
                          AND value ->> 1 = integrity_alarms.row_id)
 """
-"""Integrity alarms (storage/integrity.py) on entries the tombstone outdates: their words are
-erased here now, whatever either copy held, so the two copies no longer disagree. A peer that
-nuked first may send such an entry erased before its tombstone arrives (pages go origin by
-origin), which looks like a forged tombstone until the real one comes."""
+"""Integrity alarms (storage/integrity.py) on entries a tombstone outdates. A peer that nuked
+first may send such an entry erased before its tombstone arrives (pages go origin by origin),
+which looks like a forged tombstone until the real one comes; once it has come, the erased copy
+is explained, whether or not the row was written again meanwhile (a tombstone that arrives
+after a newer write of its row still proves it)."""
 
 
 def erase_outdated(conn: Connection, deltas: Sequence[Delta]) -> Sequence[Delta]:
@@ -76,6 +77,7 @@ def erase_outdated(conn: Connection, deltas: Sequence[Delta]) -> Sequence[Delta]
         _has_tombstones(conn, table) for table in {table for table, _ in kinds}
     ):
         return deltas  # the common case: no tombstone in the batch or in its tables
+    _withdraw_alarms(conn, deltas)
     current = _current_states(conn, deltas)
     newest = _newest(deltas, current)
     dead = {key: version for key, (version, tombstone) in newest.items() if tombstone}
@@ -86,11 +88,27 @@ def erase_outdated(conn: Connection, deltas: Sequence[Delta]) -> Sequence[Delta]
         rows = [(table_by_name(table).code, row_id) for table, row_id in erased]
         blank = [[*row, *dead[key]] for row, key in zip(rows, erased, strict=True)]
         conn.execute(_BLANK_EARLIER, (json.dumps(blank),))
-        conn.execute(_WITHDRAW_ALARMS, (json.dumps(blank),))
         _note_erased(conn, rows)
         for table, row_id in erased:
             drop_vectors(conn, table, [row_id])
     return [_outdated(d, dead) for d in deltas] if dead else deltas
+
+
+def _withdraw_alarms(conn: Connection, deltas: Sequence[Delta]) -> None:
+    """Withdraw the integrity alarms each tombstone (or erased entry) of the batch explains.
+
+    An alarm between an erased copy and one with words is withdrawn once the log holds an
+    erased entry of the row above it, whatever the row's state: a tombstone outdated by a later
+    write (made by a device that had not heard of the nuke) proves the copy erased all the same.
+    """
+    newest: dict[tuple[int, str], _Version] = {}
+    for delta in deltas:
+        if delta.values is None:
+            key = (table_by_name(delta.table).code, delta.row_id)
+            newest[key] = max(newest.get(key, (0, "")), (delta.hlc, delta.origin))
+    if newest:
+        marks = [[*key, *version] for key, version in newest.items()]
+        conn.execute(_WITHDRAW_ALARMS, (json.dumps(marks),))
 
 
 def _outdated(delta: Delta, dead: dict[_Key, _Version]) -> Delta:

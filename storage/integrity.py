@@ -54,7 +54,8 @@ def _erased_copy(conn: Connection, delta: Delta, held: tuple[int, str, bytes | N
     long as this node holds a newer tombstone of the row: as the row itself, or in the log
     once the row was written again. The other way round (their copy erased, ours not) is the
     same write when our log holds a newer tombstone of the row; before that arrives it cannot
-    be told from a forged tombstone, and its alarm goes when the tombstone erases ours.
+    be told from a forged tombstone, and its alarm goes when the tombstone arrives, even one
+    that a later write of the row outdates (storage/erase.py).
     """
     code, row_id, payload = held
     if row_id != delta.row_id or table_by_name(delta.table).code != code:

@@ -139,3 +139,33 @@ def test_an_erased_copy_is_no_collision_where_the_write_came_after_its_tombstone
     erased = [dl for p in changes_since(b.conn, {}) if p.origin == A for dl in p.deltas]
     assert erased[0].values is None
     assert find_collisions(c.conn, A, erased) == []
+
+
+def test_an_alarm_for_an_erased_copy_is_withdrawn_when_its_tombstone_comes_after_a_newer_write(
+    make_replica,
+):
+    """b nuked a's write; d, not having heard of it, archived the row later. a takes d's archive
+    first, then b's erased copy of a's write (an alarm: nothing erased above it here yet), then
+    b's tombstone, which the archive outdates. The tombstone still proves the copy erased, not
+    forged: the alarm goes (it stayed for good, between honest devices)."""
+    from feral.storage.integrity import alarm_counts
+
+    a, b, d = (make_replica(n, i) for n, i in (("a", A), ("b", B), ("d", D)))
+    row = a.remember("user", "vault_code", SECRET)
+    pull(b, a)
+    pull(d, a)
+    b.nuke(row["id"])
+    d.time.advance(1_000)
+    d.archive(row["id"])
+    for page in changes_since(d.conn, version_vector(a.conn)):
+        a.apply(page)
+    pages = changes_since(b.conn, {})
+    for page in [p for p in pages if p.origin == A]:
+        a.apply(page)
+    assert alarm_counts(a.conn) == {"": 1}
+    for page in [p for p in pages if p.origin == B]:
+        a.apply(page)
+    assert alarm_counts(a.conn) == {}
+    sync_until_quiet([(a, b), (a, d), (b, d)])
+    assert all(alarm_counts(r.conn) == {} for r in (a, b, d))
+    assert export_text(a.conn) == export_text(b.conn) == export_text(d.conn)
