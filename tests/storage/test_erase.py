@@ -169,3 +169,55 @@ def test_an_alarm_for_an_erased_copy_is_withdrawn_when_its_tombstone_comes_after
     sync_until_quiet([(a, b), (a, d), (b, d)])
     assert all(alarm_counts(r.conn) == {} for r in (a, b, d))
     assert export_text(a.conn) == export_text(b.conn) == export_text(d.conn)
+
+
+def test_a_tombstone_that_arrives_after_a_newer_write_still_erases_the_older_entries(
+    make_replica,
+):
+    """b nuked a's write; d, not having heard of it, archived the row later. c takes the archive
+    first, then a's write, then the tombstone: the row stays live (the archive wins), yet every
+    entry older than the tombstone loses its words, and a device that joins later from c never
+    receives them."""
+    a, b, c, d = (make_replica(n, i) for n, i in (("a", A), ("b", B), ("c", C), ("d", D)))
+    row = a.remember("user", "vault_code", SECRET)
+    pull(b, a)
+    pull(d, a)
+    b.nuke(row["id"])
+    d.time.advance(1_000)
+    d.archive(row["id"])
+    archive = [p for p in changes_since(d.conn, {}) if p.origin == D]
+    for origin, sender in ((D, d), (A, a), (B, b)):
+        for page in changes_since(sender.conn, {}):
+            if page.origin == origin:
+                c.apply(page)
+    older = [dl for dl in all_deltas(c.conn) if dl.row_id == row["id"] and dl.origin != D]
+    assert [dl.values for dl in older] == [None, None]
+    assert payloads_holding(c, SECRET) == 1  # the archive, a write newer than the nuke
+    late = make_replica("late", NodeId("e" * 32))
+    for page in changes_since(c.conn, {}):
+        if page.origin != D:
+            late.apply(page)
+    assert payloads_holding(late, SECRET) == 0
+    for page in archive:
+        late.apply(page)
+    assert export_text(late.conn) == export_text(c.conn)
+
+
+def test_a_write_older_than_a_tombstone_arriving_once_the_row_was_written_again_is_erased(
+    make_replica,
+):
+    """c holds the nuke and the newer archive (the row is live), then a's write from before the
+    nuke arrives: it is logged as a tombstone at its own stamp, as if the row were still dead."""
+    a, b, c, d = (make_replica(n, i) for n, i in (("a", A), ("b", B), ("c", C), ("d", D)))
+    row = a.remember("user", "vault_code", SECRET)
+    pull(b, a)
+    pull(d, a)
+    b.nuke(row["id"])
+    d.time.advance(1_000)
+    d.archive(row["id"])
+    for origin, sender in ((B, b), (D, d), (A, a)):
+        for page in changes_since(sender.conn, {}):
+            if page.origin == origin:
+                c.apply(page)
+    assert [dl.values for dl in all_deltas(c.conn) if dl.origin == A] == [None]
+    assert payloads_holding(c, SECRET) == 1  # the archive only
