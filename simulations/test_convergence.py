@@ -107,7 +107,6 @@ class ConvergenceMachine(RuleBasedStateMachine):
         """Devices' clocks start a little off true time (each within the window), as real
         ones do; two of them may still be too far apart for a handshake."""
         self.cluster = Cluster(n, topology, page_limit)
-        self.cluster.honest_alarms_checked = False  # an open defect: see Cluster
         for node, skew in zip(self.c.nodes, skews, strict=False):
             node.wall.skew_ms = skew
         for edge in range(len(self.c.edges)):

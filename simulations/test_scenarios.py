@@ -375,3 +375,41 @@ def test_a_write_echoed_back_erased_before_its_tombstone_leaves_no_alarm() -> No
     machine.hard_delete(node=0, triple=fact)
     machine.deliver(picks=[0])
     machine.teardown()
+
+
+def test_an_erased_echo_then_a_newer_write_then_its_tombstone_leave_no_alarm() -> None:
+    """The nuker streams the writer's entry back erased, ahead of its tombstone; before the
+    tombstone arrives, a third device that had not heard of the nuke archives the row and the
+    writer takes that first. The tombstone, outdated by the archive, still explains the erased
+    copy: no alarm once quiet (one stayed for good), and the writer's words are erased too."""
+    cluster = Cluster(3, "mesh", page_limit=1)
+    try:
+        writer, laptop, nuker = sorted(cluster.nodes, key=lambda node: node.node_id)
+        for edge in range(len(cluster.edges)):
+            cluster.reset(edge)
+        cluster.connect(writer, nuker)
+        cluster.connect(writer, laptop)
+        carry(cluster, (writer, nuker), (writer, laptop))
+        fact = ("alice", "likes", "tea")
+        writer.commit(memories.remember_fact, fact, now_ms=writer.wall())
+        carry(cluster, (writer, nuker), (writer, laptop))
+        nuker.commit(memories.nuke, fact_id(*fact))
+        cluster.time.advance(10)
+        laptop.commit(memories.set_archived, fact_id(*fact), True)
+        echo = (nuker.node_id, writer.node_id)
+        while echo in cluster.network.busy_links() and not alarms(writer):
+            cluster.deliver(echo)
+        assert alarms(writer)  # the erased copy came first
+        carry(cluster, (writer, laptop))
+        assert_converged(cluster)  # and no integrity alarm between honest devices
+        kept = writer.conn.execute(
+            "SELECT count(*) FROM delta_log WHERE origin = ? AND payload IS NOT NULL",
+            (writer.node_id,),
+        ).fetchone()[0]
+        assert kept == 0
+    finally:
+        cluster.close()
+
+
+def alarms(node: SimNode) -> int:
+    return int(node.conn.execute("SELECT count(*) FROM integrity_alarms").fetchone()[0])
