@@ -121,11 +121,13 @@ def _one_window_check(remote: int, now_ms: int, window_ms: int, peer: str | None
     check_skew(remote, now_ms, window_ms // 2, peer, origin)
 
 
-def _single_cursor(conn: Conn, since: VersionVector, limit: int) -> tuple[list[Page], Any]:
+def _single_cursor(
+    conn: Conn, since: VersionVector, limit: int, ceiling: int | None = None
+) -> tuple[list[Page], Any]:
     """FERAL's relay bug: one "since this HLC" cursor for every origin."""
     cursor = max(since.values(), default=0)
     mine = delta_log.version_vector(conn)
-    return delta_log.changes_since(conn, {o: cursor for o in mine}, limit), mine
+    return delta_log.changes_since(conn, {o: cursor for o in mine}, limit, ceiling), mine
 
 
 def _nuke_without_tombstone(conn: Conn, origin: str, stamp: Callable[[int], int],

@@ -267,13 +267,18 @@ class Cluster:
         rounds = self.sync_until_quiet(max_rounds)
         for _ in range(passes):
             before = self._held()
-            for node in self.nodes:
-                for peer in list(node.links):
-                    node.anti_entropy(peer)
+            self.anti_entropy()
             rounds += self.sync_until_quiet(max_rounds)
             if self._held() == before:
                 break
         return rounds
+
+    def anti_entropy(self) -> None:
+        """Every link re-sends its vector, as ``feral serve`` does every minute: how entries a
+        peer held back (stamped beyond twice the window of this clock) come once time passed."""
+        for node in self.nodes:
+            for peer in list(node.links):
+                node.anti_entropy(peer)
 
     def _held(self) -> list[tuple[object, object]]:
         return [(n.vector(), delta_log.log_entry_counts(n.conn)) for n in self.nodes]

@@ -46,10 +46,11 @@ from feral.sync.session import (
     PeerPending,
     SyncSession,
 )
-from feral.sync.types import NodeId
+from feral.sync.types import NodeId, VersionVector
 
 from . import delta_log, peers as peer_status, row_digest
 from .connection import Connection, DatabaseError
+from .held_back import held_back_messages
 from .store import roll_back
 
 __all__ = ["FailureLog", "Handled", "LinkHandler", "LinkResult", "writes"]
@@ -149,6 +150,7 @@ class LinkHandler:
         encrypted: whether the transport is encrypted (recorded for status).
         max_skew_ms: the skew window for received stamps, read at each page (settings may be
             reloaded while a link is open); by default the session's own window.
+        logger: where the link's notes go (the serve log; the simulations keep theirs quiet).
     """
 
     def __init__(
@@ -159,6 +161,7 @@ class LinkHandler:
         url: str | None = None,
         encrypted: bool = False,
         max_skew_ms: Callable[[], int] | None = None,
+        logger: logging.Logger = log,
     ) -> None:
         self.session = session
         self.expected = expected
@@ -168,6 +171,9 @@ class LinkHandler:
         self.result = LinkResult(peer=expected)
         self.holes = HoleRepair()
         """Origins whose log this node is taking again from the start (a hole was found)."""
+        self.log = logger
+        self.held_back: set[NodeId] = set()
+        """Origins the peer holds back from us (sync/held_back.py), each logged once per link."""
 
     def handle(self, conn: Connection, event: Event) -> Handled:
         """Answer ``event``; run it in a write transaction when :func:`writes` says so."""
@@ -275,7 +281,7 @@ class LinkHandler:
         a failed read refuses the link with ``storage_error``, and the dialler reconnects.
         """
         try:
-            pages, vector = delta_log.answer_request(conn, event.since, event.limit)
+            pages, vector = delta_log.answer_request(conn, event.since, event.limit, event.ceiling)
         except (FeralError, DatabaseError) as exc:
             message = str(exc) if isinstance(exc, FeralError) else f"read failed: {exc}"
             self.session.fail("storage_error", message, CLOSE_INTERNAL)
@@ -353,6 +359,7 @@ class LinkHandler:
                                     self.session.local.now_ms(), entries=event.entries,
                                     digest=event.digest)  # fmt: skip
         vector = delta_log.version_vector(conn)
+        self._note_held_back(conn, event.vector, vector)
         entries = delta_log.log_entry_counts(conn)
         diverged = peer_status.diverged(
             vector, entries, row_digest.row_digest(conn), event.vector, event.entries, event.digest
@@ -370,3 +377,19 @@ class LinkHandler:
         if found.ask:
             self.session.send_vector(found.request(vector))
         return Handled(holes=found.holes, diverged=diverged)
+
+    def _note_held_back(self, conn: Connection, theirs: VersionVector, ours: VersionVector) -> None:
+        """Name the origins the peer holds back, like a refused page: the link's result (what
+        ``sync now`` says), the peer's status and, once per link and origin, the log."""
+        now = self.session.local.now_ms()
+        told = held_back_messages(conn, theirs, ours, now_ms=now, window_ms=self.max_skew_ms(),
+                                  peer=self.result.peer)  # fmt: skip
+        if self.held_back and not told and self.result.error_code == "clock_skew":
+            self.result.error = self.result.error_code = None  # they have all come since
+        for origin, message in told.items():
+            self.result.error, self.result.error_code = message, "clock_skew"
+            if self.result.peer is not None:
+                peer_status.record_error(conn, self.result.peer, message, now, unreachable=False)
+            if origin not in self.held_back:
+                self.log.warning("! link with %s: %s", self.result.peer, message)
+        self.held_back = set(told)

@@ -28,6 +28,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from . import held_back
 from .codec import MAX_FRAME_BYTES, Message, decode_message, encode_message
 from .delta import Page
 from .errors import DecodeError, FeralError, SchemaError
@@ -157,6 +158,11 @@ class SyncSession:
         """The peer's last CaughtUp: what it held when it last said so."""
         self._applied_since_said = False
         """A page from the peer was applied after our last CaughtUp, which is now out of date."""
+        self.peer_offset_ms: int | None = None
+        """How far the peer's clock is from ours, measured at the handshake (sync/held_back.py)."""
+        self._ceiling: int | None = None
+        self._take_limit: int | None = None
+        """The ceiling of our last request, and our limit when the peer's CaughtUp came."""
         self._frames: list[bytes] = []
         self._events: list[Event] = []
         self._send(
@@ -199,8 +205,7 @@ class SyncSession:
             and self._peer_caught_up
             and not self._unacked
             and not self._requested
-            and self._said is not None
-            and self._said.same_holdings(self._heard)
+            and held_back.same_holdings(self._said, self._heard, self._ceiling, self._take_limit)
         )
 
     # -- inputs --------------------------------------------------------------------------------
@@ -335,7 +340,12 @@ class SyncSession:
     def _request(self, limit: int) -> None:
         if self.state is State.OPEN and self.peer_vector is not None and not self._requested:
             self._requested = True
-            self._events.append(DeltasRequested(dict(self._sent), limit, self._announce))
+            self._ceiling = held_back.send_ceiling(
+                self.local.now_ms(), self.peer_offset_ms or 0, self.local.max_skew_ms
+            )
+            self._events.append(
+                DeltasRequested(dict(self._sent), limit, self._announce, self._ceiling)
+            )
             self._announce = False
 
     def _receive_caught_up(self, message: CaughtUp) -> None:
@@ -348,6 +358,7 @@ class SyncSession:
         """
         self._peer_caught_up = True
         self._heard = message
+        self._take_limit = held_back.take_limit(self.local.now_ms(), self.local.max_skew_ms)
         self._events.append(
             PeerCaughtUp(dict(message.vector), dict(message.entries), message.digest)
         )
@@ -406,7 +417,7 @@ class SyncSession:
             self.fail("auth_failed", "the peer's signature does not verify", CLOSE_POLICY)
             return
         self.state = State.OPEN
-        offset = peer.wall_ms - local.now_ms()
+        offset = self.peer_offset_ms = peer.wall_ms - local.now_ms()
         self._events.append(
             Authenticated(peer.node_id, printable(peer.name), printable(peer.epoch), offset)
         )
