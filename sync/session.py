@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import enum
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from . import held_back
 from .codec import MAX_FRAME_BYTES, Message, decode_message, encode_message
@@ -42,6 +40,7 @@ from .events import (
     PeerCaughtUp,
     PeerPending,
 )
+from .handshake import LocalPeer, refuse_hello, transcript
 from .messages import Ack, Auth, CaughtUp, ErrorMessage, Hello, Pending, Vector
 from .schema import SCHEMA_VERSION
 from .text import printable
@@ -70,7 +69,6 @@ CLOSE_BAD_DATA = 1007
 CLOSE_POLICY = 1008
 CLOSE_INTERNAL = 1011
 MAX_PAGES_IN_FLIGHT = 4
-TRANSCRIPT_LABEL = b"feral-sync-auth-v1\x00"
 
 
 class State(enum.IntEnum):
@@ -80,46 +78,6 @@ class State(enum.IntEnum):
     OPEN = 1
     CLOSING = 2
     CLOSED = 3
-
-
-@dataclass(frozen=True)
-class LocalPeer:
-    """What the session needs to know about this node and its trust decisions (injected).
-
-    Attributes:
-        node_id: this node's id.
-        public_key: this node's raw public key.
-        name: this node's display name.
-        epoch: the random id of this node's log.
-        sign: signs bytes with this node's private key.
-        verify: checks ``(public_key, data, signature)``; never raises.
-        fingerprint: the node id belonging to a raw public key.
-        is_paired: whether a node id may connect.
-        now_ms: this node's wall clock.
-        max_skew_ms: the skew window.
-        nonce: fresh random bytes for this session's handshake.
-    """
-
-    node_id: NodeId
-    public_key: bytes
-    name: str
-    epoch: str
-    sign: Callable[[bytes], bytes]
-    verify: Callable[[bytes, bytes, bytes], bool]
-    fingerprint: Callable[[bytes], NodeId]
-    is_paired: Callable[[NodeId], bool]
-    now_ms: Callable[[], int]
-    max_skew_ms: int
-    nonce: bytes = field(repr=False)
-
-
-def transcript(
-    signer: NodeId, verifier: NodeId, verifier_nonce: bytes, signer_nonce: bytes
-) -> bytes:
-    """The bytes a node signs to prove it is ``signer`` to ``verifier`` in this session."""
-    return b"".join(
-        (TRANSCRIPT_LABEL, signer.encode(), verifier.encode(), verifier_nonce, signer_nonce)
-    )
 
 
 class SyncSession:
@@ -378,37 +336,13 @@ class SyncSession:
     def _receive_hello(self, hello: Hello) -> None:
         local = self.local
         self.offered = hello
-        refusal = self._refuse_hello(hello)
+        refusal = refuse_hello(self.local, hello)
         if refusal is not None:
             self.fail(refusal[0], refusal[1], CLOSE_POLICY)
             return
         self.peer = hello
         signed = transcript(local.node_id, hello.node_id, hello.nonce, local.nonce)
         self._send(Auth(local.sign(signed)))
-
-    def _refuse_hello(self, hello: Hello) -> tuple[str, str] | None:
-        local = self.local
-        if local.fingerprint(hello.public_key) != hello.node_id:
-            return "auth_failed", "the node id is not the fingerprint of the key offered"
-        if hello.node_id == local.node_id:
-            return "same_node", "a node cannot sync with itself"
-        if not local.is_paired(hello.node_id):
-            return "not_paired", (
-                f"node {hello.node_id} is not paired with {local.node_id}; pair on both "
-                f"devices with: feral sync peers add [URL] --node-id ID"
-            )
-        if hello.schema_version != SCHEMA_VERSION:
-            return "schema_mismatch", (
-                f"peer stores schema {hello.schema_version}, this node {SCHEMA_VERSION}"
-            )
-        offset = hello.wall_ms - local.now_ms()
-        if abs(offset) > local.max_skew_ms:
-            side = "ahead of" if offset > 0 else "behind"
-            return "clock_skew", (
-                f"clock skew: {hello.node_id}'s wall clock is {abs(offset)} ms {side} "
-                f"{local.node_id}'s (max_clock_skew_ms is {local.max_skew_ms})"
-            )
-        return None
 
     def _receive_auth(self, peer: Hello, auth: Auth) -> None:
         local = self.local
