@@ -46,11 +46,11 @@ from feral.sync.session import (
     PeerPending,
     SyncSession,
 )
-from feral.sync.types import NodeId, VersionVector
+from feral.sync.types import NodeId
 
 from . import delta_log, peers as peer_status, row_digest
 from .connection import Connection, DatabaseError
-from .held_back import held_back_messages
+from .held_back import held_back_messages, holding_back_messages
 from .store import roll_back
 
 __all__ = ["FailureLog", "Handled", "LinkHandler", "LinkResult", "writes"]
@@ -173,6 +173,7 @@ class LinkHandler:
         """Origins whose log this node is taking again from the start (a hole was found)."""
         self.log = logger
         self.held_back: set[NodeId] = set()
+        self.holding_back: set[NodeId] = set()
         """Origins the peer holds back from us (sync/held_back.py), each logged once per link."""
 
     def handle(self, conn: Connection, event: Event) -> Handled:
@@ -286,6 +287,8 @@ class LinkHandler:
             message = str(exc) if isinstance(exc, FeralError) else f"read failed: {exc}"
             self.session.fail("storage_error", message, CLOSE_INTERNAL)
             return
+        told = holding_back_messages(conn, vector, event, self.session, self.result.peer)
+        self._note_clock(conn, told, self.holding_back, record=False)
         if event.announce:
             self.session.send_pending(peer_status.backlog_for(conn, event.since))
         if pages:
@@ -359,7 +362,9 @@ class LinkHandler:
                                     self.session.local.now_ms(), entries=event.entries,
                                     digest=event.digest)  # fmt: skip
         vector = delta_log.version_vector(conn)
-        self._note_held_back(conn, event.vector, vector)
+        told = held_back_messages(conn, event.vector, vector, now_ms=self.session.local.now_ms(),
+                                  window_ms=self.max_skew_ms(), peer=self.result.peer)  # fmt: skip
+        self._note_clock(conn, told, self.held_back, record=True)
         entries = delta_log.log_entry_counts(conn)
         diverged = peer_status.diverged(
             vector, entries, row_digest.row_digest(conn), event.vector, event.entries, event.digest
@@ -378,18 +383,21 @@ class LinkHandler:
             self.session.send_vector(found.request(vector))
         return Handled(holes=found.holes, diverged=diverged)
 
-    def _note_held_back(self, conn: Connection, theirs: VersionVector, ours: VersionVector) -> None:
-        """Name the origins the peer holds back, like a refused page: the link's result (what
-        ``sync now`` says), the peer's status and, once per link and origin, the log."""
+    def _note_clock(
+        self, conn: Connection, told: dict[NodeId, str], seen: set[NodeId], *, record: bool
+    ) -> None:
+        """Name the origins held back on this link, like a refused page: in the link's result
+        (what ``sync now`` says), the peer's status (when ``record``: a write) and, once per link
+        and origin, the log. ``seen`` holds those named before; a result they set is cleared
+        once none is left (they have all come since)."""
+        if seen and not told and self.result.error_code == "clock_skew":
+            self.result.error = self.result.error_code = None
         now = self.session.local.now_ms()
-        told = held_back_messages(conn, theirs, ours, now_ms=now, window_ms=self.max_skew_ms(),
-                                  peer=self.result.peer)  # fmt: skip
-        if self.held_back and not told and self.result.error_code == "clock_skew":
-            self.result.error = self.result.error_code = None  # they have all come since
         for origin, message in told.items():
             self.result.error, self.result.error_code = message, "clock_skew"
-            if self.result.peer is not None:
+            if record and self.result.peer is not None:
                 peer_status.record_error(conn, self.result.peer, message, now, unreachable=False)
-            if origin not in self.held_back:
+            if origin not in seen:
                 self.log.warning("! link with %s: %s", self.result.peer, message)
-        self.held_back = set(told)
+        seen.clear()
+        seen.update(told)
