@@ -78,8 +78,8 @@ def erase_outdated(conn: Connection, deltas: Sequence[Delta]) -> Sequence[Delta]
     which writes with a payload never touch. Must run inside the batch's write transaction,
     before it is applied.
     """
-    batch = _batch_marks(deltas)
-    codes = {table_by_name(delta.table).code for delta in deltas}
+    batch = _batch_marks([delta for delta in deltas if delta.values is None])
+    codes = {table_by_name(table).code for table in {delta.table for delta in deltas}}
     logged = {code for code in codes if _logs_erased(conn, code)}
     if not batch and not logged:
         return deltas  # the common case: nothing erased in the batch or in its tables' logs
@@ -95,13 +95,12 @@ _NONE: _Version = (0, "")
 """Older than every stamp."""
 
 
-def _batch_marks(deltas: Sequence[Delta]) -> dict[_Row, _Version]:
-    """The newest entry without payload of each row the batch holds one for."""
+def _batch_marks(tombstones: Sequence[Delta]) -> dict[_Row, _Version]:
+    """The newest of each row's entries among ``tombstones`` (entries without payload)."""
     marks: dict[_Row, _Version] = {}
-    for delta in deltas:
-        if delta.values is None:
-            key = (table_by_name(delta.table).code, delta.row_id)
-            marks[key] = max(marks.get(key, _NONE), (delta.hlc, delta.origin))
+    for delta in tombstones:
+        key = (table_by_name(delta.table).code, delta.row_id)
+        marks[key] = max(marks.get(key, _NONE), (delta.hlc, delta.origin))
     return marks
 
 
