@@ -113,18 +113,24 @@ def _logs_erased(conn: Connection, code: int) -> bool:
 def _logged_marks(
     conn: Connection, deltas: Sequence[Delta], codes: set[int]
 ) -> dict[_Row, _Version]:
-    """The newest logged entry without payload of each row the batch writes, in ``codes``."""
-    rows = sorted({(c, d.row_id) for d in deltas if (c := table_by_name(d.table).code) in codes})
+    """The newest logged entry without payload of each row the batch writes, in ``codes``:
+    one probe of the partial index per row, a table at a time."""
+    ids: dict[int, set[str]] = {code: set() for code in codes}
+    for delta in deltas:
+        code = table_by_name(delta.table).code
+        if code in ids:
+            ids[code].add(delta.row_id)
     marks: dict[_Row, _Version] = {}
-    for code, row_id, hlc, origin in conn.execute(_LOGGED_MARKS, (json.dumps(rows),)):
-        key = (int(code), str(row_id))
-        marks[key] = max(marks.get(key, _NONE), (int(hlc), str(origin)))
+    for code, rows in ids.items():
+        for row_id, hlc, origin in conn.execute(_LOGGED_MARKS, (json.dumps(sorted(rows)), code)):
+            key = (code, str(row_id))
+            marks[key] = max(marks.get(key, _NONE), (int(hlc), str(origin)))
     return marks
 
 
 _LOGGED_MARKS = """
-SELECT l.tbl, l.row_id, l.hlc, l.origin FROM json_each(?) AS j
-CROSS JOIN delta_log AS l ON l.tbl = j.value ->> 0 AND l.row_id = j.value ->> 1
+SELECT l.row_id, l.hlc, l.origin FROM json_each(?1) AS j
+CROSS JOIN delta_log AS l ON l.tbl = ?2 AND l.row_id = j.value
 WHERE l.payload IS NULL
 """
 
