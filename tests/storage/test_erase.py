@@ -221,3 +221,33 @@ def test_a_write_older_than_a_tombstone_arriving_once_the_row_was_written_again_
                 c.apply(page)
     assert [dl.values for dl in all_deltas(c.conn) if dl.origin == A] == [None]
     assert payloads_holding(c, SECRET) == 1  # the archive only
+
+
+def test_the_log_index_migration_erases_what_an_older_database_kept(tmp_path):
+    """A database from before 0010_log_tombstones may hold words below a tombstone of a row that
+    was written again (the gap the migration closes): the migration erases them, and withdraws
+    the alarms on those entries."""
+    from feral.storage.connection import connect
+    from feral.storage.migrations import MIGRATIONS, apply_migrations
+
+    conn = connect(tmp_path / "old.db")
+    try:
+        apply_migrations(conn, MIGRATIONS[:-1])
+        rows = [
+            (A, 1, 2, "r", b"words"),  # below the tombstone: erased
+            (B, 2, 2, "r", None),  # the tombstone
+            (C, 3, 2, "r", b"later"),  # the later write keeps its words
+            (A, 4, 2, "other", b"kept"),  # another row
+        ]
+        conn.executemany("INSERT INTO delta_log VALUES (?, ?, ?, ?, ?)", rows)
+        conn.execute(
+            "INSERT INTO integrity_alarms(origin, hlc, peer, tbl, row_id, first_at, last_at, "
+            "count) VALUES (?, 1, 'p', 2, 'r', 0, 0, 1)",
+            (A,),
+        )
+        apply_migrations(conn)
+        held = conn.execute("SELECT hlc, payload FROM delta_log ORDER BY hlc").fetchall()
+        assert held == [(1, None), (2, None), (3, b"later"), (4, b"kept")]
+        assert conn.execute("SELECT count(*) FROM integrity_alarms").fetchone()[0] == 0
+    finally:
+        conn.close()
