@@ -11,7 +11,7 @@ of examples; ``python -m simulations --bites`` reports how fast.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +24,7 @@ from feral.sync.delta import Delta, Page, Version
 from feral.sync.errors import FeralError, ProtocolError
 from feral.sync.hlc import COUNTER_BITS, check_skew
 from feral.sync.messages import CaughtUp
+from feral.sync.schema import table_by_code
 from feral.sync.session import PageReceived, PeerCaughtUp, State, SyncSession
 from feral.sync.types import VersionVector
 
@@ -120,11 +121,13 @@ def _one_window_check(remote: int, now_ms: int, window_ms: int, peer: str | None
     check_skew(remote, now_ms, window_ms // 2, peer, origin)
 
 
-def _single_cursor(conn: Conn, since: VersionVector, limit: int) -> tuple[list[Page], Any]:
+def _single_cursor(
+    conn: Conn, since: VersionVector, limit: int, ceiling: int | None = None
+) -> tuple[list[Page], Any]:
     """FERAL's relay bug: one "since this HLC" cursor for every origin."""
     cursor = max(since.values(), default=0)
     mine = delta_log.version_vector(conn)
-    return delta_log.changes_since(conn, {o: cursor for o in mine}, limit), mine
+    return delta_log.changes_since(conn, {o: cursor for o in mine}, limit, ceiling), mine
 
 
 def _nuke_without_tombstone(conn: Conn, origin: str, stamp: Callable[[int], int],
@@ -192,6 +195,42 @@ def _apply_page_without_erasing(conn: Conn, page: Page, **options: Any) -> int:
         return _APPLY_PAGE(conn, page, **options)
     finally:
         setattr(delta_log, "erase_outdated", erase_outdated)  # noqa: B010
+
+
+_LOGGED_MARKS = erase._logged_marks  # noqa: SLF001 - the variant replaces it
+_ERASE_BELOW = erase._erase_below  # noqa: SLF001
+
+
+def _marks_of_dead_rows(conn: Conn, deltas: Sequence[Delta], codes: set[int]) -> dict[Any, Any]:
+    """The rule before issue 11's last fix: only a row whose state is a tombstone erases what
+    arrives older than it; once a later write made it live again, older writes keep their words."""
+    marks = _LOGGED_MARKS(conn, deltas, codes)
+    return {key: mark for key, mark in marks.items() if _row_dead_at(conn, key, mark)}
+
+
+def _erase_below_dead_rows(conn: Conn, deltas: Sequence[Delta], raised: dict[Any, Any]) -> None:
+    """... and a tombstone that arrives after a newer write of its row erases nothing."""
+    kept = {key: mark for key, mark in raised.items() if not _row_live_above(conn, key, mark)}
+    newest = erase._newest_versions(deltas, kept.keys())  # noqa: SLF001
+    _ERASE_BELOW(conn, deltas, {key: mark for key, mark in kept.items() if newest[key] == mark})
+
+
+def _row_state(conn: Conn, key: tuple[int, str]) -> tuple[tuple[int, str], bool] | None:
+    name = table_by_code(key[0]).name
+    row = conn.execute(
+        f'SELECT hlc, origin, deleted FROM "{name}" WHERE id = ?', (key[1],)
+    ).fetchone()
+    return None if row is None else ((int(row[0]), str(row[1])), bool(row[2]))
+
+
+def _row_dead_at(conn: Conn, key: tuple[int, str], mark: tuple[int, str]) -> bool:
+    state = _row_state(conn, key)
+    return state is not None and state[1] and state[0] >= mark
+
+
+def _row_live_above(conn: Conn, key: tuple[int, str], mark: tuple[int, str]) -> bool:
+    state = _row_state(conn, key)
+    return state is not None and not state[1] and state[0] > mark
 
 
 VARIANTS = (
@@ -263,6 +302,14 @@ VARIANTS = (
         "nuke_erases_only_where_it_was_made",
         "convergence",
         ((delta_log, "apply_page", _apply_page_without_erasing),),
+    ),
+    Variant(
+        "nuke_erases_only_while_the_row_is_dead",
+        "convergence",
+        (
+            (erase, "_logged_marks", _marks_of_dead_rows),
+            (erase, "_erase_below", _erase_below_dead_rows),
+        ),
     ),
     Variant(
         "wal_keeps_nuked_words",

@@ -120,19 +120,17 @@ def log_summary(conn: Conn) -> dict[NodeId, tuple[int, int]]:
 
 
 def words_kept_after_nuke(conn: Conn) -> int:
-    """How many log entries still hold a payload although their row is a newer tombstone.
+    """How many log entries still hold a payload although their row's log holds a newer entry
+    without one (a tombstone, or an entry a tombstone erased).
 
-    A nuke erases (storage/erase.py): on every node, at every step, an entry older than its
-    row's tombstone has no payload, so no node can send a nuked row's words to anyone, a
-    device that joins later included.
+    A nuke erases (storage/erase.py): on every node, at every step, an entry older than a
+    logged tombstone of its row has no payload, even once a device that had not heard of the
+    nuke wrote the row again, so no node can send a nuked row's words to anyone, a device that
+    joins later included.
     """
-    total = 0
-    for table in TABLES:
-        (count,) = conn.execute(
-            f'SELECT count(*) FROM delta_log AS d JOIN "{table.name}" AS t ON t.id = d.row_id '
-            "WHERE d.tbl = ? AND t.deleted = 1 AND d.payload IS NOT NULL "
-            "AND (d.hlc, d.origin) < (t.hlc, t.origin)",
-            (table.code,),
-        ).fetchone()
-        total += count
-    return total
+    (count,) = conn.execute(
+        "SELECT count(*) FROM delta_log AS d WHERE d.payload IS NOT NULL AND EXISTS ("
+        "SELECT 1 FROM delta_log AS t WHERE t.tbl = d.tbl AND t.row_id = d.row_id "
+        "AND t.payload IS NULL AND (t.hlc, t.origin) > (d.hlc, d.origin))"
+    ).fetchone()
+    return int(count)

@@ -226,6 +226,7 @@ class SimNode:
             self.new_session(page_limit),
             expected=peer if dialled else None,
             url=f"sim://{peer[:6]}",
+            logger=SIM_LOG,
         )
         self.eof_sent.discard(peer)
 

@@ -17,7 +17,7 @@ from operator import itemgetter
 from feral.sync.codec import decode_values, encode_values
 from feral.sync.delta import MAX_PAGE_DELTAS, Delta, Page
 from feral.sync.errors import ClockSkewError, ProtocolError
-from feral.sync.hlc import check_skew
+from feral.sync.hlc import MAX_PACKED, check_skew
 from feral.sync.schema import TABLES, Table, Value, table_by_code, table_by_name
 from feral.sync.text import printable
 from feral.sync.types import NodeId, RowId, VersionVector
@@ -188,25 +188,32 @@ def own_high_water(conn: Connection, origin: NodeId) -> int:
 
 
 def changes_since(
-    conn: Connection, theirs: VersionVector, limit: int = MAX_PAGE_DELTAS
+    conn: Connection,
+    theirs: VersionVector,
+    limit: int = MAX_PAGE_DELTAS,
+    ceiling: int | None = None,
 ) -> list[Page]:
     """Pages of the log entries that a peer holding ``theirs`` lacks, ``limit`` deltas in all.
 
     Each page holds one origin's entries in HLC order, continuing from the peer's cursor for that
     origin. Call again with the advanced vector for the next pages; an empty list means the peer
-    holds everything this node holds.
+    holds everything this node holds (up to ``ceiling``, the newest stamp the peer takes now:
+    an origin's entries above it are held back, sync/held_back.py).
     """
     pages: list[Page] = []
     budget = limit
+    top = MAX_PACKED if ceiling is None else ceiling
     for origin, mine in sorted(version_vector(conn).items()):
         after = theirs.get(origin, 0)
-        if mine <= after or budget <= 0:
+        if mine <= after or budget <= 0 or after >= top:
             continue
         rows = conn.execute(
             "SELECT hlc, tbl, row_id, payload FROM delta_log "
-            "WHERE origin = ? AND hlc > ? ORDER BY hlc LIMIT ?",
-            (origin, after, budget),
+            "WHERE origin = ? AND hlc > ? AND hlc <= ? ORDER BY hlc LIMIT ?",
+            (origin, after, top, budget),
         ).fetchall()
+        if not rows:
+            continue  # every entry the peer lacks is held back
         deltas = tuple(_delta_from_log(origin, *row) for row in rows)
         pages.append(Page(origin, after, deltas))
         budget -= len(deltas)
@@ -302,10 +309,11 @@ def _check_stamps(
 
 
 def answer_request(
-    conn: Connection, since: VersionVector, limit: int
+    conn: Connection, since: VersionVector, limit: int, ceiling: int | None = None
 ) -> tuple[list[Page], VersionVector]:
-    """What a peer that holds ``since`` should be sent next, and this node's vector.
+    """What a peer that holds ``since`` should be sent next (no stamp above ``ceiling``), and
+    this node's vector.
 
     An empty list of pages means the peer is caught up (send ``CaughtUp`` with the vector).
     """
-    return changes_since(conn, since, limit), version_vector(conn)
+    return changes_since(conn, since, limit, ceiling), version_vector(conn)

@@ -7,15 +7,17 @@ only their payloads go. A peer that asks for them later receives tombstones at t
 each loses to the newer tombstone it also receives (or to whatever newer write it holds), so
 every node converges to the same row, and no node ever sends the words on again.
 
-The rule kept, for every row whose current state is a tombstone stamped ``T``: each log entry of
-that row older than ``T`` (by ``(hlc, origin)``, the merge order) has no payload. A write that
-arrives already outdated by a tombstone is stored as a tombstone at its own stamp. Both sides of
-a link apply it through :func:`erase_outdated`, called by every write (local or remote), so a
-node that receives a remote tombstone erases exactly as the node that nuked. Not yet covered:
-a tombstone that arrives after a newer write of its row (made by a device that had not heard of
-the nuke), or a write older than a tombstone that arrives once the row was written again: the
-older entries keep their words there (only the log would show the tombstone, and it has no
-index by row); storage/integrity.py takes neither copy of such an entry for a forgery.
+The rule kept, for every row: each log entry of the row older (by ``(hlc, origin)``, the merge
+order) than its newest logged entry without payload (a tombstone, or an entry a tombstone
+erased) has no payload, whatever the row's current state: a device that had not heard of a nuke
+may write the row again later, and its write keeps the row live, but the words from before the
+nuke stay erased. So a write that arrives older than such an entry is stored as a tombstone at
+its own stamp, and a tombstone that arrives after a newer write of its row still erases the
+entries below it. Both sides of a link apply it through :func:`erase_outdated`, called by every
+write (local or remote), so a node that receives a remote tombstone erases exactly as the node
+that nuked, and a later peer never receives the words. The log's entries without payload have a
+partial index by row (migration ``0010_log_tombstones``), which writes with a payload never
+touch; storage/integrity.py uses it to tell an erased copy from a forged one.
 
 The rest of the erasure is SQLite's: ``secure_delete`` zeroes freed cells and pages
 (storage/connection.py), the full-text indexes remove a deleted row's terms at once (migration
@@ -26,8 +28,7 @@ as they were before the nuke.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from feral.sync.delta import Delta
 from feral.sync.schema import table_by_name
@@ -39,6 +40,8 @@ __all__ = ["checkpoint_wal", "erase_outdated", "finish_erasing"]
 
 _Key = tuple[str, str]
 """A row: its table's name and its id."""
+_Row = tuple[int, str]
+"""A row as the log names it: its table's code and its id."""
 _Version = tuple[int, str]
 """A write's place in the merge order: ``(hlc, origin)``."""
 
@@ -57,88 +60,123 @@ WHERE row_id IN (SELECT value ->> 1 FROM json_each(?1))
                        WHERE value ->> 0 = integrity_alarms.tbl
                          AND value ->> 1 = integrity_alarms.row_id)
 """
-"""Integrity alarms (storage/integrity.py) on entries the tombstone outdates: their words are
-erased here now, whatever either copy held, so the two copies no longer disagree. A peer that
-nuked first may send such an entry erased before its tombstone arrives (pages go origin by
-origin), which looks like a forged tombstone until the real one comes."""
+"""Integrity alarms (storage/integrity.py) on entries a tombstone outdates. A peer that nuked
+first may send such an entry erased before its tombstone arrives (pages go origin by origin),
+which looks like a forged tombstone until the real one comes; once it has come, the erased copy
+is explained, whether or not the row was written again meanwhile (a tombstone that arrives
+after a newer write of its row still proves it)."""
 
 
 def erase_outdated(conn: Connection, deltas: Sequence[Delta]) -> Sequence[Delta]:
-    """``deltas`` with each write a tombstone outdates turned into a tombstone at its own stamp.
+    """``deltas`` with each write older than an erased entry of its row (a tombstone, or an entry
+    a tombstone erased) turned into a tombstone at its own stamp.
 
-    Also drops the payloads of the logged entries (and the vectors, and any integrity alarm on
-    those entries) of every row this batch newly turns into a tombstone: one scan of the log
-    for the batch, since a nuke is rare and an index of the log by row would cost every write.
-    Must run inside the batch's write transaction, before it is applied.
+    A tombstone (or erased entry) of the batch newer than any its row's log holds also drops the
+    payloads of the row's older logged entries (and any integrity alarm on them), whether or not
+    a later write keeps the row live; and the row's vectors if it is dead after the batch. The
+    log's erased entries are found by their partial index (migration ``0010_log_tombstones``),
+    which writes with a payload never touch. Must run inside the batch's write transaction,
+    before it is applied.
     """
-    kinds = {(delta.table, delta.values is None) for delta in deltas}
-    if not any(nuking for _, nuking in kinds) and not any(
-        _has_tombstones(conn, table) for table in {table for table, _ in kinds}
-    ):
-        return deltas  # the common case: no tombstone in the batch or in its tables
-    current = _current_states(conn, deltas)
-    newest = _newest(deltas, current)
-    dead = {key: version for key, (version, tombstone) in newest.items() if tombstone}
-    erased = [
-        key for key, version in dead.items() if current.get(key, (version, True)) != (version, True)
-    ]
-    if erased:
-        rows = [(table_by_name(table).code, row_id) for table, row_id in erased]
-        blank = [[*row, *dead[key]] for row, key in zip(rows, erased, strict=True)]
-        conn.execute(_BLANK_EARLIER, (json.dumps(blank),))
-        conn.execute(_WITHDRAW_ALARMS, (json.dumps(blank),))
-        _note_erased(conn, rows)
-        for table, row_id in erased:
-            drop_vectors(conn, table, [row_id])
-    return [_outdated(d, dead) for d in deltas] if dead else deltas
+    batch = _batch_marks([delta for delta in deltas if delta.values is None])
+    codes = {table_by_name(table).code for table in {delta.table for delta in deltas}}
+    logged = {code for code in codes if _logs_erased(conn, code)}
+    if not batch and not logged:
+        return deltas  # the common case: nothing erased in the batch or in its tables' logs
+    held = _logged_marks(conn, deltas, logged)
+    raised = {key: version for key, version in batch.items() if version > held.get(key, _NONE)}
+    if raised:
+        _erase_below(conn, deltas, raised)
+    marks = {**held, **raised}
+    return [_outdated(d, marks) for d in deltas] if marks else deltas
 
 
-def _outdated(delta: Delta, dead: dict[_Key, _Version]) -> Delta:
-    version = dead.get((delta.table, delta.row_id))
-    if delta.values is None or version is None or (delta.hlc, delta.origin) >= version:
-        return delta
-    return Delta(delta.table, delta.row_id, delta.hlc, delta.origin, None)
+_NONE: _Version = (0, "")
+"""Older than every stamp."""
 
 
-def _newest(
-    deltas: Sequence[Delta], current: dict[_Key, tuple[_Version, bool]]
-) -> dict[_Key, tuple[_Version, bool]]:
-    """For each row that is or may become a tombstone, its newest version after the batch."""
-    newest = dict(current)
-    touched = newest.keys() | {(d.table, d.row_id) for d in deltas if d.values is None}
+def _batch_marks(tombstones: Sequence[Delta]) -> dict[_Row, _Version]:
+    """The newest of each row's entries among ``tombstones`` (entries without payload)."""
+    marks: dict[_Row, _Version] = {}
+    for delta in tombstones:
+        key = (table_by_name(delta.table).code, delta.row_id)
+        marks[key] = max(marks.get(key, _NONE), (delta.hlc, delta.origin))
+    return marks
+
+
+def _logs_erased(conn: Connection, code: int) -> bool:
+    """Whether the log holds any entry without payload of the table (one index probe)."""
+    query = "SELECT 1 FROM delta_log WHERE tbl = ? AND payload IS NULL LIMIT 1"
+    return conn.execute(query, (code,)).fetchone() is not None
+
+
+def _logged_marks(
+    conn: Connection, deltas: Sequence[Delta], codes: set[int]
+) -> dict[_Row, _Version]:
+    """The newest logged entry without payload of each row the batch writes, in ``codes``:
+    one probe of the partial index per row, a table at a time."""
+    ids: dict[int, set[str]] = {code: set() for code in codes}
     for delta in deltas:
-        key = (delta.table, delta.row_id)
-        if key not in touched:
-            continue  # a write to a row no tombstone touches
-        version = (delta.hlc, delta.origin)
-        held = newest.get(key)
-        if held is None or version > held[0]:
-            newest[key] = (version, delta.values is None)
+        code = table_by_name(delta.table).code
+        if code in ids:
+            ids[code].add(delta.row_id)
+    marks: dict[_Row, _Version] = {}
+    for code, rows in ids.items():
+        for row_id, hlc, origin in conn.execute(_LOGGED_MARKS, (json.dumps(sorted(rows)), code)):
+            key = (code, str(row_id))
+            marks[key] = max(marks.get(key, _NONE), (int(hlc), str(origin)))
+    return marks
+
+
+_LOGGED_MARKS = """
+SELECT l.row_id, l.hlc, l.origin FROM json_each(?1) AS j
+CROSS JOIN delta_log AS l ON l.tbl = ?2 AND l.row_id = j.value
+WHERE l.payload IS NULL
+"""
+
+
+def _erase_below(conn: Connection, deltas: Sequence[Delta], raised: dict[_Row, _Version]) -> None:
+    """Drop the words of every logged entry older than the raised marks, and the alarms on them;
+    drop the vectors of those rows the batch leaves dead.
+
+    A row this node holds no entry of has nothing to erase; for the others, one scan of the log
+    for the batch, as entries with a payload have no index by row (it would cost every write).
+    """
+    names = {table_by_name(delta.table).code: delta.table for delta in deltas}
+    current: dict[_Row, tuple[_Version, bool]] = {}
+    for code, name in names.items():
+        ids = {row_id for c, row_id in raised if c == code}
+        if ids:
+            states = _states(conn, name, ids, f'SELECT * FROM "{name}"')
+            current.update({(code, row_id): state for (_, row_id), state in states.items()})
+    held = {key: version for key, version in raised.items() if key in current}
+    if not held:
+        return
+    marks = json.dumps([[*key, *version] for key, version in held.items()])
+    conn.execute(_BLANK_EARLIER, (marks,))
+    conn.execute(_WITHDRAW_ALARMS, (marks,))
+    _note_erased(conn, list(held))
+    newest = _newest_versions(deltas, held.keys())
+    for key, version in held.items():
+        if version == newest[key] and version > current[key][0]:  # the row dies in the batch
+            drop_vectors(conn, names[key[0]], [key[1]])
+
+
+def _newest_versions(deltas: Sequence[Delta], rows: Iterable[_Row]) -> dict[_Row, _Version]:
+    """The newest version the batch holds of each of ``rows`` (one pass over the batch)."""
+    newest = dict.fromkeys(rows, _NONE)
+    for delta in deltas:
+        key = (table_by_name(delta.table).code, delta.row_id)
+        if key in newest:
+            newest[key] = max(newest[key], (delta.hlc, delta.origin))
     return newest
 
 
-def _current_states(conn: Connection, deltas: Sequence[Delta]) -> dict[_Key, tuple[_Version, bool]]:
-    """The stored version of each row a batch tombstone names, and of each row written in the
-    batch that is a tombstone now: ``{(table, id): ((hlc, origin), is_tombstone)}``."""
-    named: dict[str, set[str]] = defaultdict(set)
-    written: dict[str, set[str]] = defaultdict(set)
-    for delta in deltas:
-        (written if delta.values is not None else named)[delta.table].add(delta.row_id)
-    states: dict[_Key, tuple[_Version, bool]] = {}
-    for table in sorted(named.keys() | written.keys()):
-        quoted = '"' + table + '"'  # a name from the schema registry (Delta.check)
-        if named[table]:
-            states.update(_states(conn, table, named[table], f"SELECT * FROM {quoted}"))
-        if written[table] - named[table] and _has_tombstones(conn, table):
-            query = f"SELECT * FROM {quoted} WHERE deleted = 1"
-            states.update(_states(conn, table, written[table] - named[table], query))
-    return states
-
-
-def _has_tombstones(conn: Connection, table: str) -> bool:
-    """Whether the table holds any tombstone (one probe of its partial index, migration 0007)."""
-    query = f'SELECT 1 FROM "{table}" WHERE deleted = 1 LIMIT 1'
-    return conn.execute(query).fetchone() is not None
+def _outdated(delta: Delta, marks: dict[_Row, _Version]) -> Delta:
+    version = marks.get((table_by_name(delta.table).code, delta.row_id))
+    if delta.values is None or version is None or (delta.hlc, delta.origin) >= version:
+        return delta
+    return Delta(delta.table, delta.row_id, delta.hlc, delta.origin, None)
 
 
 def _states(

@@ -50,29 +50,17 @@ def _erased_copy(conn: Connection, delta: Delta, held: tuple[int, str, bytes | N
     """Whether the held entry is ``delta`` with its words erased by a nuke (storage/erase.py).
 
     A nuke drops the payload of its row's older entries, so a peer that has not heard of the
-    tombstone yet may send such an entry with its words: the same write, not a collision, as
-    long as this node holds a newer tombstone of the row: as the row itself, or in the log
-    once the row was written again. The other way round (their copy erased, ours not) is the
-    same write when our log holds a newer tombstone of the row; before that arrives it cannot
-    be told from a forged tombstone, and its alarm goes when the tombstone erases ours.
+    tombstone yet may send such an entry with its words, and one that has may send our entry
+    erased: the same write, not a collision, as long as this log holds an entry of the row
+    without payload above it (the tombstone, or an entry it erased; as the row's state, or
+    below a later write of the row). Before that arrives the copies cannot be told from a
+    forged tombstone, and the alarm goes when it arrives (storage/erase.py).
     """
     code, row_id, payload = held
     if row_id != delta.row_id or table_by_name(delta.table).code != code:
         return False
-    if payload is not None and delta.values is None:
-        # Theirs erased, ours not: we took this write after the row was written again since
-        # its tombstone (storage/erase.py), which only our log still holds above it.
-        return _erased_above(conn, code, row_id, delta)
-    if payload is not None or delta.values is None:
-        return False
-    row = conn.execute(
-        f'SELECT hlc, origin, deleted FROM "{delta.table}" WHERE id = ?', (row_id,)
-    ).fetchone()
-    if row is not None and bool(row[2]) and (row[0], row[1]) > (delta.hlc, delta.origin):
-        return True
-    # Written again since the nuke: the row is live once more, and only the log still holds
-    # the tombstone (or an entry it erased) above this one. A scan of the log, as no index
-    # holds it by row, but only for the rare entry that gets this far.
+    if (payload is None) == (delta.values is None):
+        return False  # both erased, or both with words (and other ones)
     return _erased_above(conn, code, row_id, delta)
 
 
@@ -85,7 +73,8 @@ _ERASED_ABOVE = (
     "SELECT 1 FROM delta_log WHERE tbl = ? AND row_id = ? AND payload IS NULL "
     "AND (hlc, origin) > (?, ?) LIMIT 1"
 )
-"""A tombstone (or an erased entry, which a tombstone outdates) of the row, newer than a stamp."""
+"""A tombstone (or an erased entry, which a tombstone outdates) of the row, newer than a stamp:
+one probe of the log's partial index of entries without payload (migration 0010)."""
 
 
 def _same(delta: Delta, code: int, row_id: str, payload: bytes | None) -> bool:

@@ -50,6 +50,7 @@ from feral.sync.types import NodeId
 
 from . import delta_log, peers as peer_status, row_digest
 from .connection import Connection, DatabaseError
+from .held_back import held_back_messages, holding_back_messages
 from .store import roll_back
 
 __all__ = ["FailureLog", "Handled", "LinkHandler", "LinkResult", "writes"]
@@ -152,6 +153,7 @@ class LinkHandler:
         certificate: the fingerprint of the link's TLS certificate (recorded for status).
         max_skew_ms: the skew window for received stamps, read at each page (settings may be
             reloaded while a link is open); by default the session's own window.
+        logger: where the link's notes go (the serve log; the simulations keep theirs quiet).
     """
 
     def __init__(
@@ -163,6 +165,7 @@ class LinkHandler:
         encrypted: bool = False,
         max_skew_ms: Callable[[], int] | None = None,
         certificate: str | None = None,
+        logger: logging.Logger = log,
     ) -> None:
         self.session = session
         self.expected = expected
@@ -173,6 +176,10 @@ class LinkHandler:
         self.result = LinkResult(peer=expected)
         self.holes = HoleRepair()
         """Origins whose log this node is taking again from the start (a hole was found)."""
+        self.log = logger
+        self.held_back: set[NodeId] = set()
+        self.holding_back: set[NodeId] = set()
+        """Origins the peer holds back from us (sync/held_back.py), each logged once per link."""
 
     def handle(self, conn: Connection, event: Event) -> Handled:
         """Answer ``event``; run it in a write transaction when :func:`writes` says so."""
@@ -282,11 +289,13 @@ class LinkHandler:
         a failed read refuses the link with ``storage_error``, and the dialler reconnects.
         """
         try:
-            pages, vector = delta_log.answer_request(conn, event.since, event.limit)
+            pages, vector = delta_log.answer_request(conn, event.since, event.limit, event.ceiling)
         except (FeralError, DatabaseError) as exc:
             message = str(exc) if isinstance(exc, FeralError) else f"read failed: {exc}"
             self.session.fail("storage_error", message, CLOSE_INTERNAL)
             return
+        told = holding_back_messages(conn, vector, event, self.session, self.result.peer)
+        self._note_clock(conn, told, self.holding_back, record=False)
         if event.announce:
             self.session.send_pending(peer_status.backlog_for(conn, event.since))
         if pages:
@@ -360,6 +369,9 @@ class LinkHandler:
                                     self.session.local.now_ms(), entries=event.entries,
                                     digest=event.digest)  # fmt: skip
         vector = delta_log.version_vector(conn)
+        told = held_back_messages(conn, event.vector, vector, now_ms=self.session.local.now_ms(),
+                                  window_ms=self.max_skew_ms(), peer=self.result.peer)  # fmt: skip
+        self._note_clock(conn, told, self.held_back, record=True)
         entries = delta_log.log_entry_counts(conn)
         diverged = peer_status.diverged(
             vector, entries, row_digest.row_digest(conn), event.vector, event.entries, event.digest
@@ -377,3 +389,22 @@ class LinkHandler:
         if found.ask:
             self.session.send_vector(found.request(vector))
         return Handled(holes=found.holes, diverged=diverged)
+
+    def _note_clock(
+        self, conn: Connection, told: dict[NodeId, str], seen: set[NodeId], *, record: bool
+    ) -> None:
+        """Name the origins held back on this link, like a refused page: in the link's result
+        (what ``sync now`` says), the peer's status (when ``record``: a write) and, once per link
+        and origin, the log. ``seen`` holds those named before; a result they set is cleared
+        once none is left (they have all come since)."""
+        if seen and not told and self.result.error_code == "clock_skew":
+            self.result.error = self.result.error_code = None
+        now = self.session.local.now_ms()
+        for origin, message in told.items():
+            self.result.error, self.result.error_code = message, "clock_skew"
+            if record and self.result.peer is not None:
+                peer_status.record_error(conn, self.result.peer, message, now, unreachable=False)
+            if origin not in seen:
+                self.log.warning("! link with %s: %s", self.result.peer, message)
+        seen.clear()
+        seen.update(told)

@@ -201,6 +201,22 @@ CREATE INDEX entities_tombstones ON entities(id) WHERE deleted = 1;
 """,
     ),
     Migration(
+        # A nuke erases on every order of arrival (storage/erase.py): the log's entries without
+        # payload (tombstones, and the entries they erased) found by row, even once the row was
+        # written again; the entries older than one lose their words (and their alarms) here.
+        "0010_log_tombstones",
+        """
+CREATE INDEX delta_log_tombstones ON delta_log(tbl, row_id, hlc) WHERE payload IS NULL;
+UPDATE delta_log SET payload = NULL WHERE payload IS NOT NULL AND EXISTS (
+  SELECT 1 FROM delta_log AS t WHERE t.tbl = delta_log.tbl AND t.row_id = delta_log.row_id
+    AND t.payload IS NULL AND (t.hlc, t.origin) > (delta_log.hlc, delta_log.origin));
+DELETE FROM integrity_alarms WHERE EXISTS (
+  SELECT 1 FROM delta_log AS t WHERE t.tbl = integrity_alarms.tbl
+    AND t.row_id = integrity_alarms.row_id AND t.payload IS NULL
+    AND (t.hlc, t.origin) > (integrity_alarms.hlc, integrity_alarms.origin));
+""",
+    ),
+    Migration(
         # Private links (issue 13): the SHA-256 fingerprint of the TLS certificate a peer's
         # link last ran under (the server's: the peer's when we dialled, ours when it did).
         "0011_link_certificates",

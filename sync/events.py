@@ -47,6 +47,8 @@ class DeltasRequested:
     announce: bool = False
     """The first request after the peer's Vector: also answer :meth:`SyncSession.send_pending`
     with how many entries the peer lacks, so it can show a backlog and a catch-up's progress."""
+    ceiling: int | None = None
+    """The newest stamp the peer takes now (sync/held_back.py): send no entry above it."""
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,8 @@ from __future__ import annotations
 
 import enum
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
+from . import held_back
 from .codec import MAX_FRAME_BYTES, Message, decode_message, encode_message
 from .delta import Page
 from .errors import DecodeError, FeralError, SchemaError
@@ -42,7 +41,8 @@ from .events import (
     PeerCaughtUp,
     PeerPending,
 )
-from .invitation import Join, JoinClaim, JoinGate, not_paired_text
+from .handshake import LocalPeer, refuse_hello, transcript
+from .invitation import Join, JoinGate
 from .messages import Ack, Auth, CaughtUp, ErrorMessage, Hello, Pending, Vector
 from .schema import SCHEMA_VERSION
 from .text import printable
@@ -72,7 +72,6 @@ CLOSE_BAD_DATA = 1007
 CLOSE_POLICY = 1008
 CLOSE_INTERNAL = 1011
 MAX_PAGES_IN_FLIGHT = 4
-TRANSCRIPT_LABEL = b"feral-sync-auth-v1\x00"
 
 
 class State(enum.IntEnum):
@@ -82,52 +81,6 @@ class State(enum.IntEnum):
     OPEN = 1
     CLOSING = 2
     CLOSED = 3
-
-
-@dataclass(frozen=True)
-class LocalPeer:
-    """What the session needs to know about this node and its trust decisions (injected).
-
-    Attributes:
-        node_id: this node's id.
-        public_key: this node's raw public key.
-        name: this node's display name.
-        epoch: the random id of this node's log.
-        sign: signs bytes with this node's private key.
-        verify: checks ``(public_key, data, signature)``; never raises.
-        fingerprint: the node id belonging to a raw public key.
-        is_paired: whether a node id may connect.
-        now_ms: this node's wall clock.
-        max_skew_ms: the skew window.
-        nonce: fresh random bytes for this session's handshake.
-        join: on a joining device, its invitation (sync/invitation.py): the only peer it
-            takes, and the proof it sends that peer.
-        accepts_joins: whether an unpaired peer may prove an invitation instead of being
-            refused (asked at its Hello; none: never).
-    """
-
-    node_id: NodeId
-    public_key: bytes
-    name: str
-    epoch: str
-    sign: Callable[[bytes], bytes]
-    verify: Callable[[bytes, bytes, bytes], bool]
-    fingerprint: Callable[[bytes], NodeId]
-    is_paired: Callable[[NodeId], bool]
-    now_ms: Callable[[], int]
-    max_skew_ms: int
-    nonce: bytes = field(repr=False)
-    join: JoinClaim | None = None
-    accepts_joins: Callable[[], bool] | None = None
-
-
-def transcript(
-    signer: NodeId, verifier: NodeId, verifier_nonce: bytes, signer_nonce: bytes
-) -> bytes:
-    """The bytes a node signs to prove it is ``signer`` to ``verifier`` in this session."""
-    return b"".join(
-        (TRANSCRIPT_LABEL, signer.encode(), verifier.encode(), verifier_nonce, signer_nonce)
-    )
 
 
 class SyncSession:
@@ -168,6 +121,11 @@ class SyncSession:
         """The peer's last CaughtUp: what it held when it last said so."""
         self._applied_since_said = False
         """A page from the peer was applied after our last CaughtUp, which is now out of date."""
+        self.peer_offset_ms: int | None = None
+        """How far the peer's clock is from ours, measured at the handshake (sync/held_back.py)."""
+        self._ceiling: int | None = None
+        self._take_limit: int | None = None
+        """The ceiling of our last request, and our limit when the peer's CaughtUp came."""
         self._frames: list[bytes] = []
         self._events: list[Event] = []
         self._send(
@@ -210,8 +168,7 @@ class SyncSession:
             and self._peer_caught_up
             and not self._unacked
             and not self._requested
-            and self._said is not None
-            and self._said.same_holdings(self._heard)
+            and held_back.same_holdings(self._said, self._heard, self._ceiling, self._take_limit)
         )
 
     # -- inputs --------------------------------------------------------------------------------
@@ -357,7 +314,12 @@ class SyncSession:
     def _request(self, limit: int) -> None:
         if self.state is State.OPEN and self.peer_vector is not None and not self._requested:
             self._requested = True
-            self._events.append(DeltasRequested(dict(self._sent), limit, self._announce))
+            self._ceiling = held_back.send_ceiling(
+                self.local.now_ms(), self.peer_offset_ms or 0, self.local.max_skew_ms
+            )
+            self._events.append(
+                DeltasRequested(dict(self._sent), limit, self._announce, self._ceiling)
+            )
             self._announce = False
 
     def _receive_caught_up(self, message: CaughtUp) -> None:
@@ -370,6 +332,7 @@ class SyncSession:
         """
         self._peer_caught_up = True
         self._heard = message
+        self._take_limit = held_back.take_limit(self.local.now_ms(), self.local.max_skew_ms)
         self._events.append(
             PeerCaughtUp(dict(message.vector), dict(message.entries), message.digest)
         )
@@ -397,7 +360,7 @@ class SyncSession:
     def _receive_hello(self, hello: Hello) -> None:
         local = self.local
         self.offered = hello
-        refusal = self._refuse_hello(hello)
+        refusal = refuse_hello(self.local, hello)
         if refusal is not None:
             self.fail(refusal[0], refusal[1], CLOSE_POLICY)
             return
@@ -410,32 +373,6 @@ class SyncSession:
             self._send(local.join.message(local.node_id, hello.nonce, local.nonce))
         signed = transcript(local.node_id, hello.node_id, hello.nonce, local.nonce)
         self._send(Auth(local.sign(signed)))
-
-    def _refuse_hello(self, hello: Hello) -> tuple[str, str] | None:
-        local = self.local
-        if local.fingerprint(hello.public_key) != hello.node_id:
-            return "auth_failed", "the node id is not the fingerprint of the key offered"
-        if hello.node_id == local.node_id:
-            return "same_node", "a node cannot sync with itself"
-        if local.join is not None and hello.node_id != local.join.inviter:
-            return "wrong_peer", (
-                f"the invitation is for {local.join.inviter}, but {hello.node_id} answered"
-            )
-        joins = local.accepts_joins is not None and local.accepts_joins()
-        if not local.is_paired(hello.node_id) and not joins:
-            return "not_paired", not_paired_text(hello.node_id, local.node_id)
-        if hello.schema_version != SCHEMA_VERSION:
-            return "schema_mismatch", (
-                f"peer stores schema {hello.schema_version}, this node {SCHEMA_VERSION}"
-            )
-        offset = hello.wall_ms - local.now_ms()
-        if abs(offset) > local.max_skew_ms:
-            side = "ahead of" if offset > 0 else "behind"
-            return "clock_skew", (
-                f"clock skew: {hello.node_id}'s wall clock is {abs(offset)} ms {side} "
-                f"{local.node_id}'s (max_clock_skew_ms is {local.max_skew_ms})"
-            )
-        return None
 
     def _receive_auth(self, peer: Hello, auth: Auth) -> None:
         local = self.local
@@ -451,7 +388,7 @@ class SyncSession:
     def _open(self, peer: Hello) -> None:
         local = self.local
         self.state = State.OPEN
-        offset = peer.wall_ms - local.now_ms()
+        offset = self.peer_offset_ms = peer.wall_ms - local.now_ms()
         self._events.append(
             Authenticated(peer.node_id, printable(peer.name), printable(peer.epoch), offset)
         )

@@ -139,3 +139,116 @@ def test_an_erased_copy_is_no_collision_where_the_write_came_after_its_tombstone
     erased = [dl for p in changes_since(b.conn, {}) if p.origin == A for dl in p.deltas]
     assert erased[0].values is None
     assert find_collisions(c.conn, A, erased) == []
+
+
+def test_an_alarm_for_an_erased_copy_is_withdrawn_when_its_tombstone_comes_after_a_newer_write(
+    make_replica,
+):
+    """b nuked a's write; d, not having heard of it, archived the row later. a takes d's archive
+    first, then b's erased copy of a's write (an alarm: nothing erased above it here yet), then
+    b's tombstone, which the archive outdates. The tombstone still proves the copy erased, not
+    forged: the alarm goes (it stayed for good, between honest devices)."""
+    from feral.storage.integrity import alarm_counts
+
+    a, b, d = (make_replica(n, i) for n, i in (("a", A), ("b", B), ("d", D)))
+    row = a.remember("user", "vault_code", SECRET)
+    pull(b, a)
+    pull(d, a)
+    b.nuke(row["id"])
+    d.time.advance(1_000)
+    d.archive(row["id"])
+    for page in changes_since(d.conn, version_vector(a.conn)):
+        a.apply(page)
+    pages = changes_since(b.conn, {})
+    for page in [p for p in pages if p.origin == A]:
+        a.apply(page)
+    assert alarm_counts(a.conn) == {"": 1}
+    for page in [p for p in pages if p.origin == B]:
+        a.apply(page)
+    assert alarm_counts(a.conn) == {}
+    sync_until_quiet([(a, b), (a, d), (b, d)])
+    assert all(alarm_counts(r.conn) == {} for r in (a, b, d))
+    assert export_text(a.conn) == export_text(b.conn) == export_text(d.conn)
+
+
+def test_a_tombstone_that_arrives_after_a_newer_write_still_erases_the_older_entries(
+    make_replica,
+):
+    """b nuked a's write; d, not having heard of it, archived the row later. c takes the archive
+    first, then a's write, then the tombstone: the row stays live (the archive wins), yet every
+    entry older than the tombstone loses its words, and a device that joins later from c never
+    receives them."""
+    a, b, c, d = (make_replica(n, i) for n, i in (("a", A), ("b", B), ("c", C), ("d", D)))
+    row = a.remember("user", "vault_code", SECRET)
+    pull(b, a)
+    pull(d, a)
+    b.nuke(row["id"])
+    d.time.advance(1_000)
+    d.archive(row["id"])
+    archive = [p for p in changes_since(d.conn, {}) if p.origin == D]
+    for origin, sender in ((D, d), (A, a), (B, b)):
+        for page in changes_since(sender.conn, {}):
+            if page.origin == origin:
+                c.apply(page)
+    older = [dl for dl in all_deltas(c.conn) if dl.row_id == row["id"] and dl.origin != D]
+    assert [dl.values for dl in older] == [None, None]
+    assert payloads_holding(c, SECRET) == 1  # the archive, a write newer than the nuke
+    late = make_replica("late", NodeId("e" * 32))
+    for page in changes_since(c.conn, {}):
+        if page.origin != D:
+            late.apply(page)
+    assert payloads_holding(late, SECRET) == 0
+    for page in archive:
+        late.apply(page)
+    assert export_text(late.conn) == export_text(c.conn)
+
+
+def test_a_write_older_than_a_tombstone_arriving_once_the_row_was_written_again_is_erased(
+    make_replica,
+):
+    """c holds the nuke and the newer archive (the row is live), then a's write from before the
+    nuke arrives: it is logged as a tombstone at its own stamp, as if the row were still dead."""
+    a, b, c, d = (make_replica(n, i) for n, i in (("a", A), ("b", B), ("c", C), ("d", D)))
+    row = a.remember("user", "vault_code", SECRET)
+    pull(b, a)
+    pull(d, a)
+    b.nuke(row["id"])
+    d.time.advance(1_000)
+    d.archive(row["id"])
+    for origin, sender in ((B, b), (D, d), (A, a)):
+        for page in changes_since(sender.conn, {}):
+            if page.origin == origin:
+                c.apply(page)
+    assert [dl.values for dl in all_deltas(c.conn) if dl.origin == A] == [None]
+    assert payloads_holding(c, SECRET) == 1  # the archive only
+
+
+def test_the_log_index_migration_erases_what_an_older_database_kept(tmp_path):
+    """A database from before 0010_log_tombstones may hold words below a tombstone of a row that
+    was written again (the gap the migration closes): the migration erases them, and withdraws
+    the alarms on those entries."""
+    from feral.storage.connection import connect
+    from feral.storage.migrations import MIGRATIONS, apply_migrations
+
+    conn = connect(tmp_path / "old.db")
+    try:
+        before = [m.name for m in MIGRATIONS].index("0010_log_tombstones")
+        apply_migrations(conn, MIGRATIONS[:before])
+        rows = [
+            (A, 1, 2, "r", b"words"),  # below the tombstone: erased
+            (B, 2, 2, "r", None),  # the tombstone
+            (C, 3, 2, "r", b"later"),  # the later write keeps its words
+            (A, 4, 2, "other", b"kept"),  # another row
+        ]
+        conn.executemany("INSERT INTO delta_log VALUES (?, ?, ?, ?, ?)", rows)
+        conn.execute(
+            "INSERT INTO integrity_alarms(origin, hlc, peer, tbl, row_id, first_at, last_at, "
+            "count) VALUES (?, 1, 'p', 2, 'r', 0, 0, 1)",
+            (A,),
+        )
+        apply_migrations(conn)
+        held = conn.execute("SELECT hlc, payload FROM delta_log ORDER BY hlc").fetchall()
+        assert held == [(1, None), (2, None), (3, b"later"), (4, b"kept")]
+        assert conn.execute("SELECT count(*) FROM integrity_alarms").fetchone()[0] == 0
+    finally:
+        conn.close()

@@ -193,16 +193,43 @@ def test_a_dialled_url_answered_by_another_node_is_refused_as_the_wrong_peer(
     assert dialer.handler.result.peer == phone.node_id
 
 
-def test_a_page_beyond_the_skew_window_is_refused_and_leaves_the_store_as_it_was(
+def test_entries_beyond_twice_the_window_are_held_back_and_named_by_the_receiver(
     devices: Devices,
 ) -> None:
+    """The sender stops the origin's stream below the receiver's limit (sync/held_back.py):
+    nothing is refused, the round is quiet, and the receiver names the device whose clock is
+    ahead in the link's result, its status and the log."""
     laptop, phone = devices.replica("laptop"), devices.replica("phone")
-    laptop.remember("laptop", "has", "something")
+    phone.remember("phone", "wrote", "on time")
     phone.time.advance(11 * MINUTE)  # past twice the window
     phone.remember("phone", "wrote", "from the future")
     phone.time.advance(-11 * MINUTE)  # the clock is corrected; the stamp stays ahead
-    before = snapshot(laptop.conn)
     dialer = devices.end(laptop, expected=phone.node_id, url="ws://phone")
+    server = devices.end(phone)
+
+    exchange(dialer, server)
+
+    assert not dialer.failures() and not server.failures()
+    assert dialer.session.quiet and server.session.quiet
+    assert dialer.status(phone.node_id)["rows_received"] == 1  # the entry within reach
+    told = dialer.handler.result.error
+    assert dialer.handler.result.error_code == "clock_skew"
+    assert told is not None and phone.node_id[:8] in told and "held back" in told
+    assert dialer.status(phone.node_id)["last_error"] == told
+
+
+def test_a_page_beyond_the_receivers_limit_is_refused_and_leaves_the_store_as_it_was(
+    devices: Devices,
+) -> None:
+    """A receiver whose window is smaller than the sender thinks refuses the page, as before."""
+    laptop, phone = devices.replica("laptop"), devices.replica("phone")
+    laptop.remember("laptop", "has", "something")
+    phone.time.advance(5 * MINUTE)  # within the sender's reach, past the receiver's 2 min
+    phone.remember("phone", "wrote", "from the future")
+    phone.time.advance(-5 * MINUTE)  # the clock is corrected; the stamp stays ahead
+    before = snapshot(laptop.conn)
+    dialer = devices.end(laptop, expected=phone.node_id, url="ws://phone",
+                         max_skew_ms=lambda: MINUTE)  # fmt: skip
     server = devices.end(phone)
 
     exchange(dialer, server)
