@@ -16,7 +16,7 @@ from feral.sync.delta import Delta, accepts_batch
 from feral.sync.errors import NotFoundError
 from feral.sync.hlc import MAX_PACKED
 from feral.sync.ids import fact_id
-from feral.sync.schema import EPISODES, EXEC_LOG, FACTS, TABLES, Table, Value
+from feral.sync.schema import EDGES, EPISODES, EXEC_LOG, FACTS, MEMORY_META, TABLES, Table, Value
 from feral.sync.types import NodeId, RowId
 
 from .connection import Connection
@@ -322,12 +322,29 @@ def set_archived(
 def nuke(conn: Connection, origin: NodeId, stamp: Stamp, row_id: str) -> Row:
     """Hard-delete a memory: its content is erased here and a tombstone replicates everywhere.
 
+    Its meta row and every edge that starts or ends at it go too: a boost's reason and an
+    edge's note are words about the memory, and a nuke leaves none of them behind.
+
     Raises:
         NotFoundError: unknown or already deleted id.
     """
     table, _ = find_row(conn, row_id)
-    commit_local(conn, origin, stamp, [(table, RowId(row_id), None)])
+    changes: list[Change] = [(table, RowId(row_id), None)]
+    changes += [(table_, RowId(rid), None) for table_, rid in _described_by(conn, row_id)]
+    commit_local(conn, origin, stamp, changes)
     return find_row(conn, row_id, live_only=False)[1]
+
+
+def _described_by(conn: Connection, row_id: str) -> list[tuple[Table, str]]:
+    """The live rows that describe or link a memory: its meta row and its edges."""
+    meta = conn.execute(
+        "SELECT id FROM memory_meta WHERE id = ? AND deleted = 0", (row_id,)
+    ).fetchall()
+    edges = conn.execute(
+        "SELECT id FROM edges WHERE (from_id = ?1 OR to_id = ?1) AND deleted = 0 ORDER BY id",
+        (row_id,),
+    ).fetchall()
+    return [(MEMORY_META, r[0]) for r in meta] + [(EDGES, r[0]) for r in edges]
 
 
 def list_episodes(

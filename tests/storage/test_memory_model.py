@@ -15,7 +15,7 @@ from feral.storage.memory_model import (
 from feral.storage.store import run_write
 from feral.sync.ids import edge_id, entity_id
 
-from .support import A, B, assert_converged, sync_until_quiet
+from .support import A, B, assert_converged, export_text, sync_until_quiet
 
 
 def test_a_memory_without_a_meta_row_has_the_defaults_updated_when_it_was_created(conn):
@@ -89,3 +89,42 @@ def test_unknown_categories_and_edge_types_are_refused_before_anything_is_writte
     with pytest.raises(ValueError, match="unknown edge type"):
         add_edge(conn, A, lambda floor: floor + 1, "likes", "f1", "f2", now_ms=1)
     assert conn.execute("SELECT count(*) FROM delta_log").fetchone()[0] == 0
+
+
+def test_a_nuke_erases_the_memorys_meta_row_and_its_edges_everywhere(make_replica):
+    """A boost's reason and an edge's note are the user's words about the memory: a nuke that
+    left them would not erase (issue 11's rule, for issue 14's tables)."""
+    laptop, phone = make_replica("laptop", A), make_replica("phone", B)
+    doomed = laptop.remember("user", "diagnosis", "something private")["id"]
+    other = laptop.remember("user", "doctor", "Dr. Chen")["id"]
+    laptop.time.advance()
+    run_write(
+        laptop.conn,
+        write_meta,
+        laptop.node_id,
+        laptop.clock.tick,
+        Meta(doomed, category="context", importance=3.0, importance_note="the biopsy result"),
+    )
+    laptop.time.advance()
+    run_write(
+        laptop.conn,
+        add_edge,
+        laptop.node_id,
+        laptop.clock.tick,
+        "related_to",
+        other,
+        doomed,
+        now_ms=laptop.time(),
+        note="told Dr. Chen about the biopsy",
+    )
+    sync_until_quiet([(laptop, phone)])
+    phone.nuke(doomed)
+    sync_until_quiet([(laptop, phone)])
+    assert_converged(laptop, phone)
+    for replica in (laptop, phone):
+        text = export_text(replica.conn)
+        assert "biopsy" not in text and "something private" not in text
+        payloads = replica.conn.execute("SELECT payload FROM delta_log").fetchall()
+        assert not any(p[0] is not None and b"biopsy" in p[0] for p in payloads)
+        assert edges_of(replica.conn, doomed) == []
+        assert read_meta(replica.conn, doomed).importance == 1.0
