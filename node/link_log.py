@@ -1,5 +1,6 @@
-"""What ``feral serve`` logs about a catch-up: its progress in steps (failures, once per streak,
-are logged by :class:`feral.storage.link.FailureLog`, which the simulated devices share).
+"""What a link tells its caller and ``feral serve``'s log: a catch-up's progress in steps,
+divergence once, holes, integrity alarms and refusals (failures, once per streak, are logged by
+:class:`feral.storage.link.FailureLog`, which the simulated devices share).
 
 A link fails the same way on every retry while the cause lasts (a lock, a full disk), and a
 catch-up of 100,000 entries comes in 100 pages: the log says each thing once, or in steps.
@@ -8,12 +9,15 @@ catch-up of 100,000 entries comes in 100 pages: the log says each thing once, or
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
+from feral.storage.link import Handled
 from feral.sync.messages import Hello
+from feral.sync.session import Event, Failed, PageReceived, PeerCaughtUp, PeerPending
 from feral.sync.text import printable
 from feral.sync.types import NodeId
 
-__all__ = ["ProgressLog", "peer_label"]
+__all__ = ["LinkReport", "ProgressLog", "peer_label"]
 
 log = logging.getLogger("feral.peer")
 
@@ -55,3 +59,53 @@ class ProgressLog:
         log.info("= catching up from %s: %s of %s rows (%d%%)", who, f"{received:,}",
                  f"{total:,}", received * 100 // total)  # fmt: skip
         self._step[who] = step
+
+
+class LinkReport:
+    """What one link (node/peer.py) reports after each event its handler answered.
+
+    Args:
+        progress: called after each page applied with the catch-up's ``(received, total)``.
+        serve_log: log the catch-up's progress too (a serve link; a CLI round reports its
+            result instead).
+    """
+
+    def __init__(self, progress: Callable[[int, int], None] | None, *, serve_log: bool) -> None:
+        self.progress = progress
+        self._progress_log = ProgressLog() if serve_log else None
+        self._diverged = False
+
+    def failed(self, event: Failed, named: str) -> None:
+        """The link was refused, by either side (``named``: the peer as the log names it)."""
+        where = "peer refused" if event.remote else "refused peer"
+        log.warning("! %s %s: %s: %s", where, named, event.code,
+                    printable(event.message))  # fmt: skip
+
+    def handled(self, peer: NodeId | None, event: Event, handled: Handled) -> None:
+        """Progress to the caller and the serve log; divergence to the log, once per link;
+        holes asked again and integrity alarms."""
+        self._progress(peer or "?", event, handled)
+        if handled.holes:
+            log.warning("! log hole for %s: asking %s again", sorted(handled.holes), peer)
+        if handled.collisions and isinstance(event, PageReceived):
+            log.warning(
+                "! integrity alarm: %s sent %d entries of %s at stamps this node holds with "
+                "other content; kept ours (see feral sync status)",
+                peer, handled.collisions, event.page.origin,
+            )  # fmt: skip
+
+    def _progress(self, who: str, event: Event, handled: Handled) -> None:
+        if isinstance(event, PeerPending) and event.entries and self._progress_log is not None:
+            self._progress_log.started(who)  # (an announcement of nothing keeps the last one)
+        if handled.progress is not None:
+            if self.progress is not None:
+                self.progress(*handled.progress)
+            if self._progress_log is not None:
+                self._progress_log.advanced(who, *handled.progress)
+        if isinstance(event, PeerCaughtUp) and handled.diverged != self._diverged:
+            self._diverged = handled.diverged
+            if self._diverged:
+                log.warning(
+                    "! diverged from %s: equal vectors and entry counts, other rows (row "
+                    "digests differ); see feral sync status", who,
+                )  # fmt: skip

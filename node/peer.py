@@ -14,7 +14,6 @@ import asyncio
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
-from typing import Protocol
 
 from feral.storage import peers as peer_status
 from feral.storage.link import FailureLog, Handled, LinkHandler, LinkResult, writes
@@ -28,19 +27,18 @@ from feral.sync.session import (
     Failed,
     JoinOffered,
     LocalPeer,
-    PageReceived,
-    PeerCaughtUp,
-    PeerPending,
     State,
     SyncSession,
 )
 from feral.sync.text import printable
 from feral.sync.types import NodeId
 
+from . import link_registry
 from .identity import sign, verify
 from .invite import answer_join, is_join_refusal, join_refused, joins_expected
-from .link_log import ProgressLog, peer_label
-from .node import Node
+from .link_log import LinkReport, peer_label
+from .node import Link, Node
+from .transport import Transport
 
 __all__ = [
     "NO_PROGRESS_TIMEOUT_S",
@@ -61,19 +59,6 @@ SEND_TIMEOUT_S = NO_PROGRESS_TIMEOUT_S
 """A frame the peer has not taken off the socket within this long means it stopped reading: the
 link is dropped rather than left waiting on a full buffer, holding its slot and its lock. What
 waits meanwhile is bounded by the session's window of unacknowledged pages."""
-
-
-class Transport(Protocol):
-    """A message-oriented, ordered connection (a WebSocket)."""
-
-    encrypted: bool
-
-    async def recv(self) -> bytes | None:
-        """The next binary frame, or ``None`` once the connection has ended."""
-
-    async def send(self, data: bytes) -> None: ...
-
-    async def close(self, code: int, reason: str) -> None: ...
 
 
 class PeerLink:
@@ -126,7 +111,6 @@ class PeerLink:
         self.failures = failures
         self.transport = transport
         self.until_quiet = until_quiet
-        self.progress = progress
         self._lock = asyncio.Lock()
         """Held while the session is fed or answered. The handler answers on the database
         thread (storage/link.py), so this is what keeps every other task off the session
@@ -135,8 +119,7 @@ class PeerLink:
         self.link_id = secrets.token_hex(8)
         """This link's row in ``peer_links`` while it is up, read by ``sync status``."""
         self._linked = False
-        self._progress_log = ProgressLog() if failures is not None else None
-        self._diverged = False
+        self._reports = LinkReport(progress, serve_log=failures is not None)
         self.session = SyncSession(self._local_peer(), page_limit=1000)
         self.handler = LinkHandler(
             self.session,
@@ -327,47 +310,20 @@ class PeerLink:
     # -- one live link per peer ----------------------------------------------------------------
 
     def _register(self, peer: NodeId) -> None:
-        """Make this the link that pushes to ``peer``; an older one waits on standby.
-
-        A ``sync now`` from the peer's other process opens a second link for its round; when
-        that ends, the older link takes the pushes back (:meth:`_unregister`) instead of the
-        peer being left with none. Two serve links between the same pair (both dialled at
-        once) are one too many: the dialled link of the node with the greater id yields to
-        the one it accepted, so both ends keep the link the smaller id dialled.
-        """
-        node = self.node
-        current = node.links.get(peer)
-        if current is not None and current is not self:
-            node.standby.setdefault(peer, []).append(current)
-        node.links[peer] = self
+        """Make this the link that pushes to ``peer`` (node/link_registry.py); a dialled link
+        the rule says yields to the one the peer dialled steps aside."""
+        yielding = link_registry.register(self.node, self, peer, _dialled)
         if self.failures is not None:
             self.failures.recovered(peer)
-        if node.node_id > peer:
-            live = [node.links[peer], *node.standby.get(peer, [])]
-            mine = [x for x in live if isinstance(x, PeerLink) and x.handler.expected]
-            if len(mine) < len(live):  # an accepted link is up too
-                for link in mine:
-                    node.spawn(link.step_aside())
+        for link in yielding:
+            self.node.spawn(link.step_aside())
 
     def _unregister(self) -> None:
-        """This link ended: if it was pushing, the newest link on standby takes over, and
-        looks for what was committed meanwhile (live sync must not wait for anti-entropy)."""
-        node, peer = self.node, self.result.peer
-        if peer is None:
-            return
-        standby = node.standby.get(peer, [])
-        if self in standby:
-            standby.remove(self)
-        if node.links.get(peer) is self:
-            del node.links[peer]
-            if standby:
-                node.links[peer] = back = standby.pop()
-                node.spawn(back.local_changed())
-        if not standby:
-            node.standby.pop(peer, None)
+        """This link ended: a link on standby takes the pushes over (node/link_registry.py)."""
+        link_registry.unregister(self.node, self, self.result.peer)
 
     async def step_aside(self) -> None:
-        """Close this dialled link in favour of the one the peer dialled (see :meth:`_register`)."""
+        """Close this dialled link in favour of the one the peer dialled (node/link_registry.py)."""
         log.info("= %s: a link the peer dialled is up; closing ours", self.result.peer)
         await self.transport.close(1000, "a link with this peer is already up")
 
@@ -417,9 +373,7 @@ class PeerLink:
         if isinstance(event, Failed) and is_join_refusal(event):
             join_refused(self.node, self.session, event)
         elif isinstance(event, Failed):
-            where = "peer refused" if event.remote else "refused peer"
-            log.warning("! %s %s: %s: %s", where, self._named(), event.code,
-                        printable(event.message))  # fmt: skip
+            self._reports.failed(event, self._named())
         if isinstance(event, Authenticated) and self.admit is not None:
             if refusal := self.admit(event):
                 self.session.fail("busy", refusal, CLOSE_POLICY)
@@ -434,34 +388,11 @@ class PeerLink:
             await self._bookkeep(
                 peer_status.record_link_up, self.link_id, event.peer, self.node.now_ms()
             )
-        self._report(event, handled)
-        if handled.holes:
-            log.warning(
-                "! log hole for %s: asking %s again", sorted(handled.holes), self.result.peer
-            )
-        if handled.collisions and isinstance(event, PageReceived):
-            log.warning(
-                "! integrity alarm: %s sent %d entries of %s at stamps this node holds with "
-                "other content; kept ours (see feral sync status)",
-                self.result.peer, handled.collisions, event.page.origin,
-            )  # fmt: skip
+        self._reports.handled(self.result.peer, event, handled)
         if handled.applied:
             await self.node.remote_applied(exclude=self)
 
-    def _report(self, event: Event, handled: Handled) -> None:
-        """Progress to the caller and the serve log; divergence to the log, once per link."""
-        who = self.result.peer or "?"
-        if isinstance(event, PeerPending) and event.entries and self._progress_log is not None:
-            self._progress_log.started(who)  # (an announcement of nothing keeps the last one)
-        if handled.progress is not None:
-            if self.progress is not None:
-                self.progress(*handled.progress)
-            if self._progress_log is not None:
-                self._progress_log.advanced(who, *handled.progress)
-        if isinstance(event, PeerCaughtUp) and handled.diverged != self._diverged:
-            self._diverged = handled.diverged
-            if self._diverged:
-                log.warning(
-                    "! diverged from %s: equal vectors and entry counts, other rows (row "
-                    "digests differ); see feral sync status", who,
-                )  # fmt: skip
+
+def _dialled(link: Link) -> PeerLink | None:
+    """``link`` if this node dialled it (the registry's question, node/link_registry.py)."""
+    return link if isinstance(link, PeerLink) and link.handler.expected else None

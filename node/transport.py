@@ -6,7 +6,7 @@ fails to decode, so the peer gets the same typed error as for any other malforme
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
@@ -14,7 +14,13 @@ from websockets.exceptions import ConnectionClosed
 if TYPE_CHECKING:
     from starlette.websockets import WebSocket
 
-__all__ = ["MAX_CLOSE_REASON_BYTES", "ClientTransport", "ServerTransport", "close_reason"]
+__all__ = [
+    "MAX_CLOSE_REASON_BYTES",
+    "ClientTransport",
+    "ServerTransport",
+    "Transport",
+    "close_reason",
+]
 
 MAX_CLOSE_REASON_BYTES = 123
 """A close frame is a control frame: 125 bytes at most, two of them the code (RFC 6455 §5.5)."""
@@ -97,3 +103,16 @@ class ClientTransport:
 
     async def close(self, code: int, reason: str) -> None:
         await self.connection.close(code, close_reason(reason))
+
+
+class Transport(Protocol):
+    """A message-oriented, ordered connection (a WebSocket)."""
+
+    encrypted: bool
+
+    async def recv(self) -> bytes | None:
+        """The next binary frame, or ``None`` once the connection has ended."""
+
+    async def send(self, data: bytes) -> None: ...
+
+    async def close(self, code: int, reason: str) -> None: ...

@@ -15,23 +15,15 @@ from collections import Counter
 from itertools import combinations
 from pathlib import Path
 
-from feral.storage import delta_log, export, row_digest
+from feral.storage import delta_log
 from feral.sync.types import NodeId
 
-from .faults import status_beyond_held
+from .cluster_oracles import check_converged, check_step
 from .files import remove_database, scratch_directory, template_database
-from .forgery import alarms_between_honest_devices
 from .keys import FakeKeys, fingerprint
-from .model import (
-    Ledger,
-    SimulationError,
-    log_stamps,
-    log_summary,
-    store_records,
-    words_kept_after_nuke,
-)
+from .model import Ledger, SimulationError, log_stamps
 from .network import Link, ManualClock, SimNetwork, SimTime
-from .nuking import Secrets, erased_words_held
+from .nuking import Secrets
 from .simnode import SimNode
 
 __all__ = [
@@ -333,74 +325,12 @@ class Cluster:
                 lines.append(f"  {x.name}->{y.name}: {state} quiet={quiet} last error: {error}")
         return "\n".join(lines)
 
-    # -- oracles -------------------------------------------------------------------------------
+    # -- oracles (simulations/cluster_oracles.py) ----------------------------------------------
 
     def check_step(self) -> None:
-        """Safety after every step: clocks never go back, vectors claim only what is logged
-        (as a gap-free prefix of each origin's writes), the log's entry counts are true, no
-        log keeps the words of a nuked row, and no stamp beyond the window was applied."""
-        problems = list(self.ledger.problems)
-        for node in self.nodes:
-            problems += node.problems
-            vector = node.vector()
-            mark = max(vector.values(), default=0)
-            if mark < node.high_water:
-                problems.append(f"{node.name}'s high-water mark went back to {mark}")
-            node.high_water = mark
-            if kept := words_kept_after_nuke(node.conn):
-                problems.append(f"{node.name}'s log keeps the words of {kept} nuked entries")
-            problems += erased_words_held(node, self.secrets)
-            summary = log_summary(node.conn)
-            counts = delta_log.log_entry_counts(node.conn)
-            if counts != {origin: count for origin, (count, _) in summary.items()}:
-                problems.append(f"{node.name}'s entry counts {counts} differ from its log")
-            for origin, hlc in vector.items():
-                count, top = summary.get(origin, (0, 0))
-                want = sum(1 for h in self.ledger.stamps(origin) if h <= hlc)
-                if origin in self.holes_allowed:
-                    want = count  # a hole by design until sync repairs it (see restore)
-                if top != hlc or count != want:
-                    problems.append(
-                        f"{node.name}'s vector says {origin[:6]}@{hlc}, its log holds {count} "
-                        f"entries up to {top}; the origin wrote {want} up to {hlc}"
-                    )
-        problems += status_beyond_held(self.nodes, self.holes_allowed)
-        if problems:
-            raise SimulationError("\n".join(problems))
+        """Safety after every step (:func:`~simulations.cluster_oracles.check_step`)."""
+        check_step(self)
 
     def check_converged(self) -> None:
-        """After quiescence: equal vectors, byte-identical exports, every row its LWW winner,
-        every log every write, row digests equal and equal to the digest computed afresh
-        (the one kept write by write, through repairs, nukes and restores, is right), and no
-        integrity alarm but the forger's (an honest one may be raised for a while: see
-        storage/erase.py's ``_WITHDRAW_ALARMS``)."""
-        first = self.nodes[0]
-        lines = list(export.export_lines(first.conn))
-        expected = self.ledger.expected()
-        stamps = {o: self.ledger.stamps(o) for o in self.ledger.entries if self.ledger.stamps(o)}
-        for node in self.nodes:
-            if node.vector() != first.vector():
-                raise SimulationError(f"vectors differ: {node.name} vs {first.name}")
-            if list(export.export_lines(node.conn)) != lines:
-                raise SimulationError(f"exports differ: {node.name} vs {first.name}")
-            records = store_records(node.conn)
-            if records != expected:
-                wrong = sorted(k for k in records.keys() | expected.keys()
-                               if records.get(k) != expected.get(k))  # fmt: skip
-                detail = "; ".join(
-                    f"{k[1]}: holds {records.get(k)}, LWW winner {expected.get(k)}" for k in wrong
-                )
-                raise SimulationError(f"{node.name} does not hold the LWW winners: {detail}")
-            if log_stamps(node.conn) != stamps:
-                raise SimulationError(f"{node.name}'s log differs from every write made")
-            self._check_digests(node, first)
-            if alarms := alarms_between_honest_devices(node):
-                raise SimulationError("\n".join(alarms))  # in sync means no alarm
-
-    @staticmethod
-    def _check_digests(node: SimNode, first: SimNode) -> None:
-        kept = row_digest.row_digest(node.conn)
-        if kept != row_digest.computed_afresh(node.conn):
-            raise SimulationError(f"{node.name}'s kept row digest differs from its rows")
-        if kept != row_digest.row_digest(first.conn):
-            raise SimulationError(f"row digests differ: {node.name} vs {first.name}")
+        """After quiescence, convergence (:func:`~simulations.cluster_oracles.check_converged`)."""
+        check_converged(self)

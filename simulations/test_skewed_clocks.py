@@ -39,11 +39,12 @@ from feral.storage import memories
 from feral.sync.ids import fact_id
 
 from .cluster import Cluster
+from .convergence_draws import Triple, triple_strategy
 from .model import SimulationError
 from .network import Link
 from .profiles import TOTALS, pytest_settings
 from .simnode import MAX_SKEW_MS, SimNode
-from .test_convergence import MAX_ROUNDS, Triple, triple_strategy
+from .test_convergence import MAX_ROUNDS
 
 __all__ = ["SkewedClocksMachine"]
 

@@ -1,0 +1,97 @@
+"""The simulation's oracles: what must hold after every step, and once the cluster is quiet.
+
+Kept apart from simulations/cluster.py, which runs the devices and the network: these only read
+a :class:`~simulations.cluster.Cluster` (its devices, ledger and secrets) and raise
+:class:`SimulationError` with every problem found.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from feral.storage import delta_log, export, row_digest
+
+from .faults import status_beyond_held
+from .forgery import alarms_between_honest_devices
+from .model import SimulationError, log_stamps, log_summary, store_records, words_kept_after_nuke
+from .nuking import erased_words_held
+from .simnode import SimNode
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
+
+__all__ = ["check_converged", "check_step"]
+
+
+def check_step(cluster: Cluster) -> None:
+    """Safety after every step: clocks never go back, vectors claim only what is logged
+    (as a gap-free prefix of each origin's writes), the log's entry counts are true, no
+    log keeps the words of a nuked row, and no stamp beyond the window was applied."""
+    problems = list(cluster.ledger.problems)
+    for node in cluster.nodes:
+        problems += node.problems
+        vector = node.vector()
+        mark = max(vector.values(), default=0)
+        if mark < node.high_water:
+            problems.append(f"{node.name}'s high-water mark went back to {mark}")
+        node.high_water = mark
+        if kept := words_kept_after_nuke(node.conn):
+            problems.append(f"{node.name}'s log keeps the words of {kept} nuked entries")
+        problems += erased_words_held(node, cluster.secrets)
+        summary = log_summary(node.conn)
+        counts = delta_log.log_entry_counts(node.conn)
+        if counts != {origin: count for origin, (count, _) in summary.items()}:
+            problems.append(f"{node.name}'s entry counts {counts} differ from its log")
+        for origin, hlc in vector.items():
+            count, top = summary.get(origin, (0, 0))
+            want = sum(1 for h in cluster.ledger.stamps(origin) if h <= hlc)
+            if origin in cluster.holes_allowed:
+                want = count  # a hole by design until sync repairs it (see Cluster.restore)
+            if top != hlc or count != want:
+                problems.append(
+                    f"{node.name}'s vector says {origin[:6]}@{hlc}, its log holds {count} "
+                    f"entries up to {top}; the origin wrote {want} up to {hlc}"
+                )
+    problems += status_beyond_held(cluster.nodes, cluster.holes_allowed)
+    if problems:
+        raise SimulationError("\n".join(problems))
+
+
+def check_converged(cluster: Cluster) -> None:
+    """After quiescence: equal vectors, byte-identical exports, every row its LWW winner,
+    every log every write, row digests equal and equal to the digest computed afresh
+    (the one kept write by write, through repairs, nukes and restores, is right), and no
+    integrity alarm but the forger's (an honest one may be raised for a while: see
+    storage/erase.py's ``_WITHDRAW_ALARMS``)."""
+    first = cluster.nodes[0]
+    lines = list(export.export_lines(first.conn))
+    expected = cluster.ledger.expected()
+    stamps = {
+        o: cluster.ledger.stamps(o) for o in cluster.ledger.entries if cluster.ledger.stamps(o)
+    }
+    for node in cluster.nodes:
+        if node.vector() != first.vector():
+            raise SimulationError(f"vectors differ: {node.name} vs {first.name}")
+        if list(export.export_lines(node.conn)) != lines:
+            raise SimulationError(f"exports differ: {node.name} vs {first.name}")
+        records = store_records(node.conn)
+        if records != expected:
+            wrong = sorted(k for k in records.keys() | expected.keys()
+                           if records.get(k) != expected.get(k))  # fmt: skip
+            detail = "; ".join(
+                f"{k[1]}: holds {records.get(k)}, LWW winner {expected.get(k)}" for k in wrong
+            )
+            raise SimulationError(f"{node.name} does not hold the LWW winners: {detail}")
+        if log_stamps(node.conn) != stamps:
+            raise SimulationError(f"{node.name}'s log differs from every write made")
+        _check_digests(node, first)
+        if alarms := alarms_between_honest_devices(node):
+            raise SimulationError("\n".join(alarms))  # in sync means no alarm
+
+
+def _check_digests(node: SimNode, first: SimNode) -> None:
+    kept = row_digest.row_digest(node.conn)
+    if kept != row_digest.computed_afresh(node.conn):
+        raise SimulationError(f"{node.name}'s kept row digest differs from its rows")
+    if kept != row_digest.row_digest(first.conn):
+        raise SimulationError(f"row digests differ: {node.name} vs {first.name}")
