@@ -46,10 +46,10 @@ def remember(node: FeralNode, text: str) -> subprocess.CompletedProcess[str]:
 def test_a_laptop_two_hours_ahead_then_fixed_is_warned_and_recovers_with_one_command(mesh: Mesh):
     server, laptop = laptop_and_server(mesh, 2 * HOUR_MS)
     mesh.start(server)
-    assert remember(laptop, "written while two hours ahead").returncode == 0
+    assert remember(laptop, "the spare bulbs are in the hall cupboard").returncode == 0
     laptop.env.clear()  # the clock is put right
 
-    written = remember(laptop, "written after the clock was fixed")
+    written = remember(laptop, "the plumber comes on tuesday")
     assert written.returncode == 0, written.stderr
     warning = one_line(written.stderr)
     assert "ahead of its clock" in warning and RESET in warning, warning
@@ -62,13 +62,13 @@ def test_a_laptop_two_hours_ahead_then_fixed_is_warned_and_recovers_with_one_com
     reset = laptop.run("sync", "clock-reset")
     assert "re-stamped 2 write(s)" in reset.stdout, reset.stdout
     assert laptop.status()["clock"]["warning"] is None
-    again = remember(laptop, "written after the reset")
+    again = remember(laptop, "the library books are due back in march")
     assert again.returncode == 0 and again.stderr == "", again.stderr
     laptop.run("sync", "now")
     for text in (
-        "written while two hours ahead",
-        "written after the clock was fixed",
-        "written after the reset",
+        "the spare bulbs are in the hall cupboard",
+        "the plumber comes on tuesday",
+        "the library books are due back in march",
     ):
         assert holds(server, text), text
     assert server.export() == laptop.export()

@@ -46,41 +46,44 @@ def skewed_mesh(mesh: Mesh, laptop_ms: int, phone_ms: int) -> tuple[FeralNode, .
 def test_a_fast_laptop_does_not_cut_a_slow_phone_off_from_the_servers_own_writes(mesh: Mesh):
     server, laptop, phone = skewed_mesh(mesh, 4 * MINUTE_MS, -4 * MINUTE_MS)
     mesh.start(server)
-    laptop.cli("memory", "remember", "written on the fast laptop")
+    laptop.cli("memory", "remember", "the laptop noted the bike lock is blue")
     laptop.run("sync", "now")
     # The server's own writes come after the laptop's, which it holds: they must still follow
     # the server's clock, not the laptop's.
-    server.cli("memory", "remember", "written on the server")
-    laptop.cli("memory", "remember", "written on the fast laptop again")
+    server.cli("memory", "remember", "the server noted the backups run nightly")
+    laptop.cli("memory", "remember", "the laptop noted the kettle needs descaling")
     laptop.run("sync", "now")
-    server.cli("memory", "remember", "written on the server again")
+    server.cli("memory", "remember", "the server noted the router restarts on sundays")
 
     result = phone.run("sync", "now", check=False)
     assert result.returncode == 0, result.stderr
-    for text in ("written on the server", "written on the server again"):
+    for text in ("the server noted the backups run nightly", "the server noted the router restarts on sundays"):
         assert holds(phone, text), f"the phone lacks the server's own write {text!r}"
     # Relayed: the laptop's stamps are eight minutes ahead of the phone's clock, inside twice
     # the window (the laptop is within the window of the server, the server of the phone).
-    assert holds(phone, "written on the fast laptop again")
+    assert holds(phone, "the laptop noted the kettle needs descaling")
     assert phone.peer_status(server)["last_error"] is None
-    phone.cli("memory", "remember", "written on the slow phone")
+    phone.cli("memory", "remember", "the phone noted the parking permit expires in june")
     phone.run("sync", "now")
     laptop.run("sync", "now")
-    assert holds(laptop, "written on the slow phone")
+    assert holds(laptop, "the phone noted the parking permit expires in june")
     assert laptop.export() == phone.export() == server.export()
 
 
 def test_a_refused_relayed_stamp_names_the_device_that_wrote_it_not_the_relay(mesh: Mesh):
-    server, laptop, phone = skewed_mesh(mesh, 10 * MINUTE_MS, -4 * MINUTE_MS)
+    # Nine minutes: beyond one window of the server's clock, within twice the window less the
+    # margin a sender keeps (docs/PROTOCOL.md §8), so the server takes them once the laptop's
+    # clock is put right, and holds them back from the phone, thirteen minutes behind.
+    server, laptop, phone = skewed_mesh(mesh, 9 * MINUTE_MS, -4 * MINUTE_MS)
     mesh.start(server)
-    laptop.cli("memory", "remember", "written while the laptop was ten minutes fast")
+    laptop.cli("memory", "remember", "written while the laptop was nine minutes fast")
     laptop.env["FERAL_CLOCK_OFFSET_MS"] = str(4 * MINUTE_MS)  # now within the server's window
     laptop.run("sync", "now")
-    assert holds(server, "written while the laptop was ten minutes fast")
+    assert holds(server, "written while the laptop was nine minutes fast")
 
     error = one_line_error(phone.run("sync", "now", check=False))
     assert "clock skew" in error, error
     assert laptop.node_id[:8] in error, error
     assert "relayed by" in error and server.node_id[:8] in error, error
-    assert "13 min" in error, error  # fourteen minutes less the seconds the test took
-    assert not holds(phone, "written while the laptop was ten minutes fast")
+    assert "12 min" in error, error  # thirteen minutes less the seconds the test took
+    assert not holds(phone, "written while the laptop was nine minutes fast")

@@ -59,30 +59,17 @@ def test_add_list_and_query_a_small_graph(home: Path):
     assert any(r["content"] == "Kreuzberg located_in Berlin" for r in found["results"])
 
 
-def test_conflicting_values_are_listed_both(home: Path):
+def test_conflicting_values_are_listed_both(home: Path, tmp_path: Path):
+    """Two live values of a one-value attribute, as two devices that each superseded the old
+    one leave them (``remember`` would supersede; an import writes both as they are)."""
     feral(home, "graph", "add", "person", "Sam")
-    feral(
-        home,
-        "memory",
-        "remember",
-        "--subject",
-        "Sam",
-        "--predicate",
-        "doctor",
-        "--object",
-        "Dr. Lee",
-    )
-    feral(
-        home,
-        "memory",
-        "remember",
-        "--subject",
-        "sam",
-        "--predicate",
-        "doctor",
-        "--object",
-        "Dr. Patel",
-    )
+    lines = [
+        {"subject": "Sam", "predicate": "doctor", "object": "Dr. Lee"},
+        {"subject": "sam", "predicate": "doctor", "object": "Dr. Patel"},
+    ]
+    both = tmp_path / "both.jsonl"
+    both.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    feral(home, "memory", "import", str(both))
     (sam,) = feral_json(home, "graph", "list", "--json")
     assert sam["attributes"] == {"doctor": ["Dr. Lee", "Dr. Patel"]}
     assert sam["conflicting"] == ["doctor"]
