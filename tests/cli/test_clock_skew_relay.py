@@ -57,7 +57,10 @@ def test_a_fast_laptop_does_not_cut_a_slow_phone_off_from_the_servers_own_writes
 
     result = phone.run("sync", "now", check=False)
     assert result.returncode == 0, result.stderr
-    for text in ("the server noted the backups run nightly", "the server noted the router restarts on sundays"):
+    for text in (
+        "the server noted the backups run nightly",
+        "the server noted the router restarts on sundays",
+    ):
         assert holds(phone, text), f"the phone lacks the server's own write {text!r}"
     # Relayed: the laptop's stamps are eight minutes ahead of the phone's clock, inside twice
     # the window (the laptop is within the window of the server, the server of the phone).
