@@ -1,0 +1,120 @@
+"""``feral mcp`` over stdio, driven by the ``mcp`` SDK's own client as an assistant drives it.
+
+Each client spawns ``feral --home H mcp`` as a real process. Three at once on one home write and
+search together: every fact written is found afterwards, and no call fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from feral.node.mcp_server import TOOL_NAMES
+
+from .helpers import feral, feral_command, feral_process, turn_off_embeddings
+
+
+@asynccontextmanager
+async def mcp_session(home: Path) -> AsyncIterator[ClientSession]:
+    command = feral_command()
+    params = StdioServerParameters(
+        command=command[0],
+        args=[*command[1:], "--home", str(home), "mcp"],
+        env={"PYTHONPATH": os.environ.get("PYTHONPATH", "")},
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+async def call(session: ClientSession, tool: str, **arguments: Any) -> Any:
+    """The tool's answer, decoded; a tool error fails the test with its message."""
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    return json.loads(result.content[0].text)  # type: ignore[union-attr]
+
+
+async def refusal(session: ClientSession, tool: str, **arguments: Any) -> str:
+    result = await session.call_tool(tool, arguments)
+    assert result.is_error, result.content
+    text: str = result.content[0].text  # type: ignore[union-attr]
+    return text
+
+
+def new_home(tmp_path: Path, name: str = "home") -> Path:
+    home = tmp_path / name
+    assert feral(home, "init").exit_code == 0
+    turn_off_embeddings(home)  # full-text search: no model to load in each process
+    return home
+
+
+async def test_a_client_lists_the_tools_remembers_and_searches(tmp_path: Path) -> None:
+    home = new_home(tmp_path)
+    async with mcp_session(home) as session:
+        listed = (await session.list_tools()).tools
+        assert sorted(tool.name for tool in listed) == sorted(TOOL_NAMES)
+        by_name = {tool.name: tool for tool in listed}
+        assert by_name["search"].annotations and by_name["search"].annotations.read_only_hint
+        assert by_name["forget"].annotations and by_name["forget"].annotations.destructive_hint
+        stored = await call(session, "remember", fact="I live in Lisbon")
+        assert stored["classification"] == "new" and stored["status"] == "absorbed"
+        found = await call(session, "search", query="Lisbon")
+        assert [hit["id"] for hit in found["results"]] == [stored["memory_id"]]
+        got = await call(session, "get", id=stored["memory_id"], follow="edges")
+        assert got["record"]["id"] == stored["memory_id"] and got["edges"] == []
+        await call(session, "forget", id=stored["memory_id"])
+        assert (await call(session, "search", query="Lisbon"))["results"] == []
+        await call(session, "restore", id=stored["memory_id"])
+        stats = await call(session, "stats")
+        assert stats["node_id"]
+
+
+async def test_bad_arguments_and_secrets_are_tool_errors_not_tracebacks(tmp_path: Path) -> None:
+    home = new_home(tmp_path)
+    async with mcp_session(home) as session:
+        assert "top_k" in await refusal(session, "search", query="x", top_k=0)
+        assert "not both" in await refusal(session, "remember", fact="a", subject="b")
+        assert "not_found" in await refusal(session, "forget", id="no-such-memory")
+        assert "follow must be one of" in await refusal(session, "get", id="x", follow="all")
+        secret = "my password is hunter2-Zq8#xv!Lp"
+        message = await refusal(session, "remember", subject="user", predicate="password",
+                                object=secret)  # fmt: skip
+        assert "secret" in message and secret not in message
+        assert "Traceback" not in message
+    listed = feral_process(home, "memory", "list", "--json")
+    assert json.loads(listed.stdout) == []
+
+
+async def _writer(home: Path, number: int, facts: int) -> list[str]:
+    """One client writing its facts, searching for each of the others' as it goes."""
+    written = []
+    async with mcp_session(home) as session:
+        for index in range(facts):
+            answer = await call(session, "remember", subject=f"client{number}", predicate="noted",
+                                object=f"item{number}x{index}")  # fmt: skip
+            written.append(answer["memory_id"])
+            await call(session, "search", query=f"item{(number + 1) % 3}x{index}")
+    return written
+
+
+async def test_three_clients_on_one_home_lose_nothing(tmp_path: Path) -> None:
+    home = new_home(tmp_path)
+    facts = 15
+    written = await asyncio.gather(*(_writer(home, number, facts) for number in range(3)))
+    ids = {memory_id for batch in written for memory_id in batch}
+    assert len(ids) == 3 * facts
+    async with mcp_session(home) as session:
+        for number in range(3):
+            for index in range(facts):
+                found = await call(session, "search", query=f"item{number}x{index}")
+                assert found["results"], f"item{number}x{index} lost"
+        listed = await call(session, "list", tier="semantic", limit=1000)
+    assert {row["id"] for row in listed["memories"]} == ids
