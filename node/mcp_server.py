@@ -30,12 +30,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar, cast
 
 import msgspec
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import ToolAnnotations
+from starlette.routing import BaseRoute
 
 from feral import __version__
 from feral.sync.errors import FeralError
@@ -51,7 +54,7 @@ from .node import Node
 from .search import SearchRequest
 from .status import sync_status
 
-__all__ = ["TOOL_NAMES", "build_server", "serve_stdio"]
+__all__ = ["TOOL_NAMES", "McpHttp", "build_server", "serve_stdio"]
 
 TOOL_NAMES = (
     "remember",
@@ -238,3 +241,28 @@ async def serve_stdio(node: Node) -> None:
     if not serve_running(node.home):
         node.embedding.start()
     await build_server(node).run_stdio_async()
+
+
+class McpHttp:
+    """The server over streamable HTTP, as routes for ``feral serve``'s app (``/mcp``).
+
+    Stateless, answering JSON: each request stands alone, so nothing is held per client. Who
+    may call it is the API's guard (node/api/guard.py), which wraps the whole app: no browsers,
+    a loopback Host on loopback, the API token off loopback; the SDK's own Host check is
+    therefore off, not doubled.
+    """
+
+    def __init__(self, node: Node) -> None:
+        server = build_server(node)
+        app = server.streamable_http_app(
+            streamable_http_path="/mcp",
+            stateless_http=True,
+            json_response=True,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        self.routes: list[BaseRoute] = list(app.routes)
+        self._manager = server.session_manager
+
+    def running(self) -> AbstractAsyncContextManager[None]:
+        """While serving: the SDK's session manager, which runs each request's transport."""
+        return self._manager.run()
