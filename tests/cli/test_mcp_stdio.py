@@ -20,6 +20,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from feral.node.mcp_server import TOOL_NAMES
 
 from .helpers import feral, feral_command, feral_process, turn_off_embeddings
+from .servers import Mesh, pair, wait_until
 
 
 @asynccontextmanager
@@ -118,3 +119,25 @@ async def test_three_clients_on_one_home_lose_nothing(tmp_path: Path) -> None:
                 assert found["results"], f"item{number}x{index} lost"
         listed = await call(session, "list", tier="semantic", limit=1000)
     assert {row["id"] for row in listed["memories"]} == ids
+
+
+def test_a_missing_home_is_one_line_on_stderr_and_nothing_created(tmp_path: Path) -> None:
+    result = feral_process(tmp_path / "typo", "mcp")
+    assert result.returncode == 1
+    assert result.stderr == f"Error: no feral home at {tmp_path / 'typo'}; run `feral init`\n"
+    assert result.stdout == "" and not (tmp_path / "typo").exists()
+
+
+async def _remember_once(home: Path, fact: str) -> None:
+    async with mcp_session(home) as session:
+        await call(session, "remember", fact=fact)
+
+
+def test_a_running_serve_pushes_what_a_client_writes_to_its_peers(mesh: Mesh) -> None:
+    laptop, phone = mesh.add("laptop", "phone")
+    pair(laptop, phone, dial=True)
+    pair(phone, laptop, dial=False)
+    mesh.start(laptop, phone)
+    asyncio.run(_remember_once(laptop.home, "my locker is number 42"))
+    arrived = wait_until(lambda: "number 42" in phone.export(), 30, interval=0.1)
+    assert arrived, "the fact written through feral mcp did not reach the peer"
