@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 import msgspec
 from mcp.server.mcpserver import MCPServer
@@ -49,7 +49,8 @@ from .api.curation import ArchiveRequest, BoostRequest, ListQuery
 from .api.errors import ApiError
 from .api.graph_routes import GraphQuery
 from .embedding import serve_running
-from .memory_graph import FOLLOW_MODES, follow as read_followed, link
+from .limits import Strategy
+from .memory_graph import Follow, follow as read_followed, link
 from .node import Node
 from .search import SearchRequest
 from .status import sync_status
@@ -139,7 +140,7 @@ def _add_memory_tools(server: MCPServer[Any], node: Node) -> None:
     async def search(
         query: str,
         top_k: int | None = None,
-        strategy: str | None = None,
+        strategy: Strategy | None = None,
         alpha: float | None = None,
         mmr: bool | None = None,
         mmr_lambda: float | None = None,
@@ -152,15 +153,14 @@ def _add_memory_tools(server: MCPServer[Any], node: Node) -> None:
                       mmr=mmr, mmr_lambda=mmr_lambda, min_score=min_score, scope=scope)  # fmt: skip
         return (await node.search(**msgspec.structs.asdict(body))).as_dict()
 
-    async def get(id: str, follow: str = "none") -> dict[str, Any]:
+    async def get(id: str, follow: Follow = "none") -> dict[str, Any]:
         """One memory by id; `follow`: none, edges (its links) or full_history (every version
         it superseded)."""
-        if follow not in FOLLOW_MODES:
-            raise ToolError(f"follow must be one of {', '.join(FOLLOW_MODES)}")
-        return await read_followed(node, _given(ArchiveRequest, id=id).id, cast(Any, follow))
+        return await read_followed(node, _given(ArchiveRequest, id=id).id, follow)
 
     async def list_(
-        tier: str | None = None, scope: str | None = None, status: str | None = None,
+        tier: Literal["semantic", "episodic"] | None = None, scope: str | None = None,
+        status: Literal["active", "archived", "superseded", "all"] | None = None,
         limit: int | None = None,
     ) -> dict[str, Any]:  # fmt: skip
         """The newest memories, filtered by tier (semantic: facts; episodic: episodes), scope
@@ -207,7 +207,7 @@ def _add_status_tools(server: MCPServer[Any], node: Node) -> None:
     async def graph_query(
         start: str,
         relations: list[str] | None = None,
-        direction: str | None = None,
+        direction: Literal["outbound", "inbound", "both"] | None = None,
         hops: int | None = None,
         limit: int | None = None,
     ) -> dict[str, Any]:

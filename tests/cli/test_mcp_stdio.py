@@ -17,7 +17,10 @@ from typing import Any
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from feral.node.limits import SEARCH_STRATEGIES
 from feral.node.mcp_server import TOOL_NAMES
+from feral.node.memory_graph import FOLLOW_MODES
+from feral.storage.listing import LISTED_TIERS, STATUSES
 
 from .helpers import feral, feral_command, feral_process, turn_off_embeddings
 from .servers import Mesh, pair, wait_until
@@ -50,6 +53,23 @@ async def refusal(session: ClientSession, tool: str, **arguments: Any) -> str:
     return text
 
 
+def enum_of(schema: dict[str, Any], name: str) -> list[str]:
+    """The choices a tool's input schema lists for one argument."""
+    field = schema["properties"][name]
+    for choice in [field, *field.get("anyOf", [])]:
+        if "enum" in choice:
+            return list(choice["enum"])
+    raise AssertionError(f"{name} lists no choices: {field}")
+
+
+def assert_choices_documented(tools: dict[str, Any]) -> None:
+    """The schemas list the same choices the store checks (so they cannot drift apart)."""
+    assert enum_of(tools["get"].input_schema, "follow") == list(FOLLOW_MODES)
+    assert sorted(enum_of(tools["list"].input_schema, "tier")) == sorted(LISTED_TIERS)
+    assert enum_of(tools["list"].input_schema, "status") == list(STATUSES)
+    assert enum_of(tools["search"].input_schema, "strategy") == list(SEARCH_STRATEGIES)
+
+
 def new_home(tmp_path: Path, name: str = "home") -> Path:
     home = tmp_path / name
     assert feral(home, "init").exit_code == 0
@@ -65,6 +85,7 @@ async def test_a_client_lists_the_tools_remembers_and_searches(tmp_path: Path) -
         by_name = {tool.name: tool for tool in listed}
         assert by_name["search"].annotations and by_name["search"].annotations.read_only_hint
         assert by_name["forget"].annotations and by_name["forget"].annotations.destructive_hint
+        assert_choices_documented(by_name)
         stored = await call(session, "remember", fact="I live in Lisbon")
         assert stored["classification"] == "new" and stored["status"] == "absorbed"
         found = await call(session, "search", query="Lisbon")
@@ -84,7 +105,8 @@ async def test_bad_arguments_and_secrets_are_tool_errors_not_tracebacks(tmp_path
         assert "top_k" in await refusal(session, "search", query="x", top_k=0)
         assert "not both" in await refusal(session, "remember", fact="a", subject="b")
         assert "not_found" in await refusal(session, "forget", id="no-such-memory")
-        assert "follow must be one of" in await refusal(session, "get", id="x", follow="all")
+        message = await refusal(session, "get", id="x", follow="all")
+        assert "follow" in message and "'none', 'edges' or 'full_history'" in message
         secret = "my password is hunter2-Zq8#xv!Lp"
         message = await refusal(session, "remember", subject="user", predicate="password",
                                 object=secret)  # fmt: skip
