@@ -38,7 +38,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import ToolAnnotations
-from starlette.routing import BaseRoute
+from starlette.types import ASGIApp
 
 from feral import __version__
 from feral.sync.errors import FeralError
@@ -244,7 +244,7 @@ async def serve_stdio(node: Node) -> None:
 
 
 class McpHttp:
-    """The server over streamable HTTP, as routes for ``feral serve``'s app (``/mcp``).
+    """The server over streamable HTTP, for ``feral serve``'s ``/mcp`` (node/mcp_mount.py).
 
     Stateless, answering JSON: each request stands alone, so nothing is held per client. Who
     may call it is the API's guard (node/api/guard.py), which wraps the whole app: no browsers,
@@ -260,7 +260,8 @@ class McpHttp:
             json_response=True,
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
-        self.routes: list[BaseRoute] = list(app.routes)
+        self.app: ASGIApp = app
+        """A Starlette app answering ``/mcp``, whose lifespan is not used: see :meth:`running`."""
         self._manager = server.session_manager
 
     def running(self) -> AbstractAsyncContextManager[None]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
@@ -125,3 +126,15 @@ def test_off_loopback_a_missing_token_is_refused(mesh: Mesh) -> None:
     assert raw_post(node.port, {"Authorization": "Bearer wrong-token-0123456789"})[0] == 401
     token = (node.home / "api_token").read_text().strip()
     assert asyncio.run(node_id_with_token(node.port, token)) == node.node_id
+
+
+def test_serve_imports_the_mcp_sdk_only_when_a_client_first_calls() -> None:
+    """The SDK costs over a second of CPU to import: a serve nobody calls on /mcp never pays it."""
+    probe = (
+        "import sys\n"
+        "import feral.cli.main, feral.node.service\n"
+        "print(','.join(sorted(m for m in ('mcp', 'pydantic') if m in sys.modules)))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ""
