@@ -111,6 +111,7 @@ def build_server(node: Node) -> MCPServer[Any]:
     """The MCP server for ``node``, every tool registered."""
     server: MCPServer[Any] = MCPServer(name="feral", version=__version__, instructions=INSTRUCTIONS)
     _add_memory_tools(server, node)
+    _add_reading_tools(server, node)
     _add_curation_tools(server, node)
     _add_status_tools(server, node)
     return server
@@ -153,6 +154,11 @@ def _add_memory_tools(server: MCPServer[Any], node: Node) -> None:
                       mmr=mmr, mmr_lambda=mmr_lambda, min_score=min_score, scope=scope)  # fmt: skip
         return (await node.search(**msgspec.structs.asdict(body))).as_dict()
 
+    _add(server, remember, WRITES)
+    _add(server, search, READ_ONLY)
+
+
+def _add_reading_tools(server: MCPServer[Any], node: Node) -> None:
     async def get(id: str, follow: Follow = "none") -> dict[str, Any]:
         """One memory by id; `follow`: none, edges (its links) or full_history (every version
         it superseded)."""
@@ -171,8 +177,6 @@ def _add_memory_tools(server: MCPServer[Any], node: Node) -> None:
         )
         return {"memories": rows}
 
-    _add(server, remember, WRITES)
-    _add(server, search, READ_ONLY)
     _add(server, get, READ_ONLY)
     _add(server, list_, READ_ONLY)
 
