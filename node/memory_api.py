@@ -30,7 +30,7 @@ from feral.sync.errors import FeralError, InvalidInput, NotFoundError
 from . import curation
 from .identity import KEY_FILENAME
 from .limits import MAX_EPISODES
-from .memory_graph import FOLLOW_MODES, Follow, follow
+from .memory_graph import FOLLOW_MODES, Follow, follow as read_followed
 from .node import Node, default_home
 from .scopes import check_scope
 from .search import SearchRequest
@@ -140,12 +140,12 @@ class Memory:
         fields = {name: getattr(request, name) for name in request.__struct_fields__}
         return self._call(self.node.search(**fields)).as_dict()
 
-    def get(self, memory_id: str, *, follow_mode: Follow = "none") -> dict[str, Any]:
-        """One memory by id; ``follow_mode`` ``edges`` adds its links, ``full_history`` every
-        version it superseded (NotFoundError for an unknown id)."""
-        if follow_mode not in FOLLOW_MODES:
-            raise InvalidInput(f"follow_mode must be one of {', '.join(FOLLOW_MODES)}")
-        return self._call(follow(self.node, memory_id, follow_mode))
+    def get(self, memory_id: str, *, follow: Follow = "none") -> dict[str, Any]:
+        """One memory by id: ``{"record", ...}``; ``follow`` ``edges`` adds its links,
+        ``full_history`` every version it superseded (NotFoundError for an unknown id)."""
+        if follow not in FOLLOW_MODES:
+            raise InvalidInput(f"follow must be one of {', '.join(FOLLOW_MODES)}")
+        return self._call(read_followed(self.node, memory_id, follow))
 
     def list(
         self,

@@ -54,8 +54,8 @@ def test_calls_after_close_and_bad_arguments_are_clear_errors(tmp_path: Path) ->
     memory = Memory(tmp_path / "home", create=True)
     with pytest.raises(InvalidInput, match="together"):
         memory.remember("a text", subject="user")
-    with pytest.raises(InvalidInput, match="follow_mode"):
-        memory.get("x", follow_mode="all")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="follow must be one of"):
+        memory.get("x", follow="all")  # type: ignore[arg-type]
     with pytest.raises(InvalidInput, match="limit"):
         memory.list(limit=0)
     with pytest.raises(NotFoundError):
