@@ -19,6 +19,7 @@ from . import (
     demo,
     graph_commands,
     invite_commands,
+    mcp_commands,
     memory_commands,
     memory_graph_commands,
     memory_rank_commands,
@@ -74,3 +75,4 @@ cli.add_command(wiki_commands.wiki)
 cli.add_command(graph_commands.graph_group)
 cli.add_command(demo.demo)
 cli.add_command(sync_commands.serve)
+cli.add_command(mcp_commands.mcp)

@@ -49,6 +49,7 @@ from .dial import FRAME_LIMIT, dial, sync_url
 from .embedding import serving_lock
 from .link_guard import LinkGuard, address_of, close_stalled_requests
 from .listener import sole_server
+from .mcp_mount import LazyMcp
 from .node import Node
 from .peer import FailureLog, LinkResult, PeerLink
 from .tls import identity_fingerprint, server_context
@@ -161,8 +162,9 @@ class SyncService:
         self.api_token = api_token if require_token else None
         """The token the API asks for, or ``None`` when it asks for none (loopback)."""
         api = MemoryApi(node, token=self.api_token, loopback_only=not require_token)
+        self.mcp = LazyMcp(node)  # /mcp, behind the API's guard (node/mcp_mount.py)
         self.app = Starlette(
-            routes=[WebSocketRoute("/sync", self.sync_endpoint), *api.routes()],
+            routes=[WebSocketRoute("/sync", self.sync_endpoint), *api.routes(), *self.mcp.routes],
             middleware=api.middleware(),
             exception_handlers=api.exception_handlers(),
         )
@@ -200,7 +202,8 @@ class SyncService:
             self.node.embedding.hold_vectors()
             self.node.embedding.start()
             try:
-                await self._serve(started)
+                async with self.mcp.running():
+                    await self._serve(started)
             finally:
                 await self.node.embedding.stop()
 

@@ -9,7 +9,22 @@ with another distribution, and nothing a ``sync.py`` in the working directory ca
 
 from __future__ import annotations
 
-__all__ = ["__version__"]
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from feral.node.memory_api import Memory
+
+__all__ = ["Memory", "__version__"]
 
 __version__ = "0.1.0"
 """The release, read by pyproject.toml (``dynamic = ["version"]``) so it is written once."""
+
+
+def __getattr__(name: str) -> object:
+    """``feral.Memory`` (node/memory_api.py), imported on first use: ``import feral`` stays
+    light, and reading the version loads no store."""
+    if name == "Memory":
+        from feral.node.memory_api import Memory
+
+        return Memory
+    raise AttributeError(f"module 'feral' has no attribute {name!r}")
