@@ -19,6 +19,7 @@ from . import (
     demo,
     graph_commands,
     invite_commands,
+    log_commands,
     memory_commands,
     memory_graph_commands,
     memory_rank_commands,
@@ -73,4 +74,5 @@ sync_commands.sync.add_command(tls_commands.cert)
 cli.add_command(wiki_commands.wiki)
 cli.add_command(graph_commands.graph_group)
 cli.add_command(demo.demo)
+cli.add_command(log_commands.log_group)
 cli.add_command(sync_commands.serve)
