@@ -42,6 +42,8 @@ def effective_category(row: dict[str, Any], stored: str | None) -> str:
     (node/fact_rules.py), so facts imported without the absorb pipeline are sorted too."""
     if stored and stored != "note":
         return stored
+    if "predicate" not in row:  # an episode
+        return stored or "note"
     return category_of(row["predicate"], row["object"])
 
 
