@@ -19,14 +19,15 @@ from feral.node.exec_log import (
 from feral.storage.rows import ExecutionRow
 
 from .context import pass_home, with_node
-from .output import echo_json, echo_table, json_option, shorten
+from .output import duration, echo_json, echo_table, json_option, shorten
 
 __all__ = ["log_group"]
 
 
 def utc_stamp(ms: int) -> str:
-    """A moment in UTC, to the second, as tables show it: ``2026-12-01 15:04:05Z``."""
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    """A moment in UTC, to the minute, as tables show it: ``2026-12-01 15:04Z`` (``--json``
+    keeps the milliseconds)."""
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%MZ")
 
 
 _session_filter = click.option("--session", help="Only calls of this session.")
@@ -48,11 +49,11 @@ def _echo_entries(rows: list[ExecutionRow], as_json: bool) -> None:
         [
             (
                 utc_stamp(r["created_at"]),
-                shorten(r["session_id"], 12),
-                shorten(r["tool"], 16),
+                shorten(r["session_id"], 10),
+                shorten(r["tool"], 14),
                 "ok" if r["success"] else "FAILED",
-                f"{r['latency_ms']} ms",
-                shorten(r["args"], 20),
+                duration(r["latency_ms"]),
+                shorten(r["args"], 12),
             )
             for r in rows
         ],
@@ -92,7 +93,7 @@ def record(
     failed: bool,
     as_json: bool,
 ) -> None:
-    """Log one call of TOOL.
+    """Log one call of TOOL in the execution log.
 
     Example: feral log record search --session s1 --args '{"q": "tea"}' --latency-ms 12
 

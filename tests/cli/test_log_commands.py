@@ -41,28 +41,38 @@ def test_record_list_search_and_stats_through_the_real_cli(home: Path):
     )  # fmt: skip
     assert json.loads(first["args"]) == {"q": "green tea"}
     assert first["tier"] == "execution"
-    failed = feral_process(home, "log", "record", "weather", "--failed", "--args", '["Porto"]')
+    failed = feral_process(
+        home, "log", "record", "weather-forecast-for-a-city", "--session", "a-long-session-name",
+        "--failed", "--args", '["Porto", "' + "x" * 60 + '"]', "--latency-ms", "86400000",
+    )  # fmt: skip
     assert failed.returncode == 0, failed.stderr
     assert failed.stdout.startswith("Logged ")
 
     listed = run_json(home, "log", "list")
     assert isinstance(listed, list)
     assert [(r["tool"], r["success"], r["session_id"]) for r in listed] == [
-        ("weather", False, "default"),
+        ("weather-forecast-for-a-city", False, "a-long-session-name"),
         ("search", True, "s1"),
     ]
     assert [r["tool"] for r in run_json(home, "log", "list", "--session", "s1")] == ["search"]
-    assert [r["tool"] for r in run_json(home, "log", "list", "-n", "1")] == ["weather"]
+    assert [r["tool"] for r in run_json(home, "log", "list", "-n", "1")] == [
+        "weather-forecast-for-a-city"
+    ]
 
     assert [r["tool"] for r in run_json(home, "log", "search", "GREEN")] == ["search"]
-    assert [r["tool"] for r in run_json(home, "log", "search", "porto")] == ["weather"]
+    assert [r["tool"] for r in run_json(home, "log", "search", "porto")] == [
+        "weather-forecast-for-a-city"
+    ]
+    default = run_json(home, "log", "record", "ping")
+    assert isinstance(default, dict) and default["session_id"] == "default"
     assert run_json(home, "log", "search", "100%") == []  # % is a character, not a wildcard
 
     table = feral_process(home, "log", "list")
     assert table.returncode == 0 and "FAILED" in table.stdout and "when (UTC)" in table.stdout
+    assert max(len(line) for line in table.stdout.splitlines()) <= 80
     stats = run_json(home, "memory", "stats")
     assert isinstance(stats, dict)
-    assert stats["tiers"]["execution"]["live"] == 2
+    assert stats["tiers"]["execution"]["live"] == 3
 
 
 @pytest.mark.parametrize("option", ["--args", "--result"])
