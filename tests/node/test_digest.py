@@ -147,3 +147,15 @@ async def test_an_empty_store_has_an_empty_block_with_no_time(pair):
         "</memory-context>",
     ]
     assert digest.as_dict()["reference"] is None and digest.left_out == 0
+
+
+async def test_a_scope_keeps_only_its_memories_in_every_section(pair):
+    a, _, clock = pair
+    await write(a, clock, "remind me to buy tea", "I like green tea")
+    clock.advance(1000)
+    await a.absorb(text="remind me to book the tea room", scope="agent:planner")
+    everything = await build_digest(a, topic="tea")
+    planner = (await build_digest(a, topic="tea", scope="agent:planner")).as_dict()
+    assert "book the tea room" in everything.text and "green tea" in everything.text
+    shown = [i["text"] for section in planner["sections"].values() for i in section]
+    assert shown == ["remind me to book the tea room"]
