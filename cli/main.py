@@ -17,8 +17,10 @@ from feral.node.node import default_home
 
 from . import (
     demo,
+    digest_commands,
     graph_commands,
     invite_commands,
+    log_commands,
     mcp_commands,
     memory_commands,
     memory_graph_commands,
@@ -65,6 +67,7 @@ def init(home: Path, name: str | None) -> None:
 cli.add_command(memory_commands.memory)
 memory_transfer_commands.register()  # import, ingest, export join the memory group
 memory_rank_commands.register(memory_commands.memory)
+digest_commands.register(memory_commands.memory)
 memory_commands.memory.add_command(memory_graph_commands.link_command)
 memory_commands.memory.add_command(memory_graph_commands.get)
 cli.add_command(sync_commands.sync)
@@ -74,5 +77,6 @@ sync_commands.sync.add_command(tls_commands.cert)
 cli.add_command(wiki_commands.wiki)
 cli.add_command(graph_commands.graph_group)
 cli.add_command(demo.demo)
+cli.add_command(log_commands.log_group)
 cli.add_command(sync_commands.serve)
 cli.add_command(mcp_commands.mcp)

@@ -19,6 +19,7 @@ from ..limits import SEARCH_STRATEGIES
 from ..search import SearchRequest
 from .bodies import MAX_BODY_BYTES, TRIPLE, EpisodesQuery, RememberRequest
 from .curation import ArchiveRequest, BoostRequest, DistillRequest, GcRequest, ListQuery
+from .exec_log_routes import exec_log_schemas
 from .graph_routes import EntitiesQuery, graph_schemas
 
 __all__ = ["REQUEST_STRUCTURES", "openapi_document", "request_schemas"]
@@ -240,7 +241,23 @@ def _paths() -> dict[str, Any]:
         "/openapi.json": _get("This document", _answer("OpenAPI 3.1", _ref("Object"))),
         **_curation_paths(),
         **_graph_paths(),
+        **_exec_log_paths(),
     }
+
+
+def _exec_log_paths() -> dict[str, Any]:
+    """The execution log's route (node/api/exec_log_routes.py)."""
+    record = _post(
+        "Log a tool call in the execution log (insert-only, replicated)",
+        "ToolCall",
+        _answer("the stored entry, as feral log record --json", _ref("Row")),
+    )
+    record["post"]["responses"]["422"] = _answer(
+        "a missing, unknown or invalid field; or code secret_refused: the entry holds what looks"
+        " like a secret (nothing is stored)",
+        _ref("Error"),
+    )
+    return {"/api/exec-log": record}
 
 
 def _graph_paths() -> dict[str, Any]:
@@ -316,7 +333,12 @@ def _document_text() -> str:
         },
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": {**_ANSWERS, **request_schemas(), **graph_schemas(REF)},
+            "schemas": {
+                **_ANSWERS,
+                **request_schemas(),
+                **graph_schemas(REF),
+                **exec_log_schemas(REF),
+            },
         },
         "security": [{}, {"bearer": []}],
         "paths": _paths(),

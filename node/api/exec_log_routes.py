@@ -1,0 +1,49 @@
+"""The execution log's route in the API's style; node/api/schema.py documents it.
+
+- ``POST /api/exec-log``  ``{"tool", "session", "args", "result", "latency_ms", "success"}``
+  (``feral log record``): the stored entry, as ``feral log record --json`` prints it
+
+Errors are the API's (node/api/routes.py): 400 a body that is not JSON, 422 a missing or invalid
+field, or ``secret_refused`` when the entry holds what looks like a secret (nothing is stored).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from feral.storage.rows import ExecutionRow
+
+from ..exec_log import ToolCall, record_tool_call
+from ..node import Node
+from .bodies import read_json
+
+__all__ = ["ExecLogApi", "exec_log_schemas"]
+
+Wrap = Callable[[Callable[[Request], Awaitable[Any]]], Callable[[Request], Awaitable[Response]]]
+"""node/api/routes.py's ``_endpoint``: a handler answered as JSON, failures as JSON errors."""
+
+
+class ExecLogApi:
+    """The execution log's handlers for one node."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+
+    def routes(self, endpoint: Wrap) -> list[BaseRoute]:
+        return [Route("/api/exec-log", endpoint(self.record), methods=["POST"])]
+
+    async def record(self, request: Request) -> ExecutionRow:
+        call = await read_json(request, ToolCall)
+        return await record_tool_call(self.node, call)
+
+
+def exec_log_schemas(ref: str) -> dict[str, Any]:
+    """The request structure's JSON Schema, as msgspec makes it, for ``components``."""
+    _, components = msgspec.json.schema_components((ToolCall,), ref_template=ref)
+    return components
