@@ -10,11 +10,10 @@ reaches first (the default route), which is what another device on that network 
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import socket
 from pathlib import Path
-from urllib.parse import urlsplit
 
+from .addresses import is_loopback_url
 from .embedding import serve_running
 from .files import write_private_file
 
@@ -64,14 +63,3 @@ def running_serve_url(home: Path) -> str | None:
     except (OSError, UnicodeDecodeError):
         return None
     return text or None
-
-
-def is_loopback_url(url: str) -> bool:
-    """Whether ``url`` reaches this machine only (no other device can dial it)."""
-    host = (urlsplit(url).hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

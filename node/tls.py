@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-import ipaddress
 import ssl
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -31,6 +30,7 @@ from cryptography.x509.oid import NameOID
 from feral.sync.ids import node_id_for
 from feral.sync.types import NodeId
 
+from .addresses import is_loopback_host
 from .files import write_private_file
 from .identity import KEY_FILENAME, Identity
 
@@ -135,17 +135,6 @@ def client_context() -> ssl.SSLContext:
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
     return context
-
-
-def is_loopback_host(host: str) -> bool:
-    """Whether ``host`` (an address or ``localhost``) is this machine only."""
-    name = host.strip().strip("[]").lower()
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def plaintext_refusal(url: str) -> str | None:

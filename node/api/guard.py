@@ -18,7 +18,6 @@ wildcards, not "any loopback address" (all of 127.0.0.0/8, ``::1``), and it answ
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import os
 import secrets
 import stat
@@ -30,6 +29,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from feral.sync.errors import HomeFileError
 
+from ..addresses import is_loopback_host
 from ..identity import write_private_file
 from .errors import error_response
 
@@ -45,17 +45,6 @@ __all__ = [
 API_TOKEN_FILE = "api_token"
 MIN_TOKEN_CHARS = 16
 MAX_TOKEN_CHARS = 4096
-
-
-def is_loopback_host(host: str) -> bool:
-    """Whether ``host`` (an address or ``localhost``) is this machine only."""
-    name = host.strip().strip("[]").lower()
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def load_or_create_api_token(home: Path) -> tuple[str, bool]:
