@@ -242,6 +242,20 @@ def _paths() -> dict[str, Any]:
         **_curation_paths(),
         **_graph_paths(),
         **_exec_log_paths(),
+        "/mcp": _mcp_path(),
+    }
+
+
+def _mcp_path() -> dict[str, Any]:
+    """The MCP server over streamable HTTP (node/mcp_mount.py): JSON-RPC messages, whose
+    tools and their argument shapes the MCP client lists itself (``tools/list``)."""
+    content = {"application/json": {"schema": _ref("Object")}}
+    return {
+        "post": {
+            "summary": "The MCP server (streamable HTTP, stateless): one JSON-RPC message",
+            "requestBody": {"required": True, "content": content},
+            "responses": {"200": _answer("the JSON-RPC answer", _ref("Object")), **_ERRORS},
+        }
     }
 
 
