@@ -127,25 +127,6 @@ async def api_for(node: Node, **kwargs: Any) -> AsyncIterator[Api]:
         await asyncio.wait_for(task, WAIT_S)
 
 
-@pytest.fixture
-async def mesh(tmp_path: Path) -> AsyncIterator[Mesh]:
-    mesh = Mesh(tmp_path)
-    mesh.add("a")
-    yield mesh
-    await mesh.aclose()
-
-
-@pytest.fixture
-async def node(mesh: Mesh) -> Node:
-    return await mesh.open("a")
-
-
-@pytest.fixture
-async def api(node: Node) -> AsyncIterator[Api]:
-    async with api_for(node) as client:
-        yield client
-
-
 def error_code(answer: Answer) -> str:
     assert set(answer.body) == {"error"}, answer.body
     assert set(answer.body["error"]) == {"code", "message"}

@@ -2,35 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 
 from feral.node import curation
 from feral.node.node import Node
 
-from .support import Mesh
-from .test_api import Api, api_for, error_code
-
-
-@pytest.fixture
-async def mesh(tmp_path: Path) -> AsyncIterator[Mesh]:
-    mesh = Mesh(tmp_path)
-    mesh.add("a")
-    yield mesh
-    await mesh.aclose()
-
-
-@pytest.fixture
-async def node(mesh: Mesh) -> Node:
-    return await mesh.open("a")
-
-
-@pytest.fixture
-async def api(node: Node) -> AsyncIterator[Api]:
-    async with api_for(node) as client:
-        yield client
+from .test_api import Api, error_code
 
 
 async def remember(api: Api, **body: str) -> str:

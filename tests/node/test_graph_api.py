@@ -2,34 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from feral.node.graph import list_graph, query_graph
 from feral.node.node import Node
 
-from .support import Mesh
-from .test_api import Api, api_for, error_code
-
-
-@pytest.fixture
-async def mesh(tmp_path) -> AsyncIterator[Mesh]:
-    mesh = Mesh(tmp_path)
-    mesh.add("a")
-    yield mesh
-    await mesh.aclose()
-
-
-@pytest.fixture
-async def node(mesh: Mesh) -> Node:
-    return await mesh.open("a")
-
-
-@pytest.fixture
-async def api(node: Node) -> AsyncIterator[Api]:
-    async with api_for(node) as client:
-        yield client
+from .test_api import Api, error_code
 
 
 async def test_entities_relations_and_a_query_over_http(api: Api, node: Node):
