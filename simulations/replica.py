@@ -52,12 +52,19 @@ class MemoryReplica:
         self._erase_outdated()
 
     def _erase_outdated(self) -> None:
-        """A nuke erases (storage/erase.py): each logged entry of a row whose winner is a
-        tombstone, and older than it, is kept at its place as a tombstone, without the words."""
+        """A nuke erases (storage/erase.py): each logged entry of a row older than the row's
+        newest logged tombstone is kept at its place as a tombstone, without the words, whatever
+        the row holds now (a later write may have made it live again)."""
+        newest: dict[RowKey, Version] = {}
+        for entries in self.log.values():
+            for entry in entries.values():
+                key = (entry.table, entry.row_id)
+                if entry.is_tombstone and (key not in newest or entry.version > newest[key]):
+                    newest[key] = entry.version
         for entries in self.log.values():
             for hlc, entry in entries.items():
-                winner = self.rows[entry.table, entry.row_id]
-                if winner.is_tombstone and entry.version < winner.version:
+                top = newest.get((entry.table, entry.row_id))
+                if top is not None and not entry.is_tombstone and entry.version < top:
                     entries[hlc] = Delta(entry.table, entry.row_id, hlc, entry.origin, None)
 
     def vector(self) -> VersionVector:
