@@ -17,6 +17,7 @@ from feral.storage import graph
 from feral.storage.rows import FactRow
 from feral.sync.errors import InvalidInput
 
+from . import fact_rules
 from .node import Node
 from .phrases import snake_case
 
@@ -33,11 +34,13 @@ __all__ = [
 ]
 
 DIRECTIONS: tuple[graph.Direction, ...] = ("outbound", "inbound", "both")
-SINGLE_VALUED = frozenset(
-    """birthday doctor doctor_name dentist gp lives_in works_at works_for employer name
-    age spouse wife husband partner school city country headquarters located_in""".split()
+SINGLE_VALUED = (
+    fact_rules.SINGLE_VALUED
+    | {f"{name}_name" for name in fact_rules.SINGLE_VALUED}
+    | frozenset("gp city country headquarters located_in".split())
 )
-"""Attributes an entity has one value of at a time: two live values are shown as conflicting."""
+"""Attributes an entity has one value of at a time: two live values are shown as conflicting.
+The slots absorb supersedes (node/fact_rules.py), and the places and roles of entities."""
 
 _TYPE = re.compile(r"[^\W_][\w-]{0,63}")
 MAX_NAME_BYTES = 1024
