@@ -31,7 +31,7 @@ from .node import Node
 from .secret_scan import refuse_secrets
 from .working_memory import MAX_SESSION_BYTES, Message
 
-__all__ = ["ROLES", "LiveSessions", "Role", "SessionMessage", "SessionName"]
+__all__ = ["ROLES", "LiveSessions", "Role", "SessionMessage", "SessionName", "SessionRef"]
 
 ROLES = ("user", "assistant", "system", "tool")
 Role = Literal["user", "assistant", "system", "tool"]
@@ -45,6 +45,12 @@ class SessionMessage(Struct, frozen=True, forbid_unknown_fields=True):
     session: SessionName
     role: Role
     content: Text
+
+
+class SessionRef(Struct, frozen=True, forbid_unknown_fields=True):
+    """A session, named."""
+
+    session: SessionName
 
 
 def _episode(row: EpisodeRow) -> dict[str, Any]:

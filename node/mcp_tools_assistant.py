@@ -8,20 +8,18 @@ clients' buffers while it runs, and compacts what is left into episodes when it 
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
-from msgspec import Meta, Struct
 
 from . import exec_log
 from .digest import DigestRequest, build_digest
-from .exec_log import DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT, ToolCall
-from .limits import Text
-from .live_sessions import LiveSessions, Role, SessionMessage, SessionName
+from .exec_log import LogQuery, ToolCall
+from .live_sessions import LiveSessions, Role, SessionMessage, SessionRef
 from .mcp_common import IDEMPOTENT, READ_ONLY, WRITES, add_tool, given
 from .node import Node
 
-__all__ = ["ASSISTANT_TOOLS", "LogQuery", "add_assistant_tools"]
+__all__ = ["ASSISTANT_TOOLS", "add_assistant_tools"]
 
 ASSISTANT_TOOLS = (
     "digest",
@@ -31,18 +29,6 @@ ASSISTANT_TOOLS = (
     "session_messages",
     "session_end",
 )
-
-
-class LogQuery(Struct, frozen=True, forbid_unknown_fields=True):
-    """Which logged calls to read: of one session or all, containing ``query`` or not."""
-
-    session: SessionName | None = None
-    query: Text | None = None
-    limit: Annotated[int, Meta(ge=1, le=MAX_LOG_LIMIT)] = DEFAULT_LOG_LIMIT
-
-
-class SessionRef(Struct, frozen=True, forbid_unknown_fields=True):
-    session: SessionName
 
 
 def add_assistant_tools(server: MCPServer[Any], node: Node, sessions: LiveSessions) -> None:
