@@ -11,6 +11,9 @@ each call hands its coroutine to that loop and waits for the answer. Chosen over
   loop per call would have to open and close it each time, since its connection and tasks
   belong to the loop that made them.
 
+Beside the operations on memories here, node/memory_api_assistant.py gives the assistant's:
+the digest, the execution log, working-memory sessions (whose buffers live in this
+``Memory``, compacted into episodes as ingest does, and flushed when it closes), boost and link.
 Answers are the shapes of the HTTP API and of the CLI's ``--json``. Errors are the
 :class:`~feral.sync.errors.FeralError` kinds (``InvalidInput``, ``NotFoundError``,
 ``SecretRefused``...), raised in the caller's thread.
