@@ -128,6 +128,7 @@ async def _writer(home: Path, number: int, facts: int) -> list[str]:
                                 object=f"item{number}x{index}")  # fmt: skip
             written.append(answer["memory_id"])
             await call(session, "search", query=f"item{(number + 1) % 3}x{index}")
+            await call(session, "log_tool_call", tool="search", session=f"client{number}")
     return written
 
 
@@ -143,7 +144,9 @@ async def test_three_clients_on_one_home_lose_nothing(tmp_path: Path) -> None:
                 found = await call(session, "search", query=f"item{number}x{index}")
                 assert found["results"], f"item{number}x{index} lost"
         listed = await call(session, "list", tier="semantic", limit=1000)
+        logged = await call(session, "log_list", limit=1000)
     assert {row["id"] for row in listed["memories"]} == ids
+    assert len(logged["entries"]) == 3 * facts
 
 
 def test_a_missing_home_is_one_line_on_stderr_and_nothing_created(tmp_path: Path) -> None:
