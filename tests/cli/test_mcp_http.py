@@ -120,6 +120,9 @@ def test_a_client_reads_the_digest_logs_a_call_and_appends_messages_over_http(
     assert [(e["id"], e["tool"], e["session_id"]) for e in listed] == [
         (seen["logged"]["id"], "weather", "c1")
     ]
+    node.stop()  # serve held the session's buffer; stopping turns what is left into an episode
+    episodes = json.loads(node.cli("memory", "list", "--tier", "episodic", "--json"))
+    assert [(e["session_id"], e["summary"]) for e in episodes] == [("c1", "I like ferns.")]
 
 
 def test_a_foreign_host_is_refused(mesh: Mesh) -> None:
