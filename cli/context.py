@@ -24,6 +24,8 @@ from feral.node.embedding import serve_running
 from feral.node.node import Node
 from feral.sync.errors import FeralError
 
+from .home import pass_home  # checked: never a silent new identity (cli/home.py)
+
 __all__ = ["PROGRESS_FROM", "FeralGroup", "embed_written", "fail", "pass_home", "run", "with_node"]
 
 T = TypeVar("T")
@@ -31,8 +33,6 @@ T = TypeVar("T")
 PROGRESS_FROM = 2_000
 """Rows waiting to be embedded from which the end of a command shows a bar (on a terminal)."""
 
-pass_home = click.make_pass_decorator(Path)
-"""Hand a command the home folder chosen by ``--home`` (or its default)."""
 
 
 class FeralGroup(click.Group):

@@ -27,6 +27,7 @@ from feral.sync.types import NodeId
 from feral.sync.units import format_ms
 
 from .context import pass_home, with_node
+from .home import check_home
 from .output import (
     ago,
     count,
@@ -71,6 +72,7 @@ def peers(ctx: click.Context, as_json: bool) -> None:
     if ctx.invoked_subcommand is not None:
         return
     home: Path = ctx.obj
+    check_home(home)
     rows = with_node(home, peer_rows)
     if as_json:
         echo_json(rows)

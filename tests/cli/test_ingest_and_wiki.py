@@ -5,11 +5,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from feral.node.config import MemorySettings, Settings, save_settings
 from feral.node.working_memory import Message, WorkingMemory
 from tests.node.transcripts import SESSIONS, write_transcript
 
-from .helpers import feral, feral_json
+from .helpers import feral, feral_json, init_home
+
+
+@pytest.fixture(autouse=True)
+def _initialised(tmp_path: Path) -> None:
+    """Every case's home made by ``feral init`` first: no other command makes one."""
+    init_home(tmp_path)
+    init_home(tmp_path / "home")
 
 
 def expected_episodes(messages: list[Message], settings: MemorySettings) -> int:
