@@ -34,7 +34,6 @@ PROGRESS_FROM = 2_000
 """Rows waiting to be embedded from which the end of a command shows a bar (on a terminal)."""
 
 
-
 class FeralGroup(click.Group):
     """The ``feral`` group: the one place a :class:`FeralError` becomes an exit status."""
 

@@ -29,12 +29,15 @@ from . import (
     wiki_commands,
 )
 from .context import FeralGroup
+from .examples import add_examples
 from .home import HOME_HELP, accept_home_everywhere
 
 __all__ = ["cli"]
 
 
-@click.group(cls=FeralGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=FeralGroup, context_settings={"help_option_names": ["-h", "--help"], "show_default": True}
+)
 @click.option(
     "--home",
     type=click.Path(file_okay=False, path_type=Path),
@@ -67,3 +70,4 @@ cli.add_command(log_commands.log_group)
 cli.add_command(sync_commands.serve)
 cli.add_command(mcp_commands.mcp)
 accept_home_everywhere(cli)  # last: every command above takes --home after its name
+add_examples(cli)  # an example under every command's help (cli/examples.py)

@@ -86,26 +86,38 @@ def remember(
 @click.option(
     "--top-k",
     type=click.IntRange(MIN_TOP_K, MAX_TOP_K),
-    help=f"How many results (default {SearchSettings.top_k}).",
+    help="How many results.",
+    show_default=f"settings search.top_k, {SearchSettings.top_k}",
 )
-@click.option("--strategy", type=click.Choice(SEARCH_STRATEGIES), help="Which search legs to use.")
 @click.option(
-    "--alpha", type=click.FloatRange(*FRACTION_RANGE), help="Weight of the vector leg in hybrid."
+    "--strategy",
+    type=click.Choice(SEARCH_STRATEGIES),
+    help="Which search legs to use.",
+    show_default=f"settings search.strategy, {SearchSettings.strategy}",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(*FRACTION_RANGE),
+    help="Weight of the vector leg in hybrid.",
+    show_default=f"settings search.alpha, {SearchSettings.alpha}",
 )
 @click.option(
     "--mmr/--no-mmr",
     default=None,
-    help="Rerank for diversity (MMR; needs an embedding model). Default from settings.",
+    help="Rerank for diversity (MMR; needs an embedding model).",
+    show_default=f"settings search.mmr, {'on' if SearchSettings.mmr else 'off'}",
 )
 @click.option(
     "--mmr-lambda",
     type=click.FloatRange(*FRACTION_RANGE),
-    help="MMR's relevance weight: 1 is plain relevance order, lower is more diverse.",
+    help="MMR's relevance weight: 1 is plain relevance order, lower is more diverse; needs --mmr.",
+    show_default=f"settings search.mmr_lambda, {SearchSettings.mmr_lambda}",
 )
 @click.option(
     "--min-score",
     type=click.FloatRange(0, MAX_IMPORTANCE),
     help="Drop hits whose final score (relevance x temporal x importance) is below this.",
+    show_default=f"settings search.min_score, {SearchSettings.min_score}",
 )
 @scope_option("Only memories of this scope")
 @json_option("results")
@@ -151,7 +163,11 @@ def search(
 
 @memory.command()
 @click.option(
-    "--limit", type=click.IntRange(1, MAX_EPISODES), default=DEFAULT_EPISODES, show_default=True
+    "--limit",
+    type=click.IntRange(1, MAX_EPISODES),
+    default=DEFAULT_EPISODES,
+    show_default=True,
+    help="How many episodes, newest first.",
 )
 @json_option("episodes")
 @pass_home

@@ -312,7 +312,13 @@ def _log_links_to_stderr() -> None:
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", type=click.IntRange(0, 65535), default=9090, show_default=True)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=9090,
+    show_default=True,
+    help="Port for /sync and the HTTP API (0: any free port).",
+)
 @click.option(
     "--tls/--no-tls",
     default=None,
