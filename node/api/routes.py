@@ -52,6 +52,7 @@ from .errors import ApiError, error_response
 from .exec_log_routes import ExecLogApi
 from .graph_routes import GraphApi
 from .guard import ApiGuard
+from .query_check import reads_query, refuse_unread_query
 from .schema import openapi_document
 
 __all__ = ["MemoryApi"]
@@ -67,6 +68,7 @@ def _endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
 
     async def endpoint(request: Request) -> Response:
         try:
+            refuse_unread_query(request, handler)
             return JSONResponse(await handler(request))
         except ApiError as exc:
             return error_response(exc.status, exc.code, exc.message)
@@ -130,6 +132,7 @@ class MemoryApi:
             return (await self.node.absorb(text=str(body.fact).strip(), scope=body.scope)).as_dict()
         return (await self.node.absorb(triple=triple, scope=body.scope)).as_dict()
 
+    @reads_query
     async def episodes(self, request: Request) -> list[EpisodeRow]:
         query = fit(dict(request.query_params), EpisodesQuery, from_strings=True, top="the query")
         return await self.node.episodes(query.limit)
