@@ -30,6 +30,7 @@ from .absorb_output import echo_absorbed
 from .context import pass_home, with_node
 from .memory_rank_commands import scope_option
 from .output import echo_json, echo_table, json_option, queue_line, shorten
+from .plain_checks import mmr_on
 
 __all__ = ["memory"]
 
@@ -67,6 +68,8 @@ def remember(
     parts = (subject, predicate, obj)
     if any(parts) and not all(parts):
         raise click.UsageError("--subject, --predicate and --object go together")
+    if any(parts) and text is not None:
+        raise click.UsageError("give TEXT or --subject/--predicate/--object, not both")
     if all(parts):
         triple = (str(subject), str(predicate), str(obj))
     elif text and text.strip():
@@ -135,6 +138,8 @@ def search(
     as_json: bool,
 ) -> None:
     """Search episodes and facts, ranked by relevance x temporal x importance."""
+    if mmr_lambda is not None and not mmr_on(home, mmr):
+        raise click.UsageError("--mmr-lambda needs --mmr (MMR is off, so it would be ignored)")
     result = with_node(
         home,
         lambda node: node.search(

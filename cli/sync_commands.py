@@ -39,6 +39,7 @@ from .output import (
     short_id,
     shorten,
 )
+from .peer_outcomes import pairing_line, pairing_outcome, removal_line, removal_outcome
 
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
@@ -104,8 +105,11 @@ def _lag(ms: int | None) -> str:
     is_flag=True,
     help="Allow a ws:// URL to another machine: the link is not encrypted.",
 )
+@json_option("the pairing and what it changed")
 @pass_home
-def peers_add(home: Path, url: str | None, peer_id: str, insecure_plaintext: bool) -> None:
+def peers_add(
+    home: Path, url: str | None, peer_id: str, insecure_plaintext: bool, as_json: bool
+) -> None:
     """Pair with a peer; without URL the peer may connect here but is never dialled.
 
     A wss:// URL is pinned to the peer's id (its certificate must hold that node's key).
@@ -117,19 +121,29 @@ def peers_add(home: Path, url: str | None, peer_id: str, insecure_plaintext: boo
     if refusal is not None:
         raise click.ClickException(refusal)
     settings = load_settings(home)
-    updated = with_peer(settings, PeerSettings(NodeId(peer_id), url, insecure_plaintext))
-    save_settings(home, updated)
-    click.echo(f"Paired with {peer_id}" + (f" at {url}" if url else " (accept only)"))
+    peer = PeerSettings(NodeId(peer_id), url, insecure_plaintext)
+    save_settings(home, with_peer(settings, peer))
+    outcome = pairing_outcome(settings, peer)
+    if as_json:
+        echo_json(outcome)
+    else:
+        click.echo(pairing_line(outcome))
 
 
 @peers.command(name="remove")
 @click.argument("peer", metavar="ID|URL")
+@json_option("the peers removed")
 @pass_home
-def peers_remove(home: Path, peer: str) -> None:
+def peers_remove(home: Path, peer: str, as_json: bool) -> None:
     """Unpair a peer, by id or URL."""
     settings = load_settings(home)
-    save_settings(home, without_peer(settings, peer))
-    click.echo(f"Removed {peer}")
+    updated = without_peer(settings, peer)
+    save_settings(home, updated)
+    outcome = removal_outcome(settings, updated)
+    if as_json:
+        echo_json(outcome)
+    else:
+        click.echo(removal_line(outcome))
 
 
 async def _sync_round(node: Node, target: str | None, show_progress: bool) -> list[LinkResult]:

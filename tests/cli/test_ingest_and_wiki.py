@@ -143,12 +143,14 @@ def test_remember_turns_a_phrasing_into_a_triple(tmp_path):
     assert plain == f"Remembered {plain.split()[1]} Alice / birthday / May 4\n"
 
 
-def test_explicit_parts_win_over_the_phrasing(tmp_path):
-    row = feral_json(
+def test_explicit_parts_with_text_are_refused(tmp_path):
+    # TEXT used to be ignored silently when the parts were given (issue 15: refused instead)
+    result = feral(
         tmp_path, "memory", "remember", "I live in Porto",
         "--subject", "Bob", "--predicate", "lives_in", "--object", "Lisbon",
     )  # fmt: skip
-    assert (row["subject"], row["predicate"], row["object"]) == ("Bob", "lives_in", "Lisbon")
+    assert result.exit_code == 2
+    assert "not both" in result.stderr
 
 
 def test_the_same_fact_remembered_twice_is_one_row(tmp_path):
