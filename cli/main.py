@@ -25,6 +25,7 @@ from . import (
     memory_rank_commands,
     memory_transfer_commands,
     sync_commands,
+    sync_plain_commands,
     tls_commands,
     wiki_commands,
 )
@@ -63,6 +64,8 @@ cli.add_command(sync_commands.sync)
 sync_commands.sync.add_command(invite_commands.invite)
 sync_commands.sync.add_command(invite_commands.join)
 sync_commands.sync.add_command(tls_commands.cert)
+sync_commands.sync.add_command(sync_plain_commands.node_id)
+sync_commands.sync.add_command(sync_plain_commands.clock_reset)
 cli.add_command(wiki_commands.wiki)
 cli.add_command(graph_commands.graph_group)
 cli.add_command(demo.demo)

@@ -15,6 +15,8 @@ import click
 from feral.sync import units
 from feral.sync.units import format_ms
 
+from .table_fit import cut, fit_widths
+
 __all__ = [
     "ago",
     "count",
@@ -48,11 +50,14 @@ def shorten(text: object, width: int) -> str:
 
 
 def echo_table(rows: Sequence[Sequence[object]], headers: Sequence[str]) -> None:
-    """Print rows under headers with columns padded to their widest cell."""
-    cells = [[str(c) for c in headers], *[[str(c) for c in row] for row in rows]]
+    """Print rows under headers with columns padded to their widest cell, cut to fit 80
+    columns (cli/table_fit.py)."""
+    cells = [[" ".join(str(c).split()) for c in headers], *[[str(c) for c in row] for row in rows]]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    widths = fit_widths(widths, cells[0])
     for index, row in enumerate(cells):
-        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+        line = "  ".join(cut(cell, w).ljust(w) for cell, w in zip(row, widths, strict=True))
+        click.echo(line.rstrip())
         if index == 0:
             click.echo("  ".join("-" * w for w in widths))
 

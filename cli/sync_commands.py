@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from feral.node.clock_state import clock_state, reset_clock
+from feral.node.clock_state import clock_state
 from feral.node.config import PeerSettings, load_settings, save_settings, with_peer, without_peer
 from feral.node.dial import dial
 from feral.node.identity import load_or_create_identity
@@ -21,10 +21,8 @@ from feral.node.peer import LinkResult
 from feral.node.status import peer_rows, sync_status
 from feral.node.tls import is_loopback_host, plaintext_refusal
 from feral.sync.errors import NotFoundError
-from feral.sync.hlc import COUNTER_BITS
 from feral.sync.text import printable
 from feral.sync.types import NodeId
-from feral.sync.units import format_ms
 
 from .context import pass_home, with_node
 from .home import check_home
@@ -40,6 +38,7 @@ from .output import (
     shorten,
 )
 from .peer_outcomes import pairing_line, pairing_outcome, removal_line, removal_outcome
+from .table_fit import block_lines
 
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
@@ -52,17 +51,10 @@ def sync() -> None:
     """See and steer sync with this node's peers."""
 
 
-@sync.command(name="node-id")
-@pass_home
-def node_id(home: Path) -> None:
-    """Print this node's id (the fingerprint of its public key), one line."""
-    click.echo(load_or_create_identity(home).node_id)
-
-
 def _when(ms: int | None) -> str:
     if ms is None:
         return "never"
-    return datetime.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%MZ")
 
 
 @sync.group(invoke_without_command=True)
@@ -253,28 +245,10 @@ def status(home: Path, as_json: bool) -> None:
         )
     now = result["now_ms"]
     rows = [_status_cells(p, now) for p in result["peers"]]
-    echo_table(
-        rows,
-        ("peer", "url", "link", "last sync", "hlc lag", "to send", "to receive", "in sync",
-         "transport", "last error"),
-    )  # fmt: skip
-
-
-@sync.command(name="clock-reset")
-@pass_home
-def clock_reset(home: Path) -> None:
-    """Bring this node's writes stamped ahead of its clock (a clock that ran ahead, now right)
-    back to the clock, keeping their order; refused if a peer already holds them."""
-    done = with_node(home, reset_clock)
-    if not done.entries:
-        click.echo("no write of this node is stamped ahead of its clock; its clock mark, if "
-                   "it was ahead, is back at the clock")  # fmt: skip
-        return
-    was = format_ms((done.newest_before - done.newest_after) >> COUNTER_BITS)
-    click.echo(
-        f"re-stamped {done.entries} write(s) of this node that were up to {was} ahead of its "
-        "clock, in their order; peers receive them at the next sync"
-    )
+    headers = ("peer", "url", "link", "last sync", "hlc lag", "to send", "to receive", "in sync",
+               "transport", "last error")  # fmt: skip
+    for line in block_lines(rows, headers) if rows else ["no peers (feral sync peers add)"]:
+        click.echo(line)
 
 
 def _status_cells(p: dict[str, Any], now: int) -> tuple[str, ...]:

@@ -107,7 +107,7 @@ def test_a_bad_line_ingests_nothing_and_the_error_names_the_line(tmp_path):
 
 
 def test_a_line_that_is_not_utf8_is_named(tmp_path):
-    (tmp_path / "talk.jsonl").write_bytes(b'{"session": "s", "role": "u", "content": "ok"}\n\xff\n')
+    (tmp_path / "talk.jsonl").write_bytes(b'{"session": "s", "role": "user", "content": "ok"}\n\xff\n')
     result = feral(tmp_path / "home", "memory", "ingest", str(tmp_path / "talk.jsonl"))
     assert_one_line_error(result, "line 2: not UTF-8 text")
     assert_nothing_stored(tmp_path / "home")
