@@ -217,17 +217,21 @@ def restore(home: Path, row_id: str, as_json: bool) -> None:
 @click.argument("row_id", metavar="ID", required=False)
 @scope_option("Every memory of this agent: or session: scope, instead of one ID")
 @click.option("--yes", is_flag=True, help="Confirm: the content is erased on every device.")
+@json_option("the tombstone, or the ids erased")
 @pass_home
-def nuke(home: Path, row_id: str | None, scope: str | None, yes: bool) -> None:
+def nuke(home: Path, row_id: str | None, scope: str | None, yes: bool, as_json: bool) -> None:
     """Hard-delete a memory (or a scope's) everywhere (replicated tombstones; not recoverable)."""
     if (row_id is None) == (scope is None):
         raise click.UsageError("give one ID or --scope")
     if not yes:
         raise click.UsageError("nuke erases the memory on every device; add --yes to confirm")
     if scope is None:
-        _echo_row(with_node(home, lambda node: node.nuke(str(row_id))), "Deleted", False)
+        _echo_row(with_node(home, lambda node: node.nuke(str(row_id))), "Deleted", as_json)
         return
     erased = with_node(home, lambda node: curation.nuke_scope(node, scope))
+    if as_json:
+        echo_json({"scope": scope, "deleted": erased})
+        return
     click.echo(f"Deleted {len(erased)} memory(ies) of {scope}")
 
 

@@ -106,8 +106,9 @@ def _read_import(path: Path) -> list[tuple[int, tuple[str, str, str]]]:
 @memory.command(name="import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @secrets_option("import")
+@json_option("the counts")
 @pass_home
-def import_(home: Path, file: Path, secrets: Policy) -> None:
+def import_(home: Path, file: Path, secrets: Policy, as_json: bool) -> None:
     """Remember facts in bulk: one per line, plain text or JSON Lines.
 
     Every line is checked before anything is written, so a bad line imports nothing; a line
@@ -116,6 +117,9 @@ def import_(home: Path, file: Path, secrets: Policy) -> None:
     triples = screened(*screen_lines(_read_import(file), triple_text, secrets))
     with click.progressbar(length=len(triples), label="Importing", file=sys.stderr) as bar:
         written = with_node(home, lambda node: node.import_facts(triples, progress=bar.update))
+    if as_json:
+        echo_json({"lines": len(triples), "new_facts": written})
+        return
     click.echo(f"Imported {len(triples)} line(s): {written} new fact(s)", err=True)
 
 

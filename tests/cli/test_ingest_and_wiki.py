@@ -68,8 +68,8 @@ def test_a_long_transcript_becomes_episodes_for_both_sessions(tmp_path):
     assert {e["session_id"] for e in episodes} == set(SESSIONS)
     for row in episodes:
         assert row["summary"] and len(row["summary"]) <= 600
-        assert isinstance(json.loads(row["entities"]), list)
-    entities = {name for row in episodes for name in json.loads(row["entities"])}
+        assert isinstance(row["entities"], list)  # an array, not JSON inside a string
+    entities = {name for row in episodes for name in row["entities"]}
     assert {"Alice Smith", "@bob_jones", "Dr. Chen", "Vila Nova de Gaia"} <= entities
 
 
@@ -107,7 +107,8 @@ def test_a_bad_line_ingests_nothing_and_the_error_names_the_line(tmp_path):
 
 
 def test_a_line_that_is_not_utf8_is_named(tmp_path):
-    (tmp_path / "talk.jsonl").write_bytes(b'{"session": "s", "role": "user", "content": "ok"}\n\xff\n')
+    line = b'{"session": "s", "role": "user", "content": "ok"}\n\xff\n'
+    (tmp_path / "talk.jsonl").write_bytes(line)
     result = feral(tmp_path / "home", "memory", "ingest", str(tmp_path / "talk.jsonl"))
     assert_one_line_error(result, "line 2: not UTF-8 text")
     assert_nothing_stored(tmp_path / "home")
