@@ -15,7 +15,6 @@ import click
 from feral.sync import units
 from feral.sync.units import format_ms
 
-from .json_shapes import readable
 from .table_fit import cut, fit_widths
 
 __all__ = [
@@ -41,6 +40,8 @@ def json_option(what: str) -> Callable[[F], F]:
 
 def echo_json(value: Any) -> None:
     """Print ``value`` as JSON (sorted keys, UTF-8 kept readable, ``entities`` as arrays)."""
+    from feral.node.json_shapes import readable
+
     click.echo(json.dumps(readable(value), indent=2, sort_keys=True, ensure_ascii=False))
 
 

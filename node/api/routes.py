@@ -43,6 +43,7 @@ from starlette.routing import BaseRoute, Route
 from feral.storage.rows import EpisodeRow
 from feral.sync.errors import FeralError
 
+from ..json_shapes import readable
 from ..node import Node
 from ..search import SearchRequest
 from ..status import sync_status
@@ -69,7 +70,7 @@ def _endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         try:
             refuse_unread_query(request, handler)
-            return JSONResponse(await handler(request))
+            return JSONResponse(readable(await handler(request)))
         except ApiError as exc:
             return error_response(exc.status, exc.code, exc.message)
         except FeralError as exc:  # each kind's status and code: the table in sync/errors.py

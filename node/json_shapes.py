@@ -3,6 +3,8 @@
 An episode stores its entities as a JSON list inside a text column (that is what replicates,
 and what ``memory export`` writes, byte for byte). Printed by ``--json`` it used to be a JSON
 string holding JSON (``"entities": "[\\"Alice\\"]"``), which every reader had to decode twice.
+The HTTP API answers the same shape as the CLI's ``--json`` (DESIGN §6), so both go through
+:func:`readable`; rows inside the node, the log and the export keep the stored text.
 """
 
 from __future__ import annotations
