@@ -68,6 +68,6 @@ def show(home: Path, topic: str, as_json: bool) -> None:
     """
     page = with_node(home, lambda node: node.wiki_page(topic))
     if as_json:
-        echo_json({"topic": topic, "page": page})
+        echo_json({"topic": topic, "markdown": page})
         return
     click.echo(page, nl=False)

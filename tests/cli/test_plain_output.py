@@ -64,7 +64,7 @@ def test_node_id_import_nuke_and_wiki_show_answer_json(home: Path) -> None:
     assert feral(home, "wiki", "compile").exit_code == 0
     (topic,) = [p["topic"] for p in feral_json(home, "wiki", "list")]  # type: ignore[union-attr]
     page = feral_json(home, "wiki", "show", topic)
-    assert isinstance(page, dict) and page["topic"] == topic and "May 4" in page["page"]
+    assert isinstance(page, dict) and page["topic"] == topic and "May 4" in page["markdown"]
     cert = feral_json(home, "sync", "cert")
     assert isinstance(cert, dict) and cert["pem"].startswith("-----BEGIN CERTIFICATE-----")
 
