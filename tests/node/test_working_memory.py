@@ -165,7 +165,10 @@ def test_blank_transcript_lines_are_skipped():
         ('{"session": " ", "role": "user", "content": "x"}', "line 7: 'session' and 'role'"),
         ('{"session": "s", "role": "", "content": "x"}', "line 7: 'session' and 'role'"),
         ('{"session": "s", "role": "user", "content": "a\\u0000b"}', "line 7: 'content' contains"),
-        ('{"session": "s", "role": "tool", "content": "\\ud800"}', "line 7: 'content' is not valid"),
+        (
+            '{"session": "s", "role": "tool", "content": "\\ud800"}',
+            "line 7: 'content' is not valid",
+        ),
         (json.dumps({"session": "s" * 257, "role": "user", "content": ""}), "at most 256 bytes"),
         ('{"session": "s", "role": "u", "content": "x"}', "line 7: role 'u' is not one of user,"),
         (json.dumps({"session": "s", "role": "user", "content": "x", "ts": 3}), "unknown key 'ts'"),
