@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -37,13 +37,20 @@ PROGRESS_FROM = 2_000
 class FeralGroup(click.Group):
     """The ``feral`` group: the one place a :class:`FeralError` becomes an exit status."""
 
-    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+    def main(  # one signature for both of click's overloads
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         """Click's own run, but a usage error is one line too (``Error: ... (see 'feral X -h')``)
         with exit 2, instead of the usage, a hint and the error over four lines."""
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return super().main(args, prog_name, complete_var, False, **extra)
         try:
-            result = super().main(*args, standalone_mode=False, **kwargs)
+            result = super().main(args, prog_name, complete_var, False, **extra)
         except click.exceptions.NoArgsIsHelpError as exc:  # a bare group: its help
             exc.show()
             sys.exit(exc.exit_code)
