@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import click
 
 from feral.sync import units
+from feral.sync.hlc import COUNTER_BITS
 from feral.sync.units import format_ms
 
 from .table_fit import cut, fit_widths
@@ -27,6 +28,7 @@ __all__ = [
     "queue_line",
     "short_id",
     "shorten",
+    "stamp",
 ]
 
 
@@ -62,6 +64,16 @@ def echo_table(rows: Sequence[Sequence[object]], headers: Sequence[str]) -> None
         click.echo(line.rstrip())
         if index == 0:
             click.echo("  ".join("-" * w for w in widths))
+
+
+def stamp(hlc: int) -> str:
+    """An HLC stamp as people read it: its wall clock in UTC and its counter,
+    ``2026-12-01 17:20:01.250Z #3`` (the integer itself is what ``--json`` keeps)."""
+    import datetime
+
+    wall_ms, counter = hlc >> COUNTER_BITS, hlc & ((1 << COUNTER_BITS) - 1)
+    moment = datetime.datetime.fromtimestamp(wall_ms / 1000, datetime.UTC)
+    return f"{moment:%Y-%m-%d %H:%M:%S}.{wall_ms % 1000:03d}Z #{counter}"
 
 
 def queue_line(pending: int) -> str:

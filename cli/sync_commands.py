@@ -36,6 +36,7 @@ from .output import (
     queue_line,
     short_id,
     shorten,
+    stamp,
 )
 from .peer_outcomes import pairing_line, pairing_outcome, removal_line, removal_outcome
 from .table_fit import block_lines
@@ -230,7 +231,7 @@ def status(home: Path, as_json: bool) -> None:
         echo_json(result)
         return
     click.echo(f"node      {result['node_id']} ({result['name']})")
-    click.echo(f"hlc       {result['hlc']}")
+    click.echo(f"hlc       {result['hlc']} ({stamp(result['hlc'])})")
     click.echo(f"digest    {result['state_digest']}")
     click.echo(f"embedding {queue_line(result['embed_pending'])}")
     if result["clock"]["warning"]:

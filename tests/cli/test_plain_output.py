@@ -11,6 +11,7 @@ import click
 import pytest
 
 from feral.cli.main import cli
+from feral.cli.output import stamp
 from feral.cli.sync_commands import _when
 
 from .helpers import feral, feral_json, init_home, turn_off_embeddings
@@ -82,6 +83,13 @@ def test_entities_are_a_json_array(home: Path) -> None:
 def test_times_are_utc_with_a_z() -> None:
     assert _when(0) == "1970-01-01 00:00Z"
     assert _when(None) == "never"
+    assert stamp((1_796_145_843_983 << 16) | 3) == "2026-12-01 17:24:03.983Z #3"
+
+
+def test_status_shows_the_stamp_as_a_utc_time(home: Path) -> None:
+    assert feral(home, "memory", "remember", "I live in Porto").exit_code == 0
+    (line,) = [x for x in feral(home, "sync", "status").stdout.splitlines() if x.startswith("hlc")]
+    assert re.fullmatch(r"hlc\s+\d+ \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}Z #\d+\)", line)
 
 
 def long_text(n: int) -> str:
