@@ -6,19 +6,17 @@ The console script (``feral = "feral.cli.main:cli"``) and ``python -m feral.cli`
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import click
 
-from feral.node.config import load_settings, save_settings
-from feral.node.identity import load_or_create_identity
 from feral.node.node import default_home
 
 from . import (
     demo,
     digest_commands,
     graph_commands,
+    init_command,
     invite_commands,
     log_commands,
     mcp_commands,
@@ -27,21 +25,26 @@ from . import (
     memory_rank_commands,
     memory_transfer_commands,
     sync_commands,
+    sync_plain_commands,
     tls_commands,
     wiki_commands,
 )
-from .context import FeralGroup, pass_home
+from .context import FeralGroup
+from .examples import add_examples
+from .home import HOME_HELP, accept_home_everywhere
 
 __all__ = ["cli"]
 
 
-@click.group(cls=FeralGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=FeralGroup, context_settings={"help_option_names": ["-h", "--help"], "show_default": True}
+)
 @click.option(
     "--home",
     type=click.Path(file_okay=False, path_type=Path),
     envvar="FERAL_HOME",
     default=None,
-    help="The node's home folder (default ~/.feral; env FERAL_HOME).",
+    help=HOME_HELP,
 )
 @click.version_option(package_name="feral")
 @click.pass_context
@@ -50,20 +53,7 @@ def cli(ctx: click.Context, home: Path | None) -> None:
     ctx.obj = home if home is not None else default_home()
 
 
-@cli.command()
-@click.option("--name", help="A name for this device, shown to its peers.")
-@pass_home
-def init(home: Path, name: str | None) -> None:
-    """Create the home, key pair and settings; print the node id."""
-    identity = load_or_create_identity(home)
-    settings = load_settings(home)
-    if name is not None or not (home / "settings.json").exists():
-        if name is not None:
-            settings = dataclasses.replace(settings, name=name)
-        save_settings(home, settings)
-    click.echo(identity.node_id)
-
-
+cli.add_command(init_command.init)
 cli.add_command(memory_commands.memory)
 memory_transfer_commands.register()  # import, ingest, export join the memory group
 memory_rank_commands.register(memory_commands.memory)
@@ -74,9 +64,13 @@ cli.add_command(sync_commands.sync)
 sync_commands.sync.add_command(invite_commands.invite)
 sync_commands.sync.add_command(invite_commands.join)
 sync_commands.sync.add_command(tls_commands.cert)
+sync_commands.sync.add_command(sync_plain_commands.node_id)
+sync_commands.sync.add_command(sync_plain_commands.clock_reset)
 cli.add_command(wiki_commands.wiki)
 cli.add_command(graph_commands.graph_group)
 cli.add_command(demo.demo)
 cli.add_command(log_commands.log_group)
 cli.add_command(sync_commands.serve)
 cli.add_command(mcp_commands.mcp)
+accept_home_everywhere(cli)  # last: every command above takes --home after its name
+add_examples(cli)  # an example under every command's help (cli/examples.py)
