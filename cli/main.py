@@ -17,6 +17,7 @@ from feral.node.node import default_home
 
 from . import (
     demo,
+    conflict_commands,
     digest_commands,
     graph_commands,
     invite_commands,
@@ -68,6 +69,7 @@ cli.add_command(memory_commands.memory)
 memory_transfer_commands.register()  # import, ingest, export join the memory group
 memory_rank_commands.register(memory_commands.memory)
 digest_commands.register(memory_commands.memory)
+conflict_commands.register(memory_commands.memory)
 memory_commands.memory.add_command(memory_graph_commands.link_command)
 memory_commands.memory.add_command(memory_graph_commands.get)
 cli.add_command(sync_commands.sync)

@@ -19,7 +19,7 @@ from feral.sync.types import NodeId
 
 from .connection import Connection
 
-__all__ = ["queue_forked_rows", "queued_rows"]
+__all__ = ["has_queued", "queue_forked_rows", "queued_rows"]
 
 _QUEUE = """
 INSERT OR IGNORE INTO conflict_queue(tbl, row_id)
@@ -55,3 +55,8 @@ def queued_rows(conn: Connection) -> list[tuple[int, str]]:
     """The queued rows, ``(table code, row id)``, in a stable order."""
     return [(int(t), str(r)) for t, r in conn.execute(
         "SELECT tbl, row_id FROM conflict_queue ORDER BY tbl, row_id")]  # fmt: skip
+
+
+def has_queued(conn: Connection) -> bool:
+    """Whether a drain has anything to look at (one read, so most pages cost no extra write)."""
+    return conn.execute("SELECT 1 FROM conflict_queue LIMIT 1").fetchone() is not None
