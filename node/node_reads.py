@@ -22,6 +22,8 @@ from .identity import Identity
 from .limits import Strategy
 from .memory_graph import conflicting_values
 from .search import SearchRequest, SearchResult, run_search
+from feral.storage.conflicts import list_conflicts
+
 from .wiki import build_pages, list_pages, read_page, write_pages
 
 __all__ = ["NodeReads"]
@@ -68,10 +70,15 @@ class NodeReads:
 
     async def compile_wiki(self) -> list[dict[str, Any]]:
         """Rebuild every page from the live rows: ``[{"topic", "path", "sources", ...}]``."""
-        facts, episodes = await self.store.read(
-            lambda conn: (memories.list_live(conn, FACTS), memories.list_live(conn, EPISODES))
+        facts, episodes, races = await self.store.read(
+            lambda conn: (
+                memories.list_live(conn, FACTS),
+                memories.list_live(conn, EPISODES),
+                list_conflicts(conn),
+            )
         )
-        return write_pages(self.home, build_pages(facts, episodes), self.now_ms())
+        pages = build_pages(facts, episodes, conflicts=races)
+        return write_pages(self.home, pages, self.now_ms())
 
     async def wiki_topics(self) -> list[dict[str, Any]]:
         """The compiled pages: ``[{"topic", "path", "sources", "needs_review"}]``."""

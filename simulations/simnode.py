@@ -20,8 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, ParamSpec
 
-from feral.storage import delta_log, erase, stats as store_stats
+from feral.storage import conflicts, delta_log, erase, stats as store_stats
 from feral.storage.connection import Connection
+from feral.storage.fork_queue import has_queued
 from feral.storage.link import FailureLog, Handled, LinkHandler, writes
 from feral.storage.memories import Stamp
 from feral.storage.store import open_sync, run_write
@@ -204,7 +205,9 @@ class SimNode:
         theirs[self.node_id] = min(issued) - 1
         held = {d.hlc: d for p in delta_log.changes_since(self.conn, theirs, 10_000)
                 for d in p.deltas}  # fmt: skip
-        self.cluster.ledger.record(held[h] for h in issued if h in held)
+        mine = [held[h] for h in issued if h in held]
+        self.cluster.ledger.record(mine)
+        self.cluster.sightings.note(self.conn, mine)  # simulations/conflict_oracle.py
         self.stats["local_writes"] += len(issued)
 
     def notify(self, exclude: NodeId | None = None) -> None:
@@ -328,6 +331,8 @@ class SimNode:
         self._check_window(page, now)
         if handled.applied:
             erase.finish_erasing(self.conn)  # Node.remote_applied
+            if has_queued(self.conn):  # node/conflicts.py: the conflicts the page made
+                self.commit(conflicts.record_queued)
             self.stats["deltas_applied"] += handled.applied
             self.notify(exclude=peer)
 

@@ -15,6 +15,7 @@ from typing import Any, TypedDict
 
 from feral.sync.codec import decode_values
 from feral.sync.conflicts import (
+    REPORTED_TABLES,
     Fork,
     LoggedWrite,
     conflict_id,
@@ -102,16 +103,28 @@ def record_queued(conn: Connection, origin: NodeId, stamp: Stamp) -> int:
         deleted = conn.execute(
             f'SELECT deleted FROM "{table.name}" WHERE id = ?', (row_id,)
         ).fetchone()
-        if deleted is not None and not deleted[0]:
-            for fork in forks(_row_writes(conn, code, row_id)):
-                values = _record_values(table.name, row_id, fork)
-                known = conn.execute("SELECT 1 FROM conflicts WHERE id = ?", (values[0],))
-                if known.fetchone() is None:
-                    changes.append((CONFLICTS, RowId(str(values[0])), values))
+        if deleted is not None and deleted[0]:  # (the queue holds reported tables only)
+            changes += _records_of_nuked_row(conn, table.name, row_id)
+            continue
+        for fork in forks(_row_writes(conn, code, row_id)):
+            values = _record_values(table.name, row_id, fork)
+            known = conn.execute("SELECT 1 FROM conflicts WHERE id = ?", (values[0],))
+            if known.fetchone() is None:
+                changes.append((CONFLICTS, RowId(str(values[0])), values))
     conn.execute("DELETE FROM conflict_queue")
     if changes:
         commit_local(conn, origin, stamp, changes)
     return len(changes)
+
+
+def _records_of_nuked_row(conn: Connection, table: str, row_id: str) -> list[Change]:
+    """Tombstones for the live records of a row held as a tombstone: a record holds the row's
+    words, and a nuke leaves none (a record found elsewhere before the nuke reached it too)."""
+    ids = conn.execute(
+        "SELECT id FROM conflicts WHERE tbl = ? AND row_id = ? AND deleted = 0 ORDER BY id",
+        (table, row_id),
+    ).fetchall()
+    return [(CONFLICTS, RowId(r[0]), None) for r in ids]
 
 
 def _shown(conn: Connection, row: dict[str, Any]) -> ConflictRow:
@@ -127,7 +140,8 @@ def _shown(conn: Connection, row: dict[str, Any]) -> ConflictRow:
         prior=row["prior"],
         versions=[row["version_a"], row["version_b"]],
         values=[
-            dict(zip(names, json.loads(row[key]), strict=True)) for key in ("values_a", "values_b")
+            dict(zip(names, json.loads(row[key]), strict=False))
+            for key in ("values_a", "values_b")
         ],
         live="" if live is None else version_text(Version(int(live[0]), NodeId(live[1]))),
         detected_at=row["detected_at"],
@@ -137,11 +151,15 @@ def _shown(conn: Connection, row: dict[str, Any]) -> ConflictRow:
     )
 
 
+_REPORTED = ", ".join(f"'{name}'" for name in sorted(REPORTED_TABLES))
+"""A record naming another table (sent by a peer, never written here) is not shown."""
+
+
 def list_conflicts(conn: Connection, *, include_resolved: bool = False) -> list[ConflictRow]:
     """The conflict records, oldest first (then by id: the same order on every device)."""
     where = "deleted = 0" + ("" if include_resolved else " AND resolved = 0")
     records = conn.execute(
-        f"{select_sql(CONFLICTS)} WHERE {where} ORDER BY detected_at, id"
+        f"{select_sql(CONFLICTS)} WHERE {where} AND tbl IN ({_REPORTED}) ORDER BY detected_at, id"
     ).fetchall()
     return [_shown(conn, row_dict(CONFLICTS, r)) for r in records]
 

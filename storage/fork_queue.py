@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from feral.sync.conflicts import REPORTED_TABLES
 from feral.sync.delta import UNKNOWN_PRIOR, Delta
-from feral.sync.schema import table_by_name
+from feral.sync.schema import CONFLICTS, table_by_name
 from feral.sync.types import NodeId
 
 from .connection import Connection
@@ -37,7 +37,11 @@ WHERE EXISTS (
 
 def queue_forked_rows(conn: Connection, origin: NodeId, deltas: Sequence[Delta]) -> None:
     """Queue the rows where one of ``deltas`` (one origin's, just logged) has a sibling in the
-    log: another write with a payload that replaced the same version. One statement a batch."""
+    log: another write with a payload that replaced the same version. One statement a batch.
+
+    Also queued, for the drain to delete their records: a reported row's tombstone (a nuke),
+    and the row a received conflict record names (it may be a row nuked here already).
+    """
     candidates = [
         [table_by_name(d.table).code, d.row_id, d.hlc, *_prior(d)]
         for d in deltas
@@ -45,6 +49,13 @@ def queue_forked_rows(conn: Connection, origin: NodeId, deltas: Sequence[Delta])
     ]
     if candidates:
         conn.execute(_QUEUE, (json.dumps(candidates), origin))
+    named = [(table_by_name(d.table).code, d.row_id) for d in deltas
+             if d.table in REPORTED_TABLES and d.values is None]  # fmt: skip
+    named += [(table_by_name(d.values[1]).code, d.values[2]) for d in deltas
+              if d.table == CONFLICTS.name and d.values is not None
+              and d.values[1] in REPORTED_TABLES]  # fmt: skip
+    if named:
+        conn.executemany("INSERT OR IGNORE INTO conflict_queue(tbl, row_id) VALUES (?, ?)", named)
 
 
 def _prior(delta: Delta) -> tuple[int | None, str | None]:
