@@ -16,8 +16,8 @@ from feral.node.identity import load_or_create_identity
 from feral.node.node import default_home
 
 from . import (
-    demo,
     conflict_commands,
+    demo,
     digest_commands,
     graph_commands,
     invite_commands,

@@ -42,8 +42,8 @@ from feral.sync.types import NodeId, PackedHLC, RowId, VersionVector
 
 from .absorb import Absorbed, absorb
 from .clock_mark import read_mark, write_mark
-from .conflicts import record_conflicts
 from .config import Settings, load_settings
+from .conflicts import record_conflicts
 from .embedding import Embedding
 from .identity import Identity, load_or_create_identity
 from .ingest_facts import FactExtractor

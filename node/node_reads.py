@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from feral.storage import export, memories, stats
+from feral.storage.conflicts import list_conflicts
 from feral.storage.rows import EpisodeRow
 from feral.storage.store import Store
 from feral.storage.vectors import Embedder
@@ -22,8 +23,6 @@ from .identity import Identity
 from .limits import Strategy
 from .memory_graph import conflicting_values
 from .search import SearchRequest, SearchResult, run_search
-from feral.storage.conflicts import list_conflicts
-
 from .wiki import build_pages, list_pages, read_page, write_pages
 
 __all__ = ["NodeReads"]

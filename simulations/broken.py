@@ -234,7 +234,6 @@ def _row_live_above(conn: Conn, key: tuple[int, str], mark: tuple[int, str]) -> 
     return state is not None and not state[1] and state[0] > mark
 
 
-
 _DELTA_FROM_LOG = delta_log._delta_from_log
 
 

@@ -60,7 +60,9 @@ class Sightings:
             earlier = {d.version for d in batch if d.row_id == delta.row_id and d.hlc < delta.hlc}
             self.seen[delta.version] = frozenset((held - issued) | earlier)
 
-    def closure(self, version: Version, memo: dict[Version, frozenset[Version]]) -> frozenset[Version]:
+    def closure(
+        self, version: Version, memo: dict[Version, frozenset[Version]]
+    ) -> frozenset[Version]:
         """Everything ``version``'s writer had seen, directly or through what it had seen."""
         if version not in memo:
             memo[version] = frozenset()  # versions only see older ones: no cycle, but be safe

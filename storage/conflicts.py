@@ -140,8 +140,7 @@ def _shown(conn: Connection, row: dict[str, Any]) -> ConflictRow:
         prior=row["prior"],
         versions=[row["version_a"], row["version_b"]],
         values=[
-            dict(zip(names, json.loads(row[key]), strict=False))
-            for key in ("values_a", "values_b")
+            dict(zip(names, json.loads(row[key]), strict=False)) for key in ("values_a", "values_b")
         ],
         live="" if live is None else version_text(Version(int(live[0]), NodeId(live[1]))),
         detected_at=row["detected_at"],

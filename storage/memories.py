@@ -16,7 +16,17 @@ from feral.sync.delta import Delta, Version, accepts_batch
 from feral.sync.errors import NotFoundError
 from feral.sync.hlc import MAX_PACKED
 from feral.sync.ids import fact_id
-from feral.sync.schema import CONFLICTS, EDGES, EPISODES, EXEC_LOG, FACTS, MEMORY_META, TABLES, Table, Value
+from feral.sync.schema import (
+    CONFLICTS,
+    EDGES,
+    EPISODES,
+    EXEC_LOG,
+    FACTS,
+    MEMORY_META,
+    TABLES,
+    Table,
+    Value,
+)
 from feral.sync.types import NodeId, RowId
 
 from .connection import Connection

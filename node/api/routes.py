@@ -49,9 +49,9 @@ from ..node import Node
 from ..search import SearchRequest
 from ..status import sync_status
 from .bodies import EpisodesQuery, RememberRequest, fit, read_json
+from .conflict_routes import ConflictApi
 from .curation import curation_routes
 from .errors import ApiError, error_response
-from .conflict_routes import ConflictApi
 from .exec_log_routes import ExecLogApi
 from .graph_routes import GraphApi
 from .guard import ApiGuard

@@ -18,8 +18,8 @@ import msgspec
 from ..limits import SEARCH_STRATEGIES
 from ..search import SearchRequest
 from .bodies import MAX_BODY_BYTES, TRIPLE, EpisodesQuery, RememberRequest
-from .curation import ArchiveRequest, BoostRequest, DistillRequest, GcRequest, ListQuery
 from .conflict_routes import ConflictsQuery, conflict_schemas
+from .curation import ArchiveRequest, BoostRequest, DistillRequest, GcRequest, ListQuery
 from .exec_log_routes import exec_log_schemas
 from .graph_routes import EntitiesQuery, graph_schemas
 

@@ -16,7 +16,7 @@ PEER = NodeId("p" * 32)
 
 async def race_with_a_peer(api: Api, node: Node) -> str:
     """Boost a fact here, and apply a peer's boost of it that raced (no meta row before)."""
-    fact = (await api.post("/api/memory/remember", {"fact": "the bike lock code is on file"}))
+    fact = await api.post("/api/memory/remember", {"fact": "the bike lock code is on file"})
     fact_id = str(fact.body["id"])
     mine = await api.post("/api/memory/boost", {"id": fact_id, "importance": 2})
     assert mine.status == 200, mine.body

@@ -14,14 +14,16 @@ from feral.storage.store import run_write
 from feral.sync.conflicts import version_text
 from feral.sync.errors import NotFoundError
 
-from .support import A, B, C, WINDOW_MS, Replica, sync_until_quiet
+from .support import WINDOW_MS, A, B, C, Replica, sync_until_quiet
 
 Make = Callable[..., Replica]
 
 
 def drain(replica: Replica) -> int:
     """What the node does after a page applied: record the queued rows' conflicts."""
-    return int(run_write(replica.conn, conflicts.record_queued, replica.node_id, replica.clock.tick))
+    return int(
+        run_write(replica.conn, conflicts.record_queued, replica.node_id, replica.clock.tick)
+    )
 
 
 def sync_and_drain(links: list[tuple[Replica, Replica]]) -> None:

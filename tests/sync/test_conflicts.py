@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from feral.sync.conflicts import (
@@ -24,8 +25,6 @@ from feral.sync.conflicts import (
 from feral.sync.delta import UNKNOWN_PRIOR, Version
 from feral.sync.errors import NotFoundError
 from feral.sync.types import NodeId
-
-import pytest
 
 NODES = [NodeId(c * 32) for c in "abcd"]
 
@@ -134,7 +133,9 @@ def test_tombstones_unknown_priors_and_equal_rows_are_not_reported() -> None:
     base = Version(1, NODES[0])
     x, y, z = (Version(2, NODES[i]) for i in (1, 2, 3))
     assert forks([LoggedWrite(x, base, None), LoggedWrite(y, base, ("b",))]) == []
-    assert forks([LoggedWrite(x, UNKNOWN_PRIOR, ("a",)), LoggedWrite(y, UNKNOWN_PRIOR, ("b",))]) == []
+    assert (
+        forks([LoggedWrite(x, UNKNOWN_PRIOR, ("a",)), LoggedWrite(y, UNKNOWN_PRIOR, ("b",))]) == []
+    )
     assert forks([LoggedWrite(x, base, ("same",)), LoggedWrite(z, base, ("same",))]) == []
     assert len(forks([LoggedWrite(x, None, ("a",)), LoggedWrite(y, None, ("b",))])) == 1
 
