@@ -34,7 +34,7 @@ import json
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -143,11 +143,11 @@ class _Topics:
 
 
 def build_pages(
-    facts: Iterable[Row], episodes: Iterable[Row], *, conflicts: Iterable[Row] = ()
+    facts: Iterable[Row], episodes: Iterable[Row], *, conflicts: Iterable[Mapping[str, Any]] = ()
 ) -> list[WikiPage]:
     """Group live facts and episodes by topic and render each page body (pure). An open
     conflict record (storage/conflicts.py) of a memory on a page is listed on that page."""
-    races: dict[str, list[Row]] = defaultdict(list)
+    races: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for race in conflicts:
         races[str(race["row_id"])].append(race)
     topics = _Topics()
@@ -216,7 +216,7 @@ def _body(topic: str, facts: list[Row], episodes: list[Row]) -> str:
 RACES_HEADING = "## Edited on two devices"
 
 
-def _races(races: list[Row]) -> str:
+def _races(races: list[Mapping[str, Any]]) -> str:
     """The open conflicts of this page's memories: both versions, and how to keep one."""
     if not races:
         return ""

@@ -49,11 +49,16 @@ def queue_forked_rows(conn: Connection, origin: NodeId, deltas: Sequence[Delta])
     ]
     if candidates:
         conn.execute(_QUEUE, (json.dumps(candidates), origin))
-    named = [(table_by_name(d.table).code, d.row_id) for d in deltas
-             if d.table in REPORTED_TABLES and d.values is None]  # fmt: skip
-    named += [(table_by_name(d.values[1]).code, d.values[2]) for d in deltas
-              if d.table == CONFLICTS.name and d.values is not None
-              and d.values[1] in REPORTED_TABLES]  # fmt: skip
+    named: list[tuple[int, object]] = [
+        (table_by_name(d.table).code, d.row_id)
+        for d in deltas
+        if d.table in REPORTED_TABLES and d.values is None
+    ]
+    named += [
+        (table_by_name(d.values[1]).code, d.values[2])
+        for d in deltas
+        if d.table == CONFLICTS.name and d.values is not None and d.values[1] in REPORTED_TABLES
+    ]
     if named:
         conn.executemany("INSERT OR IGNORE INTO conflict_queue(tbl, row_id) VALUES (?, ?)", named)
 
