@@ -257,6 +257,11 @@ class SimNode:
                     f"{self.name}'s link with {peer[:6]} keeps raising events without reading "
                     f"a frame (last: {events[-1]!r:.200}): the node would spin here"
                 )
+        if not self.is_down and has_queued(self.conn):
+            # node/conflicts.py: the conflicts the pages made, once the link's events are
+            # answered (a local write that notifies every link, this one too, as Node's does);
+            # one that failed on a full disk is retried at the next pump
+            self.commit(conflicts.record_queued)
         frames: list[Frame] = list(session.frames_to_send())
         if session.state >= State.CLOSING and peer not in self.eof_sent:
             self.eof_sent.add(peer)
@@ -331,8 +336,6 @@ class SimNode:
         self._check_window(page, now)
         if handled.applied:
             erase.finish_erasing(self.conn)  # Node.remote_applied
-            if has_queued(self.conn):  # node/conflicts.py: the conflicts the page made
-                self.commit(conflicts.record_queued)
             self.stats["deltas_applied"] += handled.applied
             self.notify(exclude=peer)
 
