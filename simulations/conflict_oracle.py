@@ -28,6 +28,7 @@ from feral.sync.delta import Delta, Version
 from feral.sync.schema import table_by_name
 
 from .model import SimulationError
+from .profiles import TOTALS
 
 if TYPE_CHECKING:
     from .cluster import Cluster
@@ -90,6 +91,7 @@ def check_conflicts(cluster: Cluster) -> None:
                 f"{record['versions']} were written one after the other"
             )
     recorded = {r["id"] for r in lists[0]}
+    TOTALS["conflicts"] += len(recorded)
     conn = cluster.nodes[0].conn
     for missing in _expected_records(conn, writes, sightings, memo) - recorded:
         raise SimulationError(f"a concurrent pair was not reported (record {missing})")

@@ -330,7 +330,8 @@ ENTITIES = Table(
 for a relation, object) names the entity: triples and entities are one model."""
 
 CONFLICT_VALUES_BYTES = 1_048_576
-"""Cap on one side's row, as JSON: every column of the widest row at its cap, escaped."""
+"""Cap on one side's row, as JSON: the widest reported row (an episode: 131,328 bytes of text at
+its columns' caps) still fits if every character of it is escaped (six bytes each)."""
 
 CONFLICTS = Table(
     "conflicts",
