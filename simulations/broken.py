@@ -244,7 +244,7 @@ def _delta_without_prior(*entry: Any) -> Delta:
     return Delta(delta.table, delta.row_id, delta.hlc, delta.origin, delta.values, None)
 
 
-def _forks_of_writes_not_in_line(writes: Iterable[LoggedWrite]) -> list[Fork]:
+def _forks_of_writes_not_in_line(writes: Iterable[LoggedWrite], **_: object) -> list[Fork]:
     """The tempting rule: two writes of a row conflict unless one replaced the other. A chain
     of three (A, then B over A, then C over B) reports A and C."""
     unique = sorted({w.version: w for w in writes if w.values is not None}.values(),

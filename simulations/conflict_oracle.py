@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from feral.storage.conflicts import list_conflicts
-from feral.sync.conflicts import REPORTED_TABLES, conflict_id
+from feral.sync.conflicts import CREATIONS_RACE, REPORTED_TABLES, conflict_id
 from feral.sync.delta import Delta, Version
 from feral.sync.schema import table_by_name
 
@@ -165,6 +165,8 @@ def _parting(
         return None
     if first_x.prior != first_y.prior:
         return None  # parted at a version lost to a restore: no common prior is known
+    if first_x.prior is None and first_x.table not in CREATIONS_RACE:
+        return None  # two first writes of a fact: one memory (sync/conflicts.py)
     return first_x.version, first_y.version
 
 

@@ -15,6 +15,7 @@ from typing import Any, TypedDict
 
 from feral.sync.codec import decode_values
 from feral.sync.conflicts import (
+    CREATIONS_RACE,
     REPORTED_TABLES,
     Fork,
     LoggedWrite,
@@ -106,7 +107,8 @@ def record_queued(conn: Connection, origin: NodeId, stamp: Stamp) -> int:
         if deleted is not None and deleted[0]:  # (the queue holds reported tables only)
             changes += _records_of_nuked_row(conn, table.name, row_id)
             continue
-        for fork in forks(_row_writes(conn, code, row_id)):
+        creations = table.name in CREATIONS_RACE
+        for fork in forks(_row_writes(conn, code, row_id), creations=creations):
             values = _record_values(table.name, row_id, fork)
             known = conn.execute("SELECT 1 FROM conflicts WHERE id = ?", (values[0],))
             if known.fetchone() is None:

@@ -25,6 +25,7 @@ from .schema import EPISODES, FACTS, MEMORY_META, Value
 from .types import NodeId, RowId
 
 __all__ = [
+    "CREATIONS_RACE",
     "REPORTED_TABLES",
     "Fork",
     "LoggedWrite",
@@ -37,6 +38,11 @@ __all__ = [
 REPORTED_TABLES = frozenset({FACTS.name, EPISODES.name, MEMORY_META.name})
 """The user's memories and what describes them. The execution log is insert-only, and edges
 and entities have ids derived from their content: a race there writes the same thing twice."""
+
+CREATIONS_RACE = frozenset({EPISODES.name, MEMORY_META.name})
+"""Where two first writes of a row are a conflict. A fact's id is derived from its normalised
+triple, so two devices that each first remember a fact state the same thing (in their own
+spelling, at their own time): that is one memory, not a choice to make."""
 
 
 @dataclass(frozen=True)
@@ -63,17 +69,19 @@ class Fork:
     b: LoggedWrite
 
 
-def forks(writes: Iterable[LoggedWrite]) -> list[Fork]:
+def forks(writes: Iterable[LoggedWrite], *, creations: bool = True) -> list[Fork]:
     """Every pair of one row's writes that replaced the same version, in version order.
 
     Not reported: an entry whose prior is unknown (written before protocol 3), a tombstone or
-    an erased entry (a nuke must win without leaving its row's words in a record), and two
-    writes that wrote the same row (nothing to choose between).
+    an erased entry (a nuke must win without leaving its row's words in a record), two writes
+    that wrote the same row (nothing to choose between), and two first writes of the row
+    unless ``creations`` (see :data:`CREATIONS_RACE`).
     """
     siblings: dict[Version | None, list[LoggedWrite]] = defaultdict(list)
     for write in writes:
         if write.prior != UNKNOWN_PRIOR and write.values is not None:
-            siblings[write.prior].append(write)
+            if creations or write.prior is not None:
+                siblings[write.prior].append(write)
     found = []
     for prior, group in siblings.items():
         unique = sorted({w.version: w for w in group}.values(), key=lambda w: w.version)

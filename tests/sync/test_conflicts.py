@@ -138,6 +138,8 @@ def test_tombstones_unknown_priors_and_equal_rows_are_not_reported() -> None:
     )
     assert forks([LoggedWrite(x, base, ("same",)), LoggedWrite(z, base, ("same",))]) == []
     assert len(forks([LoggedWrite(x, None, ("a",)), LoggedWrite(y, None, ("b",))])) == 1
+    creations = [LoggedWrite(x, None, ("a",)), LoggedWrite(y, None, ("b",))]
+    assert forks(creations, creations=False) == []
 
 
 def test_the_conflict_id_names_the_pair_in_either_order() -> None:
