@@ -341,6 +341,11 @@ VARIANTS = (
         ((delta_log, "_delta_from_log", _delta_without_prior),),
     ),
     Variant(
+        "conflicts_never_recorded",
+        "convergence",
+        ((conflicts, "forks", lambda writes, **_: []),),
+    ),
+    Variant(
         "conflicts_reported_on_sequential_overwrite",
         "convergence",
         ((conflicts, "forks", _forks_of_writes_not_in_line),),
