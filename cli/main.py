@@ -13,6 +13,7 @@ import click
 from feral.node.node import default_home
 
 from . import (
+    conflict_commands,
     demo,
     digest_commands,
     graph_commands,
@@ -58,6 +59,7 @@ cli.add_command(memory_commands.memory)
 memory_transfer_commands.register()  # import, ingest, export join the memory group
 memory_rank_commands.register(memory_commands.memory)
 digest_commands.register(memory_commands.memory)
+conflict_commands.register(memory_commands.memory)
 memory_commands.memory.add_command(memory_graph_commands.link_command)
 memory_commands.memory.add_command(memory_graph_commands.get)
 cli.add_command(sync_commands.sync)
