@@ -41,7 +41,7 @@ __all__ = [
 T = TypeVar("T")
 
 CLI_TIMEOUT_S = 60.0
-READY_TIMEOUT_S = 20.0
+READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 8.0
 OWN_ENV = (
     "FERAL_HOME",
