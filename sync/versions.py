@@ -67,7 +67,8 @@ def mismatch_text(local: ProtocolRange, peer: ProtocolRange, me: str, them: str)
     ``me`` and ``them`` name the two nodes as the reader knows them (name and id).
     """
     older, newer = (them, me) if peer.high < local.low else (me, them)
-    cannot = " (a node of protocol version 2 cannot negotiate)" if peer.high < FIRST_NEGOTIATING else ""
+    old = peer.high < FIRST_NEGOTIATING
+    cannot = f" (a node of protocol version {peer.high} cannot negotiate)" if old else ""
     return (
         f"protocol version mismatch: {them} speaks sync protocol {peer}{cannot}, this node "
         f"({me}) speaks {local}; {older} runs an older version of feral, not compatible with "

@@ -115,7 +115,8 @@ def test_a_version_2_node_is_refused_with_the_upgrade_message_it_can_read(laptop
 def test_a_hello_of_a_newer_version_with_appended_fields_is_read(laptop, phone):
     session = SyncSession(laptop.local_peer())
     session.frames_to_send()
-    (hello,) = messages(SyncSession(phone.local_peer(protocols=ProtocolRange(5, 6))).frames_to_send())
+    newer_phone = SyncSession(phone.local_peer(protocols=ProtocolRange(5, 6)))
+    (hello,) = messages(newer_phone.frames_to_send())
     assert isinstance(hello, Hello)
     newer = msgpack.packb([5, 2, *hello.to_fields(), "a field of version 5"], use_bin_type=True)
     session.receive_frame(newer)
