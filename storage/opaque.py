@@ -52,9 +52,7 @@ def wire_values(table: Table, known: Sequence[object], stored: object) -> list[o
     return wire_form(table, known, decode(stored))
 
 
-_HOLDS = {
-    t.name: f'SELECT 1 FROM "{t.name}" WHERE opaque IS NOT NULL LIMIT 1' for t in TABLES
-}
+_HOLDS = {t.name: f'SELECT 1 FROM "{t.name}" WHERE opaque IS NOT NULL LIMIT 1' for t in TABLES}
 """Whether a table holds any row with unknown values: one probe of its partial index."""
 
 

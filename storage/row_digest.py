@@ -53,9 +53,7 @@ _KEY = "row_digest"
 def _select(table: Table) -> str:
     """The exported columns of ``table`` (its values, clock fields and the values of columns
     unknown here), names from the registry."""
-    names = ", ".join(
-        f'"{n}"' for n in (*table.column_names, "hlc", "origin", "deleted", "opaque")
-    )
+    names = ", ".join(f'"{n}"' for n in (*table.column_names, "hlc", "origin", "deleted", "opaque"))
     return f'SELECT {names} FROM "{table.name}"'
 
 

@@ -395,9 +395,12 @@ def add_column(table_name: str, column: Column) -> None:
     version = column.added_in
     if _frozen:
         raise SchemaError("schema extensions must be registered before feral.storage is imported")
-    if not column.nullable or version is None or version not in (
-        schema_version(), schema_version() + 1
-    ) or version <= SCHEMA_VERSION:
+    if (
+        not column.nullable
+        or version is None
+        or version not in (schema_version(), schema_version() + 1)
+        or version <= SCHEMA_VERSION
+    ):
         raise SchemaError(
             f"an added column must be nullable and name the next schema version (above "
             f"{schema_version()}) in added_in, got {column!r}"

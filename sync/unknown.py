@@ -42,9 +42,7 @@ def check_length(table: Table, values: Sequence[object]) -> None:
     plain; a row may leave out only the columns that a later schema version added."""
     known = len(table.columns)
     if len(values) < table.base_count or len(values) > known + MAX_UNKNOWN_COLUMNS:
-        raise SchemaError(
-            f"table {table.name!r} has {known} columns, a delta gave {len(values)}"
-        )
+        raise SchemaError(f"table {table.name!r} has {known} columns, a delta gave {len(values)}")
     for value in values[known:]:
         _check_plain(table.name, value)
 
