@@ -240,4 +240,10 @@ def _hello_from(tag: int, fields: list[object]) -> Hello:
         return Hello.from_fields([*fields, tag, tag])
     if tag > FIRST_NEGOTIATING and len(fields) > Hello.FIELDS:
         fields = fields[: Hello.FIELDS]
-    return Hello.from_fields(fields)
+    hello = Hello.from_fields(fields)
+    if hello.protocol_low != tag:
+        raise DecodeError(
+            f"a Hello is tagged with the lowest protocol version its sender speaks "
+            f"({hello.protocol_low}), not {tag}"
+        )
+    return hello

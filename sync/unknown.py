@@ -51,7 +51,7 @@ def _check_plain(table: str, value: object) -> None:
     ok = (
         value is None
         or type(value) is bool
-        or (type(value) is int and _MIN_INT <= value <= _MAX_INT)  # type: ignore[operator]
+        or (type(value) is int and _MIN_INT <= value <= _MAX_INT)
         or (type(value) is float and math.isfinite(value))
         or (type(value) is str and _plain_text(value))
     )
