@@ -47,7 +47,7 @@ def bound_row(table: Table, values: Sequence[Value], hlc: int, origin: NodeId) -
     return [*known, hlc, origin, 0, encode(extra)]
 
 
-def wire_values(table: Table, known: Sequence[object], stored: object) -> list[object]:
+def wire_values(table: Table, known: Sequence[Value], stored: object) -> list[Value]:
     """A stored row as it travels: its known values, then its opaque ones (sync/unknown.py)."""
     return wire_form(table, known, decode(stored))
 
@@ -91,5 +91,5 @@ def _stored_wire_rows(
     for record in conn.execute(query, (json.dumps(ids),)):
         known = [bool(v) if i in bools and v is not None else v for i, v in enumerate(record[:-1])]
         wire = wire_values(table, known, record[-1])
-        rows[str(record[0])] = tuple(wire)  # type: ignore[arg-type]
+        rows[str(record[0])] = tuple(wire)
     return rows

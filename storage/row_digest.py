@@ -27,10 +27,11 @@ import hashlib
 import json
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from typing import cast
 
 import msgpack
 
-from feral.sync.schema import TABLES, Table, table_by_name
+from feral.sync.schema import TABLES, Table, Value, table_by_name
 
 from . import opaque
 from .connection import Connection
@@ -97,7 +98,7 @@ def _hash(table: str, record: Sequence[object]) -> int:
     else:
         *known, hlc, origin, deleted, stored = record
         schema = table_by_name(table)
-        wire = opaque.wire_values(schema, known, stored)  # a bool column is stored as 0/1
+        wire = opaque.wire_values(schema, cast("list[Value]", known), stored)  # bools: 0/1
         record = [*(int(v) if type(v) is bool else v for v in wire), hlc, origin, deleted]
     for index in _REALS[table]:
         if type(record[index]) is int:

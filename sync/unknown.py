@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from .errors import SchemaError
 
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from .schema import Table, Value
 
 __all__ = ["MAX_UNKNOWN_COLUMNS", "check_length", "split", "wire_form"]
+
+T = TypeVar("T")
 
 MAX_UNKNOWN_COLUMNS = 16
 """Most values of unknown columns one row may carry (a newer schema adds a few at a time)."""
@@ -74,7 +76,7 @@ def split(table: Table, values: Sequence[Value]) -> tuple[list[Value], list[Valu
     return head, list(values[known:])
 
 
-def wire_form(table: Table, known: Sequence[object], opaque: Sequence[object]) -> list[object]:
+def wire_form(table: Table, known: Sequence[T], opaque: Sequence[T]) -> list[T]:
     """A row as every schema version sees it: known values, then opaque ones, without the
     trailing nulls beyond the table's first columns."""
     row = [*known, *opaque]
