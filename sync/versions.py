@@ -100,8 +100,3 @@ class Wire:
     @property
     def error_tag(self) -> int:
         return self.agreed if self.agreed is not None else error_tag(self.spoken, self.peer_tag)
-
-    @property
-    def receive_tag(self) -> int | None:
-        """The tag every frame must carry now; ``None`` before the Hellos (any, by kind)."""
-        return self.agreed
