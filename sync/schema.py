@@ -384,34 +384,18 @@ def schema_version() -> int:
 
 
 def add_column(table_name: str, column: Column) -> None:
-    """Append ``column`` to a replicated table: the extension point of a schema version that
-    adds a column (the rules are in docs/PROTOCOL.md §10).
-
-    A release defines its columns in this file; this call is for a build that extends the
-    schema without editing it (a test of two schema versions side by side, a plug-in). It must
-    run before ``feral.storage`` is imported, which builds its SQL from the registry once
-    (:func:`freeze`); the matching migration goes to
-    :func:`feral.storage.migrations.register_migration`.
-
-    Raises:
-        SchemaError: the registry is frozen, the column is not nullable or has no
-            ``added_in`` above the current version's predecessor, or its name is taken.
+    """Append a nullable ``column`` to a replicated table, as schema version ``column.added_in``
+    does: the extension point of a build that extends the schema without editing this file (the
+    test of two schema versions side by side). Call it before ``feral.storage`` is imported
+    (:func:`freeze`); its migration goes to ``feral.storage.migrations.register_migration``.
+    The rules are in docs/PROTOCOL.md §10.
     """
     global _extension_version
-    table = table_by_name(table_name)
-    version = column.added_in
+    table, version, current = table_by_name(table_name), column.added_in, schema_version()
     if _frozen:
         raise SchemaError("schema extensions must be registered before feral.storage is imported")
-    if (
-        not column.nullable
-        or version is None
-        or version not in (schema_version(), schema_version() + 1)
-        or version <= SCHEMA_VERSION
-    ):
-        raise SchemaError(
-            f"an added column must be nullable and name the next schema version (above "
-            f"{schema_version()}) in added_in, got {column!r}"
-        )
+    if not column.nullable or version not in {current, current + 1} - {SCHEMA_VERSION}:
+        raise SchemaError(f"an added column must be nullable, added_in {current + 1}: {column}")
     if column.name in table.column_names or column.name.startswith("_"):
         raise SchemaError(f"table {table_name!r} cannot take a column named {column.name!r}")
     object.__setattr__(table, "columns", (*table.columns, column))

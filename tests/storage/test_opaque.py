@@ -21,9 +21,10 @@ from feral.storage.row_digest import computed_afresh, row_digest
 from feral.storage.store import open_sync
 from feral.sync.codec import decode_page, encode_page, encode_values
 from feral.sync.delta import Delta, Page
+from feral.sync.errors import SchemaError
 from feral.sync.hlc import pack
 from feral.sync.ids import fact_id
-from feral.sync.schema import SCHEMA_VERSION
+from feral.sync.schema import FACTS, SCHEMA_VERSION, Column, add_column
 from feral.sync.types import RowId
 
 from .support import T0, A, B, Replica
@@ -129,3 +130,10 @@ def test_a_database_with_a_migration_unknown_here_is_refused(tmp_path: Path):
     stored = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     assert stored[0] == SCHEMA_VERSION
     conn.close()
+
+
+def test_the_schema_cannot_be_extended_once_storage_has_built_its_statements():
+    color = Column("color", "text", nullable=True, added_in=SCHEMA_VERSION + 1)
+    with pytest.raises(SchemaError, match="before feral.storage is imported"):
+        add_column("facts", color)
+    assert "color" not in FACTS.column_names
