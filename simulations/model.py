@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from feral.storage import opaque
 from feral.storage.memories import select_sql
 from feral.sync.delta import Delta
 from feral.sync.schema import TABLES, Value
@@ -93,11 +94,13 @@ def store_records(conn: Conn) -> dict[RowKey, Record]:
     records: dict[RowKey, Record] = {}
     for table in TABLES:
         kinds = [column.kind for column in table.columns]
-        for *values, hlc, origin, deleted in conn.execute(select_sql(table)):
-            typed = tuple(
+        query = select_sql(table).replace(" FROM ", ", opaque FROM ", 1)
+        for *values, hlc, origin, deleted, unknown in conn.execute(query):
+            typed = [
                 bool(v) if kind == "bool" else v for kind, v in zip(kinds, values, strict=True)
-            )
-            records[(table.name, RowId(values[0]))] = (typed, hlc, NodeId(origin), bool(deleted))
+            ]
+            wire = tuple(opaque.wire_values(table, typed, unknown))  # sync/unknown.py
+            records[(table.name, RowId(values[0]))] = (wire, hlc, NodeId(origin), bool(deleted))
     return records
 
 

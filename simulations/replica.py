@@ -16,6 +16,7 @@ from feral.sync.errors import ProtocolError
 from feral.sync.hlc import check_skew
 from feral.sync.schema import Value
 from feral.sync.types import NodeId, RowId, VersionVector
+from feral.sync.unknown import wire_form
 
 __all__ = ["MemoryReplica", "RowKey", "row_record"]
 
@@ -25,7 +26,8 @@ RowKey = tuple[str, RowId]
 
 def row_record(delta: Delta) -> tuple[tuple[Value, ...], int, NodeId, bool]:
     """What a row holds once ``delta`` has won it: values, hlc, origin, deleted."""
-    return delta.row_values(), delta.hlc, delta.origin, delta.is_tombstone
+    wire = tuple(wire_form(delta.schema(), delta.row_values(), ()))  # sync/unknown.py
+    return wire, delta.hlc, delta.origin, delta.is_tombstone
 
 
 class MemoryReplica:

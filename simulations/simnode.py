@@ -26,11 +26,13 @@ from feral.storage.fork_queue import has_queued
 from feral.storage.link import FailureLog, Handled, LinkHandler, writes
 from feral.storage.memories import Stamp
 from feral.storage.store import open_sync, run_write
+from feral.sync.codec import SPOKEN
 from feral.sync.delta import Page
 from feral.sync.errors import FeralError, NotFoundError
 from feral.sync.hlc import COUNTER_BITS, DEFAULT_MAX_DRIFT_MS, HybridClock, delta_limit_ms
 from feral.sync.session import Event, Failed, LocalPeer, PageReceived, State, SyncSession
 from feral.sync.types import NodeId, PackedHLC, VersionVector
+from feral.sync.versions import ProtocolRange
 
 from .faults import Faults, FaultyConnection
 from .keys import KeyPair
@@ -138,7 +140,7 @@ class SimNode:
         link = self.links.get(peer)
         return None if link is None else link.session
 
-    def new_session(self, page_limit: int) -> SyncSession:
+    def new_session(self, page_limit: int, protocols: ProtocolRange = SPOKEN) -> SyncSession:
         self.sessions_made += 1
         seed = f"{self.node_id}:{self.sessions_made}".encode()
         local = LocalPeer(
@@ -153,6 +155,7 @@ class SimNode:
             now_ms=self.wall,
             max_skew_ms=MAX_SKEW_MS,
             nonce=hashlib.sha256(seed).digest(),
+            protocols=protocols,
         )
         return SyncSession(local, page_limit=page_limit)
 

@@ -56,6 +56,7 @@ from .memory_rules import MemoryModelRules
 from .network import Link
 from .profiles import TOTALS, pytest_settings
 from .simnode import MAX_SKEW_MS, SimNode
+from .version_rules import VersionRules
 
 __all__ = ["MAX_ROUNDS", "ConvergenceMachine"]
 
@@ -75,7 +76,7 @@ MAX_NODES = 6
 """Devices a cluster may grow to as new ones join."""
 
 
-class ConvergenceMachine(MemoryModelRules, RuleBasedStateMachine):
+class ConvergenceMachine(MemoryModelRules, VersionRules, RuleBasedStateMachine):
     """2–5 devices in a chain, star or mesh, writing colliding facts through every fault (the
     memory model's rules, on meta rows, edges and entities, are in simulations/memory_rules.py)."""
 

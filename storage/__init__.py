@@ -4,3 +4,7 @@ Domain logic is written as plain synchronous ``fn(conn, ...)`` functions (datase
 SQL is testable without an event loop; :class:`feral.storage.store.Store` runs them on the
 connection's own thread, every write under one lock and ``BEGIN IMMEDIATE``.
 """
+
+from feral.sync.schema import freeze
+
+freeze()  # storage builds its SQL from the registry once: no schema extension after this

@@ -22,7 +22,7 @@ from feral.sync.schema import TABLES, Table, Value, table_by_code, table_by_name
 from feral.sync.text import printable
 from feral.sync.types import NodeId, RowId, VersionVector
 
-from . import fork_queue, integrity, row_digest
+from . import fork_queue, integrity, opaque, row_digest
 from .connection import Connection
 from .erase import erase_outdated
 
@@ -44,8 +44,11 @@ def _quote(name: str) -> str:
 
 
 def _upsert_sql(table: Table) -> str:
-    """The guarded LWW upsert for ``table``; names come from the registry only, then quoted."""
-    names = [*table.column_names, "hlc", "origin", "deleted"]
+    """The guarded LWW upsert for ``table``; names come from the registry only, then quoted.
+
+    ``opaque`` holds the values of columns this node does not know (storage/opaque.py): it
+    travels with the row's version like any column."""
+    names = [*table.column_names, "hlc", "origin", "deleted", "opaque"]
     cols = ", ".join(_quote(n) for n in names)
     marks = ", ".join("?" for _ in names)
     updates = ", ".join(f"{_quote(n)} = excluded.{_quote(n)}" for n in names[1:])
@@ -60,6 +63,8 @@ _UPSERT = {table.name: _upsert_sql(table) for table in TABLES}
 
 
 _CODES = {table.name: table.code for table in TABLES}
+
+_WIDTH = {table.name: len(table.columns) for table in TABLES}
 
 _BOOL_COLUMNS = {
     table.name: tuple(i for i, c in enumerate(table.columns) if c.kind == "bool")
@@ -102,9 +107,12 @@ def apply_deltas(conn: Connection, deltas: Sequence[Delta]) -> None:
         )
         payload: bytearray | None = None
         if values is None:
-            row = [*table_by_name(table).tombstone_values(row_id), hlc, origin, 1]
-        else:
-            row = [*values, hlc, origin, 0]
+            row = [*table_by_name(table).tombstone_values(row_id), hlc, origin, 1, None]
+        elif len(values) == _WIDTH[table]:
+            row = [*values, hlc, origin, 0, None]
+        else:  # a row of another schema version (sync/unknown.py)
+            row = opaque.bound_row(table_by_name(table), values, hlc, origin)
+        if values is not None:
             # The driver binds a bytearray as a BLOB directly, but looks bytes up in its adapter
             # registry first, which costs several times this copy; the stored BLOB is the same.
             payload = bytearray(encode_values(values))

@@ -14,6 +14,7 @@ __all__ = [
     "ExtensionUnavailable",
     "MigrationError",
     "ModelUnavailable",
+    "NewerDatabase",
     "StorageError",
 ]
 
@@ -26,6 +27,11 @@ class StorageError(FeralError):
 
 class MigrationError(StorageError):
     """A schema migration failed; the database was left at the previous step."""
+
+
+class NewerDatabase(StorageError):
+    """The database was written by a newer schema than this code knows: never opened, never
+    downgraded (storage/migrations.py)."""
 
 
 class ExtensionUnavailable(StorageError):

@@ -31,6 +31,7 @@ from feral.sync.types import NodeId, RowId
 
 from .connection import Connection
 from .delta_log import apply_deltas, own_high_water
+from .opaque import carry_unknown
 from .rows import EpisodeRow, ExecutionRow, FactRow
 
 __all__ = [
@@ -84,6 +85,7 @@ def commit_local(
     received stamp does not lift the clock (sync/hlc.py), but a later edit of a row must still
     win over the version it edits, wherever that was stamped.
     """
+    changes = carry_unknown(conn, changes)  # values of columns unknown here go on (opaque.py)
     floor = max(own_high_water(conn, origin), stored_versions_high_water(conn, changes))
     deltas = with_priors(conn, stamp_changes(origin, stamp, floor, changes))
     apply_deltas(conn, deltas)

@@ -14,9 +14,18 @@ from dataclasses import dataclass
 import sqlean
 
 from .connection import Connection, DatabaseError
-from .errors import MigrationError
+from .errors import MigrationError, NewerDatabase
 
-__all__ = ["MIGRATIONS", "Migration", "apply_migrations", "pending"]
+__all__ = [
+    "MIGRATIONS",
+    "Migration",
+    "all_migrations",
+    "apply_migrations",
+    "pending",
+    "record_schema_version",
+    "refuse_newer",
+    "register_migration",
+]
 
 
 @dataclass(frozen=True)
@@ -256,7 +265,34 @@ CREATE TABLE conflict_queue (
 ) STRICT, WITHOUT ROWID;
 """,
     ),
+    Migration(
+        # Mixed versions sync (issue 16): the values of columns a newer schema added and this
+        # one does not know, kept with their row as a JSON array (sync/unknown.py), merged and
+        # relayed with it; the index finds the few rows that hold any.
+        "0015_opaque_columns",
+        "".join(
+            f"ALTER TABLE {t} ADD COLUMN opaque TEXT;\n"
+            f"CREATE INDEX {t}_opaque ON {t}(id) WHERE opaque IS NOT NULL;\n"
+            for t in ("episodes", "facts", "exec_log", "memory_meta", "edges", "entities", "conflicts")
+        ),
+    ),
 )
+
+_registered: list[Migration] = []
+
+
+def register_migration(migration: Migration) -> None:
+    """Append a migration after this release's own: the step of a schema extension that
+    :func:`feral.sync.schema.add_column` declared (docs/PROTOCOL.md §10). Register it before
+    any database is opened; a name already known is refused."""
+    if migration.name in {m.name for m in all_migrations()}:
+        raise MigrationError(f"migration {migration.name} is already known")
+    _registered.append(migration)
+
+
+def all_migrations() -> tuple[Migration, ...]:
+    """This release's migrations, then the registered ones, in order."""
+    return (*MIGRATIONS, *_registered)
 
 
 def _ensure_record_table(conn: Connection) -> None:
@@ -275,15 +311,57 @@ def _applied(conn: Connection) -> set[str]:
     return {row[0] for row in conn.execute("SELECT name FROM _migrations")}
 
 
-def pending(conn: Connection, migrations: tuple[Migration, ...] = MIGRATIONS) -> list[str]:
+def pending(conn: Connection, migrations: tuple[Migration, ...] | None = None) -> list[str]:
     """Names of the migrations not yet applied, in order. Read-only."""
     done = _applied(conn)
-    return [m.name for m in migrations if m.name not in done]
+    return [m.name for m in migrations or all_migrations() if m.name not in done]
+
+
+def refuse_newer(conn: Connection, schema_version: int) -> None:
+    """Refuse a database a newer feral wrote: one with migrations this code does not know, or
+    a replicated schema above ``schema_version``. Opening it would read rows by a schema it
+    does not have, and migrating it cannot go backwards. Read-only.
+
+    Raises:
+        NewerDatabase: naming the database's schema version and this code's.
+    """
+    known = {m.name for m in all_migrations()}
+    unknown = sorted(_applied(conn) - known)
+    stored = _stored_schema_version(conn)
+    if not unknown and stored <= schema_version:
+        return
+    steps = f", with migrations unknown here: {', '.join(unknown)}" if unknown else ""
+    raise NewerDatabase(
+        f"this database was written by a newer version of feral (schema version {stored}"
+        f"{steps}); this feral knows schema version {schema_version} and never downgrades a "
+        "database: upgrade feral to open it"
+    )
+
+
+def _stored_schema_version(conn: Connection) -> int:
+    has_meta = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+    ).fetchone()
+    if not has_meta:
+        return 0
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row is not None and type(row[0]) is int else 0
+
+
+def record_schema_version(conn: Connection, schema_version: int) -> None:
+    """Note in ``meta`` the replicated schema this database now holds (a write only when it
+    changed), so an older feral refuses it (:func:`refuse_newer`)."""
+    if _stored_schema_version(conn) != schema_version:
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (schema_version,),
+        )
 
 
 def apply_migrations(
     conn: Connection,
-    migrations: tuple[Migration, ...] = MIGRATIONS,
+    migrations: tuple[Migration, ...] | None = None,
     now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
 ) -> list[str]:
     """Apply every pending migration in order, each in its own ``BEGIN IMMEDIATE`` transaction.
@@ -295,6 +373,7 @@ def apply_migrations(
         MigrationError: naming the step; that step is rolled back, earlier ones stay.
     """
     applied: list[str] = []
+    migrations = migrations or all_migrations()
     if not pending(conn, migrations):
         return applied  # read-only: no write lock, and a full disk still opens
     for migration in migrations:

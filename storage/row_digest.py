@@ -27,11 +27,13 @@ import hashlib
 import json
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from typing import cast
 
 import msgpack
 
-from feral.sync.schema import TABLES, Table
+from feral.sync.schema import TABLES, Table, Value, table_by_name
 
+from . import opaque
 from .connection import Connection
 
 __all__ = [
@@ -50,8 +52,9 @@ _KEY = "row_digest"
 
 
 def _select(table: Table) -> str:
-    """The exported columns of ``table`` (its values and clock fields), names from the registry."""
-    names = ", ".join(f'"{n}"' for n in (*table.column_names, "hlc", "origin", "deleted"))
+    """The exported columns of ``table`` (its values, clock fields and the values of columns
+    unknown here), names from the registry."""
+    names = ", ".join(f'"{n}"' for n in (*table.column_names, "hlc", "origin", "deleted", "opaque"))
     return f'SELECT {names} FROM "{table.name}"'
 
 
@@ -77,10 +80,26 @@ def _pack(values: list[object]) -> bytes:
     return pack(values)
 
 
+_PLAIN = {table.name: table.base_count == len(table.columns) for table in TABLES}
+"""Tables with no column a schema extension added: their rows hash as they always have."""
+
+
 def _hash(table: str, record: Sequence[object]) -> int:
     """One row's SHA-256 as an integer. Every written row is hashed, so this is kept lean
     (about 3 µs): one packer a thread, and the REAL columns (one, in facts) fixed up only when
-    one holds an int (a generator expression here cost a fifth of the time)."""
+    one holds an int (a generator expression here cost a fifth of the time).
+
+    ``record`` ends with the row's ``opaque`` column. The row is hashed in its wire form
+    (sync/unknown.py), so that nodes of two schema versions holding the same row agree: a row
+    without unknown values in a table this version did not extend hashes as it always has.
+    """
+    if record[-1] is None and _PLAIN[table]:
+        record = record[:-1]
+    else:
+        *known, hlc, origin, deleted, stored = record
+        schema = table_by_name(table)
+        wire = opaque.wire_values(schema, cast("list[Value]", known), stored)  # bools: 0/1
+        record = [*(int(v) if type(v) is bool else v for v in wire), hlc, origin, deleted]
     for index in _REALS[table]:
         if type(record[index]) is int:
             record = [float(v) if i in _REALS[table] and type(v) is int else v
@@ -97,7 +116,7 @@ def rows_hash(conn: Connection, table: str, ids: Iterable[str]) -> int:
 
 def change_of(conn: Connection, table: str, rows: Sequence[Sequence[object]]) -> int:
     """How the digest moves when ``rows`` (as bound to the upsert: values, hlc, origin,
-    deleted) are upserted into ``table`` in order, each winning only over an older row.
+    deleted, opaque) are upserted into ``table`` in order, each winning only over an older row.
 
     The rows held are read once; the winners are found here by the guard's own order, so the
     rows written need not be read back (the values bound are the values stored).
@@ -108,7 +127,7 @@ def change_of(conn: Connection, table: str, rows: Sequence[Sequence[object]]) ->
     final: dict[object, Sequence[object]] = dict(held)
     for row in rows:
         current = final.get(row[0])
-        if current is None or (row[-3], row[-2]) > (current[-3], current[-2]):
+        if current is None or (row[-4], row[-3]) > (current[-4], current[-3]):
             final[row[0]] = row
     change = 0
     for key, row in final.items():

@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
 from feral.sync.errors import FeralError
+from feral.sync.schema import schema_version
 
 from . import row_digest
 from .connection import Connection, DatabaseError, connect, connect_immutable, out_of_space
 from .errors import StorageError
-from .migrations import apply_migrations, pending
+from .migrations import apply_migrations, pending, record_schema_version, refuse_newer
 
 __all__ = ["Store", "open_for_reading", "open_sync", "roll_back", "run_write"]
 
@@ -53,7 +54,9 @@ def open_sync(path: Path | str, *, synchronous: str = "FULL", check: bool = Fals
     """
     conn = connect(path, synchronous=synchronous, check=check and str(path) != ":memory:")
     try:
+        refuse_newer(conn, schema_version())
         apply_migrations(conn)
+        record_schema_version(conn, schema_version())
         _ensure_epoch(conn)
         row_digest.fill_missing(conn)
     except DatabaseError as exc:
@@ -83,6 +86,7 @@ def open_for_reading(path: Path, error: StorageError) -> Connection:
         raise error
     conn = connect_immutable(path)
     try:
+        refuse_newer(conn, schema_version())
         if pending(conn):
             raise error
     except BaseException:

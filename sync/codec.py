@@ -29,11 +29,13 @@ from .invitation import Join
 from .messages import Ack, Auth, CaughtUp, ErrorMessage, Hello, Pending, Vector
 from .schema import Value, table_by_code, table_by_name
 from .types import NodeId, RowId
+from .versions import FIRST_NEGOTIATING, ProtocolRange
 
 __all__ = [
     "KIND_PAGE",
     "MAX_FRAME_BYTES",
     "PROTOCOL_VERSION",
+    "SPOKEN",
     "Message",
     "decode_message",
     "decode_page",
@@ -45,6 +47,8 @@ __all__ = [
 ]
 
 PROTOCOL_VERSION = 3
+SPOKEN = ProtocolRange(FIRST_NEGOTIATING, PROTOCOL_VERSION)
+"""The protocol versions this release speaks: 3 only (version 2 cannot negotiate, PROTOCOL §10)."""
 KIND_PAGE = 1
 MAX_FRAME_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 8
@@ -130,8 +134,8 @@ def decode_values(data: bytes) -> tuple[Value, ...]:
     return tuple(obj)
 
 
-def encode_page(page: Page) -> bytes:
-    """Encode a page; see the module docstring for the layout."""
+def encode_page(page: Page, version: int = PROTOCOL_VERSION) -> bytes:
+    """Encode a page, tagged ``version``; see the module docstring for the layout."""
     entries = [
         [
             table_by_name(d.table).code,
@@ -142,10 +146,10 @@ def encode_page(page: Page) -> bytes:
         ]
         for d in page.deltas
     ]
-    return _pack([PROTOCOL_VERSION, KIND_PAGE, page.origin, page.after, entries])
+    return _pack([version, KIND_PAGE, page.origin, page.after, entries])
 
 
-def decode_page(data: bytes) -> Page:
+def decode_page(data: bytes, version: int = PROTOCOL_VERSION) -> Page:
     """Decode and validate a page.
 
     Raises:
@@ -153,14 +157,14 @@ def decode_page(data: bytes) -> Page:
         SchemaError: a delta names an unknown table or holds a wrongly typed value.
         ProtocolError: a malformed origin, cursor or stamp order.
     """
-    return _page_from(_unpack(data))
+    return _page_from(_unpack(data), version)
 
 
-def _page_from(obj: object) -> Page:
+def _page_from(obj: object, expected: int) -> Page:
     if not isinstance(obj, list) or len(obj) != 5:
         raise DecodeError("a page must be an array of 5 items")
     version, kind, origin, after, entries = obj
-    if type(version) is not int or version != PROTOCOL_VERSION:
+    if type(version) is not int or version != expected:
         raise DecodeError(f"unsupported protocol version {version!r}")
     if type(kind) is not int or kind != KIND_PAGE:
         raise DecodeError(f"expected a page (kind {KIND_PAGE}), got kind {kind!r}")
@@ -205,15 +209,19 @@ _MESSAGE_TYPES: dict[
 ] = {cls.KIND: cls for cls in (Hello, Auth, Vector, Ack, CaughtUp, ErrorMessage, Pending, Join)}
 
 
-def encode_message(message: Message) -> bytes:
-    """One frame for ``message``: ``[PROTOCOL_VERSION, kind, *fields]``."""
+def encode_message(message: Message, version: int = PROTOCOL_VERSION) -> bytes:
+    """One frame for ``message``: ``[version, kind, *fields]``."""
     if isinstance(message, Page):
-        return encode_page(message)
-    return _pack([PROTOCOL_VERSION, message.KIND, *message.to_fields()])
+        return encode_page(message, version)
+    return _pack([version, message.KIND, *message.to_fields()])
 
 
-def decode_message(data: bytes) -> Message:
-    """Decode and validate one frame.
+def decode_message(data: bytes, version: int = PROTOCOL_VERSION) -> Message:
+    """Decode and validate one frame of the link's ``version``.
+
+    A Hello or an Error is read whatever version tags it (sync/versions.py): their layout is
+    fixed from version 3 on, so two nodes can tell each other which versions they speak, or
+    why they refuse, before they agree on one. Every other kind must be tagged ``version``.
 
     Raises:
         DecodeError: not a message of this protocol version.
@@ -222,13 +230,36 @@ def decode_message(data: bytes) -> Message:
     obj = _unpack(data)
     if not isinstance(obj, list) or len(obj) < 2:
         raise DecodeError("a message must be an array starting with version and kind")
-    if type(obj[0]) is not int or obj[0] != PROTOCOL_VERSION:
-        raise DecodeError(f"unsupported protocol version {obj[0]!r}")
-    if type(obj[1]) is not int:
-        raise DecodeError(f"a message kind must be an integer, got {obj[1]!r}")
-    if obj[1] == KIND_PAGE:
-        return _page_from(obj)
+    tag, kind = obj[0], obj[1]
+    if type(tag) is not int or not 1 <= tag <= 1 << 16:
+        raise DecodeError(f"unsupported protocol version {tag!r}")
+    if kind == Hello.KIND and type(kind) is int:
+        return _hello_from(tag, obj[2:])
+    if kind == ErrorMessage.KIND and type(kind) is int:
+        return ErrorMessage.from_fields(obj[2:])
+    if tag != version:
+        raise DecodeError(f"unsupported protocol version {tag!r}")
+    if type(kind) is not int:
+        raise DecodeError(f"a message kind must be an integer, got {kind!r}")
+    if kind == KIND_PAGE:
+        return _page_from(obj, version)
     cls = _MESSAGE_TYPES.get(obj[1]) if isinstance(obj[1], int) else None
     if cls is None:
         raise DecodeError(f"unknown message kind {obj[1]!r}")
     return cls.from_fields(obj[2:])
+
+
+def _hello_from(tag: int, fields: list[object]) -> Hello:
+    """A Hello of any version: before 3 it has seven fields and speaks only its own version;
+    after 3 it may have fields appended, which this version does not read."""
+    if tag < FIRST_NEGOTIATING:
+        return Hello.from_fields([*fields, tag, tag])
+    if tag > FIRST_NEGOTIATING and len(fields) > Hello.FIELDS:
+        fields = fields[: Hello.FIELDS]
+    hello = Hello.from_fields(fields)
+    if hello.protocol_low != tag:
+        raise DecodeError(
+            f"a Hello is tagged with the lowest protocol version its sender speaks "
+            f"({hello.protocol_low}), not {tag}"
+        )
+    return hello

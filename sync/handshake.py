@@ -1,18 +1,21 @@
-"""The handshake's pure parts: who this node is to a session, the signed transcript, and the
-checks a peer's Hello must pass (docs/PROTOCOL.md §4). Kept apart from the session's flow
-(sync/session.py), which runs them."""
+"""The handshake's pure parts: who this node is to a session, its Hello, the signed transcript,
+and the checks a peer's Hello must pass, the protocol versions included (docs/PROTOCOL.md §4,
+sync/versions.py). Kept apart from the session's flow (sync/session.py), which runs them."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .codec import SPOKEN
 from .invitation import JoinClaim, not_paired_text
 from .messages import Hello
-from .schema import SCHEMA_VERSION
+from .schema import schema_version
+from .text import printable
 from .types import NodeId
+from .versions import ProtocolRange, mismatch_text
 
-__all__ = ["TRANSCRIPT_LABEL", "LocalPeer", "refuse_hello", "transcript"]
+__all__ = ["TRANSCRIPT_LABEL", "LocalPeer", "hello_of", "refuse_hello", "transcript"]
 
 TRANSCRIPT_LABEL = b"feral-sync-auth-v1\x00"
 
@@ -37,6 +40,9 @@ class LocalPeer:
             takes, and the proof it sends that peer.
         accepts_joins: whether an unpaired peer may prove an invitation instead of being
             refused (asked at its Hello; none: never).
+        protocols: the protocol versions this node speaks (tests give other ranges).
+        schema_version: the replicated schema this node stores, said in its Hello (peers of
+            other schema versions sync: PROTOCOL §10).
     """
 
     node_id: NodeId
@@ -52,6 +58,15 @@ class LocalPeer:
     nonce: bytes = field(repr=False)
     join: JoinClaim | None = None
     accepts_joins: Callable[[], bool] | None = None
+    protocols: ProtocolRange = SPOKEN
+    schema_version: int = field(default_factory=schema_version)
+
+
+def hello_of(local: LocalPeer) -> Hello:
+    """The Hello this node opens every link with."""
+    return Hello(local.node_id, local.public_key, local.schema_version, local.epoch,
+                 local.now_ms(), local.nonce, local.name, local.protocols.low,
+                 local.protocols.high)  # fmt: skip
 
 
 def transcript(
@@ -68,7 +83,8 @@ def refuse_hello(local: LocalPeer, hello: Hello) -> tuple[str, str] | None:
 
     Checked before anything is signed: the id is the key's fingerprint, the peer is another
     node and paired (or, while this node has invitations open, may prove one; a joining node
-    takes only its inviter), the schema matches, and the wall clocks agree within the window.
+    takes only its inviter), the two speak a common protocol version, and the wall clocks
+    agree within the window. The schema versions may differ (PROTOCOL §10).
     """
     if local.fingerprint(hello.public_key) != hello.node_id:
         return "auth_failed", "the node id is not the fingerprint of the key offered"
@@ -81,10 +97,9 @@ def refuse_hello(local: LocalPeer, hello: Hello) -> tuple[str, str] | None:
     joins = local.accepts_joins is not None and local.accepts_joins()
     if not local.is_paired(hello.node_id) and not joins:
         return "not_paired", not_paired_text(hello.node_id, local.node_id)
-    if hello.schema_version != SCHEMA_VERSION:
-        return "schema_mismatch", (
-            f"peer stores schema {hello.schema_version}, this node {SCHEMA_VERSION}"
-        )
+    if local.protocols.common(hello.protocols) is None:
+        me, them = f"{local.name} {local.node_id}", f"{printable(hello.name)} {hello.node_id}"
+        return "protocol_mismatch", mismatch_text(local.protocols, hello.protocols, me, them)
     offset = hello.wall_ms - local.now_ms()
     if abs(offset) > local.max_skew_ms:
         side = "ahead of" if offset > 0 else "behind"

@@ -15,6 +15,7 @@ from .delta import check_node_id
 from .errors import DecodeError
 from .hlc import MAX_PACKED
 from .types import NodeId, VersionVector
+from .versions import FIRST_NEGOTIATING, ProtocolRange
 
 __all__ = [
     "NONCE_BYTES",
@@ -71,9 +72,12 @@ class Hello:
         nonce: fresh random bytes; the other side signs them, so an old handshake cannot
             be replayed.
         name: the sender's display name.
+        protocol_low, protocol_high: the protocol versions the sender speaks (from version 3;
+            a version-2 Hello, which has no such fields, speaks only 2: sync/versions.py).
     """
 
     KIND: ClassVar[int] = 2
+    FIELDS: ClassVar[int] = 9
     node_id: NodeId
     public_key: bytes
     schema_version: int
@@ -81,14 +85,25 @@ class Hello:
     wall_ms: int
     nonce: bytes
     name: str
+    protocol_low: int = FIRST_NEGOTIATING
+    protocol_high: int = FIRST_NEGOTIATING
+
+    @property
+    def protocols(self) -> ProtocolRange:
+        return ProtocolRange(self.protocol_low, self.protocol_high)
 
     def to_fields(self) -> list[object]:
         return [self.node_id, self.public_key, self.schema_version, self.epoch,
-                self.wall_ms, self.nonce, self.name]  # fmt: skip
+                self.wall_ms, self.nonce, self.name, self.protocol_low,
+                self.protocol_high]  # fmt: skip
 
     @classmethod
     def from_fields(cls, fields: list[object]) -> Hello:
-        node_id, key, schema, epoch, wall, nonce, name = _fields(fields, 7, "hello")
+        node_id, key, schema, epoch, wall, nonce, name, low, high = _fields(
+            fields, cls.FIELDS, "hello"
+        )
+        spoken = ProtocolRange(_int(low, "lowest protocol version", 1, 1 << 16),
+                               _int(high, "highest protocol version", 1, 1 << 16))  # fmt: skip
         return cls(
             check_node_id(node_id),
             _bytes(key, "public key", 32),
@@ -97,6 +112,8 @@ class Hello:
             _int(wall, "wall clock", 0, 1 << 47),
             _bytes(nonce, "nonce", NONCE_BYTES),
             _text(name, "name", MAX_NAME),
+            spoken.low,
+            spoken.high,
         )
 
 

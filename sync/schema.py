@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from . import unknown
 from .errors import SchemaError
 
 __all__ = [
@@ -27,6 +28,9 @@ __all__ = [
     "Column",
     "Table",
     "Value",
+    "add_column",
+    "freeze",
+    "schema_version",
     "table_by_code",
     "table_by_name",
 ]
@@ -44,6 +48,7 @@ _PLAIN_TYPES = frozenset({*_PY_TYPE.values(), _NONE_TYPE})
 _INF = math.inf
 
 SCHEMA_VERSION = 3
+"""The replicated schema this release defines; :func:`schema_version` adds any extension."""
 MAX_TEXT_BYTES = 65_536
 MIN_INT = -(1 << 63)
 MAX_INT = (1 << 63) - 1
@@ -58,12 +63,16 @@ class Column:
         kind: the value type; ``bool`` is stored as an INTEGER 0/1.
         nullable: whether ``None`` is allowed.
         max_bytes: cap on a text value's UTF-8 length.
+        added_in: the schema version that appended this column to its table (``None``: there
+            from the start). Such a column is nullable, and a row from a node of an older
+            schema may leave it out (sync/unknown.py).
     """
 
     name: str
     kind: Kind
     nullable: bool = False
     max_bytes: int = MAX_TEXT_BYTES
+    added_in: int | None = None
 
     def check(self, value: object) -> None:
         """Raise :class:`SchemaError` unless ``value`` fits this column exactly (never coerced)."""
@@ -179,8 +188,18 @@ class Table:
     def has_archive(self) -> bool:
         return "archived" in self.column_names
 
+    @property
+    def base_count(self) -> int:
+        """How many columns every row of this table has, whatever schema version wrote it."""
+        return sum(1 for c in self.columns if c.added_in is None)
+
     def check_values(self, values: tuple[object, ...]) -> None:
         """Validate a full row of values in column order.
+
+        A row may end early, leaving out columns a later schema version added (a node of an
+        older version wrote it), or run on with values of columns this node does not know (a
+        newer one did): those are kept opaque and only checked to be plain values
+        (sync/unknown.py).
 
         The common cases (ASCII text, plain integers, finite floats, bools, allowed nulls) are
         accepted inline; anything else goes through :meth:`Column.check`, which decides exactly
@@ -189,10 +208,8 @@ class Table:
         :meth:`Column.check`'s verdict and message for values of every type.
         """
         if len(values) != len(self.columns):
-            raise SchemaError(
-                f"table {self.name!r} has {len(self.columns)} columns, a delta gave {len(values)}"
-            )
-        for column, value in zip(self.columns, values, strict=True):
+            unknown.check_length(self, values)
+        for column, value in zip(self.columns, values, strict=False):
             kind, kind_of = column.kind, type(value)
             if kind == "text" and kind_of is str:
                 text: str = value  # type: ignore[assignment]
@@ -216,12 +233,19 @@ class Table:
         """
         if not rows:
             return True
-        if set(map(len, rows)) != {len(self.columns)}:
-            return False
+        if set(map(len, rows)) != {len(self.columns)}:  # rows of other schema versions
+            return all(map(self._row_passes, rows))
         return all(
             column.accepts_all(values)
             for column, values in zip(self.columns, zip(*rows, strict=True), strict=True)
         )
+
+    def _row_passes(self, row: Sequence[object]) -> bool:
+        try:
+            self.check_values(tuple(row))
+        except SchemaError:
+            return False
+        return True
 
     def tombstone_values(self, row_id: str) -> tuple[Value, ...]:
         """The row a hard delete leaves behind: the id, every other column emptied."""
@@ -383,3 +407,38 @@ def table_by_code(code: object) -> Table:
     if table is None:
         raise SchemaError(f"unknown table code {code!r}")
     return table
+
+
+_frozen = False
+_extension_version: int | None = None
+
+
+def schema_version() -> int:
+    """The replicated schema this node stores: :data:`SCHEMA_VERSION`, or the version of the
+    columns added by :func:`add_column`."""
+    return SCHEMA_VERSION if _extension_version is None else _extension_version
+
+
+def add_column(table_name: str, column: Column) -> None:
+    """Append a nullable ``column`` to a replicated table, as schema version ``column.added_in``
+    does: the extension point of a build that extends the schema without editing this file (the
+    test of two schema versions side by side). Call it before ``feral.storage`` is imported
+    (:func:`freeze`); its migration goes to ``feral.storage.migrations.register_migration``.
+    The rules are in docs/PROTOCOL.md §10.
+    """
+    global _extension_version
+    table, version, current = table_by_name(table_name), column.added_in, schema_version()
+    if _frozen:
+        raise SchemaError("schema extensions must be registered before feral.storage is imported")
+    if not column.nullable or version not in {current, current + 1} - {SCHEMA_VERSION}:
+        raise SchemaError(f"an added column must be nullable, added_in {current + 1}: {column}")
+    if column.name in table.column_names or column.name.startswith("_"):
+        raise SchemaError(f"table {table_name!r} cannot take a column named {column.name!r}")
+    object.__setattr__(table, "columns", (*table.columns, column))
+    _extension_version = version
+
+
+def freeze() -> None:
+    """No more :func:`add_column`: storage has built its statements from the registry."""
+    global _frozen
+    _frozen = True

@@ -10,9 +10,9 @@ through the same class, so what the simulations prove is about this code.
 
 Flow (both sides run it at once, so one link syncs both directions):
 
-1. Each side sends :class:`Hello` (id, public key, schema, epoch, wall clock, fresh nonce).
-2. On the other's Hello, each checks the id is the key's fingerprint, the peer is paired, the
-   schema matches and the wall clocks agree within the skew window, then sends :class:`Auth`:
+1. Each side sends :class:`Hello` (id, key, schema, epoch, clock, nonce, protocol range).
+2. On the other's Hello, each checks the id is the key's fingerprint, the peer is paired, a
+   protocol version is common (sync/versions.py) and the clocks agree, then sends :class:`Auth`:
    its signature over both nonces and both ids. A replayed handshake fails, because the
    signature must cover the receiver's fresh nonce.
 3. Once authenticated, each sends its :class:`Vector`. The other streams pages of what is
@@ -41,12 +41,12 @@ from .events import (
     PeerCaughtUp,
     PeerPending,
 )
-from .handshake import LocalPeer, refuse_hello, transcript
+from .handshake import LocalPeer, hello_of, refuse_hello, transcript
 from .invitation import Join, JoinGate
 from .messages import Ack, Auth, CaughtUp, ErrorMessage, Hello, Pending, Vector
-from .schema import SCHEMA_VERSION
 from .text import printable
 from .types import NodeId, VersionVector
+from .versions import Wire
 
 __all__ = [
     "CLOSE_BAD_DATA",
@@ -128,17 +128,9 @@ class SyncSession:
         """The ceiling of our last request, and our limit when the peer's CaughtUp came."""
         self._frames: list[bytes] = []
         self._events: list[Event] = []
-        self._send(
-            Hello(
-                local.node_id,
-                local.public_key,
-                SCHEMA_VERSION,
-                local.epoch,
-                local.now_ms(),
-                local.nonce,
-                local.name,
-            )  # fmt: skip
-        )
+        self._wire = Wire(local.protocols)
+        """The protocol version of this link's frames (agreed at the Hellos)."""
+        self._send(hello_of(local))
 
     # -- outputs -------------------------------------------------------------------------------
 
@@ -151,6 +143,11 @@ class SyncSession:
         """Things the node must act on, in order; each call drains them."""
         events, self._events = self._events, []
         return events
+
+    @property
+    def protocol_version(self) -> int | None:
+        """The protocol version agreed with the peer (``None`` until its Hello passed)."""
+        return self._wire.agreed
 
     @property
     def quiet(self) -> bool:
@@ -178,7 +175,7 @@ class SyncSession:
         if self.state >= State.CLOSING:
             return
         try:
-            message = decode_message(data)
+            message = decode_message(data, self._wire.send_tag)
         except (DecodeError, SchemaError) as exc:
             self.fail("bad_frame", str(exc), CLOSE_BAD_DATA)
             return
@@ -289,13 +286,15 @@ class SyncSession:
     # -- internals -----------------------------------------------------------------------------
 
     def _send(self, message: Message) -> None:
-        self._frames.append(encode_message(message))
+        wire = self._wire
+        tag = wire.error_tag if isinstance(message, ErrorMessage) else wire.send_tag
+        self._frames.append(encode_message(message, tag))
 
     def _send_page(self, page: Page) -> bool:
         """Send ``page``, halved until each frame fits; ``False`` once the window is full."""
         if len(self._unacked) >= MAX_PAGES_IN_FLIGHT:
             return False
-        frame = encode_message(page)
+        frame = encode_message(page, self._wire.send_tag)
         if len(frame) > MAX_FRAME_BYTES and len(page.deltas) > 1:
             half = len(page.deltas) // 2
             head = Page(page.origin, page.after, page.deltas[:half])
@@ -359,12 +358,12 @@ class SyncSession:
 
     def _receive_hello(self, hello: Hello) -> None:
         local = self.local
-        self.offered = hello
+        self.offered, self._wire.peer_tag = hello, hello.protocol_low
         refusal = refuse_hello(self.local, hello)
         if refusal is not None:
             self.fail(refusal[0], refusal[1], CLOSE_POLICY)
             return
-        self.peer = hello
+        self.peer, self._wire.agreed = hello, local.protocols.common(hello.protocols)
         if not local.is_paired(hello.node_id):  # it may join: its Join must come first
             self._gate = JoinGate(hello.node_id, local.node_id, local.nonce, hello.nonce,
                                   local.verify)  # fmt: skip

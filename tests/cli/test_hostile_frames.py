@@ -200,8 +200,18 @@ async def far_past_wall_clock(target: Target) -> Frames:
     return lambda _: [encode_message(hello_for(target.identity, wall_ms=0))]
 
 
-async def other_schema(target: Target) -> Frames:
-    return hello_fields(target, 2, SCHEMA_VERSION + 1)
+async def no_common_protocol(target: Target) -> Frames:
+    """A node of a newer protocol only (PROTOCOL §10): refused at its Hello, naming who must
+    upgrade. (Another schema version is no refusal: mixed schemas sync.)"""
+    fields = hello_for(target.identity).to_fields()
+    fields[7:9] = [PROTOCOL_VERSION + 1, PROTOCOL_VERSION + 2]
+    return lambda _: [pack(PROTOCOL_VERSION + 1, Hello.KIND, *fields)]
+
+
+async def version_2_node(target: Target) -> Frames:
+    """A version-2 node's seven-field Hello, tagged 2: it cannot negotiate."""
+    fields = hello_for(target.identity).to_fields()[:7]
+    return lambda _: [pack(2, Hello.KIND, *fields)]
 
 
 async def foreign_node_id(target: Target) -> Frames:
@@ -298,7 +308,8 @@ CASES: list[tuple[Case, str | None, int]] = [
     (huge_error_text, "bad_frame", 1007),
     (far_future_wall_clock, "clock_skew", 1008),
     (far_past_wall_clock, "clock_skew", 1008),
-    (other_schema, "schema_mismatch", 1008),
+    (no_common_protocol, "protocol_mismatch", 1008),
+    (version_2_node, "protocol_mismatch", 1008),
     (foreign_node_id, "auth_failed", 1008),
     (spoofed_paired_id, "auth_failed", 1008),
     (unpaired_key, "not_paired", 1008),

@@ -131,7 +131,7 @@ def test_the_ddl_matches_the_registry_plus_the_clock_columns(raw: Connection, ta
     apply_migrations(raw)
     info = raw.execute(f'PRAGMA table_info("{table.name}")').fetchall()
     names = tuple(row[1] for row in info)
-    assert names == (*table.column_names, "hlc", "origin", "deleted")
+    assert names == (*table.column_names, "hlc", "origin", "deleted", "opaque")
     by_name = {row[1]: row for row in info}
     for column in table.columns:
         _, _, sql_type, notnull, _, pk = by_name[column.name]

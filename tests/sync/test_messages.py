@@ -112,7 +112,7 @@ def test_every_frame_is_one_array_of_version_kind_and_fields(message, kind):
 def test_a_hello_is_laid_out_as_documented():
     assert msgpack.unpackb(encode_message(hello())) == [
         PROTOCOL_VERSION, 2, NODE, b"k" * 32, 1, "0123456789abcdef", WALL,
-        b"n" * NONCE_BYTES, "laptop",
+        b"n" * NONCE_BYTES, "laptop", 3, 3,
     ]  # fmt: skip
 
 
@@ -174,7 +174,15 @@ def test_boundary_values_are_accepted():
 @pytest.mark.parametrize("version", [0, 1, 2, 4, -1, "3", None, [3], b"\x03"])
 def test_a_frame_of_another_protocol_version_is_refused(version):
     with pytest.raises(DecodeError, match="protocol version"):
-        decode_message(raw(7, "code", "text", version=version))
+        decode_message(raw(4, {}, version=version))
+
+
+@pytest.mark.parametrize("version", [0, -1, "3", None, [3], b"\x03", (1 << 16) + 1])
+def test_a_hello_or_error_of_no_protocol_version_is_refused(version):
+    """Hello and Error are read at any version (sync/versions.py), but a version it must be."""
+    for kind, fields in ((7, ("code", "text")), (2, hello().to_fields())):
+        with pytest.raises(DecodeError, match="protocol version"):
+            decode_message(raw(kind, *fields, version=version))
 
 
 @pytest.mark.parametrize("version", [3.0])
@@ -206,7 +214,7 @@ def test_a_frame_that_is_not_an_array_of_version_and_kind_is_refused(obj):
 @pytest.mark.parametrize(
     ("message", "count"),
     [
-        (hello(), 7),
+        (hello(), 9),
         (Auth(b"s" * 64), 1),
         (Vector({}), 1),
         (Ack(NODE, 1), 2),
@@ -249,6 +257,10 @@ def test_a_message_with_a_field_too_many_or_too_few_is_refused(message, count):
         (5, "n" * NONCE_BYTES, "nonce"),
         (6, "n" * (MAX_NAME + 1), "name"),
         (6, 7, "name"),
+        (7, 0, "lowest protocol version"),
+        (7, True, "lowest protocol version"),
+        (8, (1 << 16) + 1, "highest protocol version"),
+        (8, 2, "protocol range"),
     ],
 )
 def test_each_hello_field_is_validated(index, value, match):

@@ -124,8 +124,17 @@ def test_check_values_refuses_a_wrong_column_count(table):
     row = table.tombstone_values("r1")
     with pytest.raises(SchemaError, match=f"{len(table.columns)} columns"):
         table.check_values(row[:-1])
-    with pytest.raises(SchemaError):
-        table.check_values((*row, None))
+    with pytest.raises(SchemaError, match=f"{len(table.columns)} columns"):
+        table.check_values((*row, *[None] * 17))  # more unknown columns than any newer schema adds
+
+
+@pytest.mark.parametrize("table", TABLES, ids=lambda t: t.name)
+def test_check_values_keeps_plain_values_of_columns_a_newer_schema_added(table):
+    row = table.tombstone_values("r1")
+    table.check_values((*row, "blue", None, 3, 1.5, True))
+    for bad in (b"bytes", float("nan"), 1 << 64, "a\x00b", ["nested"]):
+        with pytest.raises(SchemaError, match="unknown column"):
+            table.check_values((*row, bad))
 
 
 def test_check_values_refuses_one_wrongly_typed_column():

@@ -1,0 +1,139 @@
+"""A node one schema version behind keeps, merges and relays the columns it does not know, and
+no node opens a database of a newer schema (PROTOCOL §10).
+
+The newer node here is played by the pages it sends: a fact row with one more value than this
+schema has, as a node whose schema appended a nullable column writes it. The test with two real
+schema versions side by side is tests/cli/test_mixed_versions.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from feral.storage.delta_log import changes_since
+from feral.storage.errors import NewerDatabase
+from feral.storage.export import export_lines
+from feral.storage.row_digest import computed_afresh, row_digest
+from feral.storage.store import open_sync
+from feral.sync.codec import decode_page, encode_page, encode_values
+from feral.sync.delta import Delta, Page
+from feral.sync.errors import SchemaError
+from feral.sync.hlc import pack
+from feral.sync.ids import fact_id
+from feral.sync.schema import FACTS, SCHEMA_VERSION, Column, add_column
+from feral.sync.types import RowId
+
+from .support import T0, A, B, Replica
+
+MakeReplica = Callable[..., Replica]
+
+
+def newer_fact(hlc: int, *extra: object) -> tuple[Page, RowId]:
+    """A page from A holding one fact written by a schema with columns this one lacks."""
+    row_id = fact_id("the sky", "is", "blue")
+    values = (row_id, "the sky", "is", "blue", 1.0, None, T0, False, *extra)
+    delta = Delta("facts", row_id, hlc, A, values)  # type: ignore[arg-type]
+    return decode_page(encode_page(Page(A, 0, (delta,)))), row_id
+
+
+def log_payload(replica: Replica, row_id: str) -> bytes:
+    row = replica.conn.execute(
+        "SELECT payload FROM delta_log WHERE row_id = ? ORDER BY hlc DESC", (row_id,)
+    ).fetchone()
+    return bytes(row[0])
+
+
+def test_unknown_columns_are_kept_with_the_row_and_relayed_byte_for_byte(
+    make_replica: MakeReplica,
+):
+    relay, third = make_replica("relay", B), make_replica("third", A)
+    page, row_id = newer_fact(pack(T0, 0), "azure", 7)
+    assert relay.apply(page) == 1
+    stored = relay.conn.execute("SELECT opaque FROM facts WHERE id = ?", (row_id,)).fetchone()
+    assert json.loads(stored[0]) == ["azure", 7]
+    sent = changes_since(relay.conn, {})
+    assert [d.values for p in sent for d in p.deltas] == [page.deltas[0].values]
+    assert log_payload(relay, row_id) == encode_values(page.deltas[0].values or ())
+    third_page = decode_page(encode_page(sent[0]))
+    third.apply(third_page)
+    assert log_payload(third, row_id) == log_payload(relay, row_id)
+    assert row_digest(third.conn) == row_digest(relay.conn) == computed_afresh(relay.conn)
+
+
+def test_the_export_shows_the_unknown_values_in_wire_order(make_replica: MakeReplica):
+    relay = make_replica("relay", B)
+    page, _ = newer_fact(pack(T0, 0), "azure", None, 1.5)
+    relay.apply(page)
+    (line,) = [json.loads(x) for x in export_lines(relay.conn) if '"facts"' in x]
+    assert line["_opaque"] == ["azure", None, 1.5]
+    assert "azure" not in "".join(x for x in export_lines(relay.conn) if '"facts"' not in x)
+
+
+def test_a_local_write_on_the_older_node_carries_the_unknown_values_on(
+    make_replica: MakeReplica,
+):
+    relay = make_replica("relay", B)
+    page, row_id = newer_fact(pack(T0, 0), "azure")
+    relay.apply(page)
+    relay.archive(row_id)
+    newest = changes_since(relay.conn, {A: page.last_hlc})
+    (delta,) = [d for p in newest for d in p.deltas]
+    assert delta.origin == B and delta.values is not None
+    assert delta.values[-2:] == (True, "azure")  # archived, and the newer column kept
+    assert row_digest(relay.conn) == computed_afresh(relay.conn)
+
+
+def test_lww_between_rows_of_two_schema_versions_follows_the_stamps_only(
+    make_replica: MakeReplica,
+):
+    """The newer row loses to an older schema's later write, which carries no unknown values
+    here (it was written without them): the row ends as the winner wrote it, on every node."""
+    first, second = make_replica("first", B), make_replica("second", B)
+    newer, row_id = newer_fact(pack(T0, 1), "azure")
+    values = (row_id, "the sky", "is", "blue", 0.5, None, T0, False)
+    older = Page(A, newer.last_hlc, (Delta("facts", row_id, pack(T0, 2), A, values),))
+    for replica in (first, second):
+        replica.apply(newer)
+    first.apply(older)
+    second.apply(older)
+    for replica in (first, second):
+        stored = replica.conn.execute("SELECT confidence, opaque FROM facts").fetchone()
+        assert tuple(stored) == (0.5, None)
+    assert list(export_lines(first.conn)) == list(export_lines(second.conn))
+
+
+def test_a_database_of_a_newer_schema_is_refused_naming_both_versions(tmp_path: Path):
+    path = tmp_path / "newer.db"
+    conn = open_sync(path)
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION + 1,))
+    conn.close()
+    with pytest.raises(NewerDatabase) as refused:
+        open_sync(path)
+    text = str(refused.value)
+    assert f"schema version {SCHEMA_VERSION + 1}" in text
+    assert f"this feral knows schema version {SCHEMA_VERSION}" in text
+    assert "never downgrades" in text and "\n" not in text
+
+
+def test_a_database_with_a_migration_unknown_here_is_refused(tmp_path: Path):
+    path = tmp_path / "newer.db"
+    conn = open_sync(path)
+    conn.execute("INSERT INTO _migrations(name, applied_at) VALUES ('0099_from_the_future', 1)")
+    conn.close()
+    with pytest.raises(NewerDatabase, match="0099_from_the_future"):
+        open_sync(path)
+    conn = open_sync(tmp_path / "fresh.db")
+    stored = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    assert stored[0] == SCHEMA_VERSION
+    conn.close()
+
+
+def test_the_schema_cannot_be_extended_once_storage_has_built_its_statements():
+    color = Column("color", "text", nullable=True, added_in=SCHEMA_VERSION + 1)
+    with pytest.raises(SchemaError, match="before feral.storage is imported"):
+        add_column("facts", color)
+    assert "color" not in FACTS.column_names
