@@ -11,18 +11,19 @@ never catch it to print it themselves.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from feral.node.clock_state import ahead_warning
-from feral.node.embedding import serve_running
-from feral.node.node import Node
 from feral.sync.errors import FeralError
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from feral.node.node import Node
 
 __all__ = ["PROGRESS_FROM", "FeralGroup", "embed_written", "fail", "pass_home", "run", "with_node"]
 
@@ -69,6 +70,8 @@ def _loop_factory(fast_loop: bool) -> Callable[[], asyncio.AbstractEventLoop] | 
 
 def run(coro: Awaitable[T], *, fast_loop: bool = False) -> T:
     """Run a coroutine to completion on a fresh event loop (uvloop with ``fast_loop``)."""
+    import asyncio  # with its ssl: not for ``feral --help``
+
     with asyncio.Runner(loop_factory=_loop_factory(fast_loop)) as runner:
         return runner.run(_as_coroutine(coro))
 
@@ -79,6 +82,8 @@ async def _as_coroutine(awaitable: Awaitable[T]) -> T:
 
 def _warn_if_ahead(node: Node) -> None:
     """After a command that wrote: one line on stderr if its stamps ran ahead of the clock."""
+    from feral.node.clock_state import ahead_warning
+
     warning = ahead_warning(node.stamped_ahead_ms, node.settings.sync.max_clock_skew_ms)
     if warning:
         click.echo(f"Warning: {warning}", err=True)
@@ -90,6 +95,8 @@ def with_node(home: Path, fn: Callable[[Node], Awaitable[T]], *, serving: bool =
     ``serving`` is for the long-running server: uvloop, an integrity check at start, and
     embedding in the background instead of at the end.
     """
+
+    from feral.node.node import Node  # the store and the models: only a command that runs
 
     async def body() -> T:
         node = await Node.open(home, check=serving)
@@ -115,6 +122,8 @@ async def embed_written(node: Node) -> None:
     when many rows wait; a quick command with a few rows just drains. A drain that fails (a
     full disk, a lock held too long) does not fail the command: what it wrote is committed.
     """
+    from feral.node.embedding import serve_running
+
     if not node.embedding.woken or not node.embedding.active or serve_running(node.home):
         return
     waiting = await node.embedding.pending()

@@ -7,15 +7,7 @@ from pathlib import Path
 
 import click
 
-from feral.node import exec_log
-from feral.node.exec_log import (
-    DEFAULT_LOG_LIMIT,
-    DEFAULT_SESSION,
-    MAX_LATENCY_MS,
-    MAX_LOG_LIMIT,
-    ToolCall,
-    json_argument,
-)
+from feral.node.limits import DEFAULT_LOG_LIMIT, DEFAULT_SESSION, MAX_LATENCY_MS, MAX_LOG_LIMIT
 from feral.storage.rows import ExecutionRow
 
 from .context import pass_home, with_node
@@ -99,6 +91,9 @@ def record(
 
     An entry holding what looks like a secret is refused, and nothing is stored.
     """
+    from feral.node import exec_log
+    from feral.node.exec_log import ToolCall, json_argument
+
     if not tool.strip():
         raise click.UsageError("TOOL must not be empty")
     call = ToolCall(
@@ -126,6 +121,8 @@ def list_command(home: Path, session: str | None, limit: int, as_json: bool) -> 
 
     Example: feral log list --session s1 -n 5
     """
+    from feral.node import exec_log
+
     rows = with_node(
         home, lambda node: exec_log.list_tool_calls(node, session=session, limit=limit)
     )
@@ -143,6 +140,8 @@ def search(home: Path, query: str, session: str | None, limit: int, as_json: boo
 
     Example: feral log search tea
     """
+    from feral.node import exec_log
+
     if not query.strip():
         raise click.UsageError("QUERY must not be empty")
     rows = with_node(

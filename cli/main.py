@@ -11,31 +11,30 @@ from pathlib import Path
 
 import click
 
-from feral.node.config import load_settings, save_settings
-from feral.node.identity import load_or_create_identity
-from feral.node.node import default_home
-
-from . import (
-    demo,
-    digest_commands,
-    graph_commands,
-    invite_commands,
-    log_commands,
-    mcp_commands,
-    memory_commands,
-    memory_graph_commands,
-    memory_rank_commands,
-    memory_transfer_commands,
-    sync_commands,
-    tls_commands,
-    wiki_commands,
-)
-from .context import FeralGroup, pass_home
+from .context import pass_home
+from .lazy_group import LazyFeralGroup
 
 __all__ = ["cli"]
 
 
-@click.group(cls=FeralGroup, context_settings={"help_option_names": ["-h", "--help"]})
+COMMANDS = {
+    "demo": "feral.cli.demo:demo",
+    "graph": "feral.cli.graph_commands:graph_group",
+    "log": "feral.cli.log_commands:log_group",
+    "mcp": "feral.cli.mcp_commands:mcp",
+    "memory": "feral.cli.memory_commands:memory",
+    "serve": "feral.cli.sync_commands:serve",
+    "sync": "feral.cli.sync_commands:sync",
+    "wiki": "feral.cli.wiki_commands:wiki",
+}
+"""The top-level commands and groups, each imported only when used (cli/lazy_group.py)."""
+
+
+@click.group(
+    cls=LazyFeralGroup,
+    lazy_subcommands=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.option(
     "--home",
     type=click.Path(file_okay=False, path_type=Path),
@@ -47,6 +46,8 @@ __all__ = ["cli"]
 @click.pass_context
 def cli(ctx: click.Context, home: Path | None) -> None:
     """feral: a local-first memory store that keeps your devices in sync."""
+    from feral.node.node import default_home
+
     ctx.obj = home if home is not None else default_home()
 
 
@@ -55,6 +56,9 @@ def cli(ctx: click.Context, home: Path | None) -> None:
 @pass_home
 def init(home: Path, name: str | None) -> None:
     """Create the home, key pair and settings; print the node id."""
+    from feral.node.config import load_settings, save_settings
+    from feral.node.identity import load_or_create_identity
+
     identity = load_or_create_identity(home)
     settings = load_settings(home)
     if name is not None or not (home / "settings.json").exists():
@@ -62,21 +66,3 @@ def init(home: Path, name: str | None) -> None:
             settings = dataclasses.replace(settings, name=name)
         save_settings(home, settings)
     click.echo(identity.node_id)
-
-
-cli.add_command(memory_commands.memory)
-memory_transfer_commands.register()  # import, ingest, export join the memory group
-memory_rank_commands.register(memory_commands.memory)
-digest_commands.register(memory_commands.memory)
-memory_commands.memory.add_command(memory_graph_commands.link_command)
-memory_commands.memory.add_command(memory_graph_commands.get)
-cli.add_command(sync_commands.sync)
-sync_commands.sync.add_command(invite_commands.invite)
-sync_commands.sync.add_command(invite_commands.join)
-sync_commands.sync.add_command(tls_commands.cert)
-cli.add_command(wiki_commands.wiki)
-cli.add_command(graph_commands.graph_group)
-cli.add_command(demo.demo)
-cli.add_command(log_commands.log_group)
-cli.add_command(sync_commands.serve)
-cli.add_command(mcp_commands.mcp)

@@ -6,14 +6,13 @@ from __future__ import annotations
 import contextlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from feral.node import curation
-from feral.node.config import SearchSettings
 from feral.node.limits import (
     DEFAULT_EPISODES,
+    DEFAULT_TOP_K,
     FRACTION_RANGE,
     MAX_EPISODES,
     MAX_IMPORTANCE,
@@ -22,19 +21,34 @@ from feral.node.limits import (
     SEARCH_STRATEGIES,
     Strategy,
 )
-from feral.node.node import Node
-from feral.node.phrases import parse_fact
-from feral.node.secret_scan import refuse_secrets
 
-from .absorb_output import echo_absorbed
 from .context import pass_home, with_node
-from .memory_rank_commands import scope_option
+from .lazy_group import LazyGroup
 from .output import echo_json, echo_table, json_option, queue_line, shorten
+from .scope_option import scope_option
+
+if TYPE_CHECKING:
+    from feral.node.node import Node
 
 __all__ = ["memory"]
 
+ELSEWHERE = {
+    "boost": "feral.cli.memory_rank_commands:boost",
+    "digest": "feral.cli.digest_commands:digest",
+    "distill": "feral.cli.memory_rank_commands:distill",
+    "export": "feral.cli.memory_transfer_commands:export",
+    "gc": "feral.cli.memory_rank_commands:gc",
+    "get": "feral.cli.memory_graph_commands:get",
+    "import": "feral.cli.memory_transfer_commands:import_",
+    "ingest": "feral.cli.memory_transfer_commands:ingest",
+    "link": "feral.cli.memory_graph_commands:link_command",
+    "list": "feral.cli.memory_rank_commands:list_",
+    "prompt": "feral.cli.digest_commands:prompt",
+}
+"""The ``memory`` commands kept in other modules, imported only when used (cli/lazy_group.py)."""
 
-@click.group()
+
+@click.group(cls=LazyGroup, lazy_subcommands=ELSEWHERE)
 def memory() -> None:
     """Remember, search and manage memories."""
 
@@ -64,6 +78,11 @@ def remember(
     doctor is now Dr. Lee") supersedes the old one, which is archived; an opposite is linked
     as a contradiction, a close fact as related. --json prints the answer with the row.
     """
+    from feral.node.phrases import parse_fact
+    from feral.node.secret_scan import refuse_secrets
+
+    from .absorb_output import echo_absorbed
+
     parts = (subject, predicate, obj)
     if any(parts) and not all(parts):
         raise click.UsageError("--subject, --predicate and --object go together")
@@ -86,7 +105,7 @@ def remember(
 @click.option(
     "--top-k",
     type=click.IntRange(MIN_TOP_K, MAX_TOP_K),
-    help=f"How many results (default {SearchSettings.top_k}).",
+    help=f"How many results (default {DEFAULT_TOP_K}).",
 )
 @click.option("--strategy", type=click.Choice(SEARCH_STRATEGIES), help="Which search legs to use.")
 @click.option(
@@ -201,6 +220,8 @@ def nuke(home: Path, row_id: str | None, scope: str | None, yes: bool) -> None:
     """Hard-delete a memory (or a scope's) everywhere (replicated tombstones; not recoverable)."""
     if (row_id is None) == (scope is None):
         raise click.UsageError("give one ID or --scope")
+    from feral.node import curation
+
     if not yes:
         raise click.UsageError("nuke erases the memory on every device; add --yes to confirm")
     if scope is None:
@@ -216,6 +237,8 @@ def nuke(home: Path, row_id: str | None, scope: str | None, yes: bool) -> None:
 @pass_home
 def stats(home: Path, scope: str | None, as_json: bool) -> None:
     """Counts per tier, the delta log, vectors and the embedder."""
+    from feral.node import curation
+
     result = with_node(home, lambda node: curation.scoped_stats(node, scope))
     if as_json:
         echo_json(result)

@@ -13,26 +13,16 @@ import click
 
 from feral.node import curation
 from feral.node.limits import MAX_EPISODES, MAX_IMPORTANCE
-from feral.node.scopes import check_scope
 from feral.storage.listing import LISTED_TIERS, STATUSES
 
 from .context import pass_home, with_node
 from .output import echo_json, echo_table, json_option, shorten
+from .scope_option import scope_option
 
 __all__ = ["DEFAULT_LIST", "register", "scope_option"]
 
 DEFAULT_LIST = 50
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _scope(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """A malformed scope is bad input (one line, exit 1), raised while the command parses."""
-    return None if value is None else check_scope(value)
-
-
-def scope_option(what: str) -> Callable[[F], F]:
-    """``--scope``: ``user``, ``agent:NAME`` or ``session:ID``, checked as click parses it."""
-    return click.option("--scope", callback=_scope, help=f"{what}: user, agent:NAME or session:ID.")
 
 
 @click.command()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import logging
 import sys
@@ -12,14 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from feral.node.clock_state import clock_state, reset_clock
-from feral.node.config import PeerSettings, load_settings, save_settings, with_peer, without_peer
-from feral.node.dial import dial
-from feral.node.identity import load_or_create_identity
-from feral.node.node import Node
-from feral.node.peer import LinkResult
-from feral.node.status import peer_rows, sync_status
-from feral.node.tls import is_loopback_host, plaintext_refusal
 from feral.sync.errors import NotFoundError
 from feral.sync.hlc import COUNTER_BITS
 from feral.sync.text import printable
@@ -42,6 +33,9 @@ from .output import (
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
 
+    from feral.node.node import Node
+    from feral.node.peer import LinkResult
+
 __all__ = ["serve", "sync"]
 
 
@@ -54,6 +48,8 @@ def sync() -> None:
 @pass_home
 def node_id(home: Path) -> None:
     """Print this node's id (the fingerprint of its public key), one line."""
+    from feral.node.identity import load_or_create_identity
+
     click.echo(load_or_create_identity(home).node_id)
 
 
@@ -70,6 +66,8 @@ def peers(ctx: click.Context, as_json: bool) -> None:
     """List paired peers with their HLC lag; `peers add` and `peers remove` change them."""
     if ctx.invoked_subcommand is not None:
         return
+    from feral.node.status import peer_rows
+
     home: Path = ctx.obj
     rows = with_node(home, peer_rows)
     if as_json:
@@ -108,6 +106,10 @@ def peers_add(home: Path, url: str | None, peer_id: str, insecure_plaintext: boo
 
     A wss:// URL is pinned to the peer's id (its certificate must hold that node's key).
     """
+    from feral.node.config import PeerSettings, load_settings, save_settings, with_peer
+    from feral.node.identity import load_or_create_identity
+    from feral.node.tls import plaintext_refusal
+
     me = load_or_create_identity(home)
     if peer_id == me.node_id:
         raise click.ClickException("that is this node's own id")
@@ -125,12 +127,18 @@ def peers_add(home: Path, url: str | None, peer_id: str, insecure_plaintext: boo
 @pass_home
 def peers_remove(home: Path, peer: str) -> None:
     """Unpair a peer, by id or URL."""
+    from feral.node.config import load_settings, save_settings, without_peer
+
     settings = load_settings(home)
     save_settings(home, without_peer(settings, peer))
     click.echo(f"Removed {peer}")
 
 
 async def _sync_round(node: Node, target: str | None, show_progress: bool) -> list[LinkResult]:
+    import asyncio
+
+    from feral.node.dial import dial
+
     chosen = [
         p for p in node.settings.sync.peers
         if p.url and (target is None or target in (p.node_id, p.url))
@@ -217,6 +225,8 @@ def _round_error(result: LinkResult) -> str | None:
 @pass_home
 def status(home: Path, as_json: bool) -> None:
     """This node's HLC and state digest; per peer reachability, lag, backlog, last error."""
+    from feral.node.status import sync_status
+
     result = with_node(home, sync_status)
     if as_json:
         echo_json(result)
@@ -249,6 +259,8 @@ def status(home: Path, as_json: bool) -> None:
 def clock_reset(home: Path) -> None:
     """Bring this node's writes stamped ahead of its clock (a clock that ran ahead, now right)
     back to the clock, keeping their order; refused if a peer already holds them."""
+    from feral.node.clock_state import reset_clock
+
     done = with_node(home, reset_clock)
     if not done.entries:
         click.echo("no write of this node is stamped ahead of its clock; its clock mark, if "
@@ -329,9 +341,11 @@ def serve(home: Path, host: str, port: int, tls: bool | None) -> None:
     # The server's modules (Starlette, uvicorn, the HTTP API) are imported here, not by every
     # command: a one-shot ``sync now`` only dials.
     from feral.node.api import API_TOKEN_FILE
+    from feral.node.clock_state import clock_state
     from feral.node.listener import open_listener, refuse_second_serve
     from feral.node.serve_address import record_serve_url, serve_url
     from feral.node.service import SyncService
+    from feral.node.tls import is_loopback_host
 
     refuse_second_serve(home)
     listener = open_listener(host, port)

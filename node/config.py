@@ -41,6 +41,7 @@ from feral.sync.types import NodeId
 
 from .identity import ensure_home, write_private_file
 from .limits import (
+    DEFAULT_TOP_K,
     SEARCH_STRATEGIES,
     Fraction,
     LinkCount,
@@ -236,7 +237,7 @@ class SyncSettings:
 class SearchSettings:
     """Defaults for ``feral memory search`` and ``POST /api/memory/search``."""
 
-    top_k: TopK = 10
+    top_k: TopK = DEFAULT_TOP_K
     strategy: StrategyName = "hybrid"
     alpha: Fraction = 0.6
     """The vector weight in hybrid scoring, ``alpha*vector + (1-alpha)*fts`` over each leg's

@@ -20,10 +20,15 @@ from .validation import one_of
 
 __all__ = [
     "DEFAULT_EPISODES",
+    "DEFAULT_LOG_LIMIT",
+    "DEFAULT_SESSION",
+    "DEFAULT_TOP_K",
     "FRACTION_RANGE",
     "LinkCount",
     "LinkSeconds",
     "MAX_IMPORTANCE",
+    "MAX_LATENCY_MS",
+    "MAX_LOG_LIMIT",
     "MAX_EPISODES",
     "MAX_QUERY_CHARS",
     "MAX_TOP_K",
@@ -45,10 +50,20 @@ __all__ = [
 MIN_TOP_K = 1
 MAX_TOP_K = 1000
 """The most results one search returns (settings, ``--top-k`` and the API alike)."""
+DEFAULT_TOP_K = 10
+"""The ``search.top_k`` setting's default (node/config.py), here for the CLI's help to read
+without importing the settings."""
 MAX_QUERY_CHARS = 10_000
 MAX_EPISODES = 100_000
 """The most episodes one listing returns."""
 DEFAULT_EPISODES = 20
+DEFAULT_SESSION = "default"
+"""The session a tool call is logged under when the caller names none (node/exec_log.py)."""
+DEFAULT_LOG_LIMIT = 20
+MAX_LOG_LIMIT = 1000
+"""The most execution-log entries one listing or search returns."""
+MAX_LATENCY_MS = 86_400_000
+"""A day: a logged tool call's latency beyond it is a mistake in the caller, not a slow tool."""
 FRACTION_RANGE = (0.0, 1.0)
 """The closed interval of ``alpha`` and ``mmr_lambda`` (weights in the scoring formulas)."""
 
