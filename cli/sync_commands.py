@@ -18,6 +18,7 @@ from feral.sync.types import NodeId
 from feral.sync.units import format_ms
 
 from .context import pass_home, with_node
+from .lazy_group import LazyGroup
 from .output import (
     ago,
     count,
@@ -39,7 +40,15 @@ if TYPE_CHECKING:
 __all__ = ["serve", "sync"]
 
 
-@click.group()
+ELSEWHERE = {
+    "cert": "feral.cli.tls_commands:cert",
+    "invite": "feral.cli.invite_commands:invite",
+    "join": "feral.cli.invite_commands:join",
+}
+"""The ``sync`` commands kept in other modules, imported only when used (cli/lazy_group.py)."""
+
+
+@click.group(cls=LazyGroup, lazy_subcommands=ELSEWHERE)
 def sync() -> None:
     """See and steer sync with this node's peers."""
 

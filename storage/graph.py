@@ -45,7 +45,6 @@ __all__ = [
 ]
 
 
-
 def relate(
     conn: Connection,
     origin: NodeId,
