@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import socket
-import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,6 +29,8 @@ DEVICES = ("laptop", "phone", "server")
 
 
 def _free_port() -> int:
+    import socket
+
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
@@ -193,5 +193,7 @@ async def _report(nodes: dict[str, Node], shared: str) -> None:
 @click.command()
 def demo() -> None:
     """Three devices: offline edits, then sync through a home server; status and exports."""
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="feral-demo-") as tmp:
         run(_tour(Path(tmp)))

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from feral.node.limits import DEFAULT_LOG_LIMIT, DEFAULT_SESSION, MAX_LATENCY_MS, MAX_LOG_LIMIT
-from feral.storage.rows import ExecutionRow
+from feral.node.bounds import DEFAULT_LOG_LIMIT, DEFAULT_SESSION, MAX_LATENCY_MS, MAX_LOG_LIMIT
 
 from .context import pass_home, with_node
 from .output import duration, echo_json, echo_table, json_option, shorten
+
+if TYPE_CHECKING:
+    from feral.storage.rows import ExecutionRow
 
 __all__ = ["log_group"]
 

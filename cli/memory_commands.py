@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from feral.node.limits import (
+from feral.node.bounds import (
     DEFAULT_EPISODES,
     DEFAULT_TOP_K,
     FRACTION_RANGE,

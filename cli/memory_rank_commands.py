@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from feral.node import curation
-from feral.node.limits import MAX_EPISODES, MAX_IMPORTANCE
+from feral.node.bounds import MAX_EPISODES, MAX_IMPORTANCE
 from feral.storage.listing import LISTED_TIERS, STATUSES
 
 from .context import pass_home, with_node

@@ -6,7 +6,6 @@ parameter and help read the same everywhere.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -38,6 +37,8 @@ def json_option(what: str) -> Callable[[F], F]:
 
 def echo_json(value: Any) -> None:
     """Print ``value`` as JSON (sorted keys, UTF-8 kept readable)."""
+    import json  # not for ``feral --help``, which prints none
+
     click.echo(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False))
 
 

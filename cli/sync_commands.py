@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime
-import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from feral.sync.errors import NotFoundError
-from feral.sync.hlc import COUNTER_BITS
 from feral.sync.text import printable
 from feral.sync.types import NodeId
 from feral.sync.units import format_ms
@@ -189,6 +187,8 @@ def _bar_part(
 @pass_home
 def now(home: Path, target: str | None, as_json: bool) -> None:
     """Run one sync round with every peer that has a URL; exit 1 if any failed."""
+    import logging
+
     # A refusal is reported below, once: keep the link's log line off stderr (one line, §6).
     feral_log = logging.getLogger("feral")
     if not feral_log.handlers:
@@ -269,6 +269,7 @@ def clock_reset(home: Path) -> None:
     """Bring this node's writes stamped ahead of its clock (a clock that ran ahead, now right)
     back to the clock, keeping their order; refused if a peer already holds them."""
     from feral.node.clock_state import reset_clock
+    from feral.sync.hlc import COUNTER_BITS
 
     done = with_node(home, reset_clock)
     if not done.entries:
@@ -321,6 +322,8 @@ def _sync_state(p: dict[str, Any]) -> str:
 def _log_links_to_stderr() -> None:
     """The serve log: what the links say at INFO and above (link up, catch-up progress,
     failures once), one plain line each on stderr."""
+    import logging
+
     feral_log = logging.getLogger("feral")
     if not feral_log.handlers:
         handler = logging.StreamHandler(sys.stderr)

@@ -30,6 +30,7 @@ HEAVY = (
     "starlette",
     "uvicorn",
     "asyncio",
+    "msgspec",
     "feral.node.node",
     "feral.storage.store",
     "feral.storage.connection",
