@@ -1,7 +1,9 @@
 """What every command shares: the home, running the node, and the one error mapping.
 
-Kept apart from cli/main.py so the command modules import it and main.py imports them at the
-top: nothing imports main.py, and there is no import cycle to break with a late import.
+Kept apart from cli/main.py so the command modules import it and main.py names them for its
+lazy group (cli/lazy_group.py): nothing imports main.py, and there is no import cycle. It
+imports the node only inside the functions that open one, so that listing the commands does
+not load the store.
 
 Errors: every :class:`FeralError` that leaves a command reaches :class:`FeralGroup`, which
 prints it as one line on stderr and exits with the kind's ``exit_code`` (the mapping drawn in
