@@ -14,13 +14,15 @@ never catch it to print it themselves.
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from feral.sync.errors import FeralError
+
+from .home import pass_home  # checked: never a silent new identity (cli/home.py)
 
 if TYPE_CHECKING:
     import asyncio
@@ -34,12 +36,38 @@ T = TypeVar("T")
 PROGRESS_FROM = 2_000
 """Rows waiting to be embedded from which the end of a command shows a bar (on a terminal)."""
 
-pass_home = click.make_pass_decorator(Path)
-"""Hand a command the home folder chosen by ``--home`` (or its default)."""
-
 
 class FeralGroup(click.Group):
     """The ``feral`` group: the one place a :class:`FeralError` becomes an exit status."""
+
+    def main(  # one signature for both of click's overloads
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Click's own run, but a usage error is one line too (``Error: ... (see 'feral X -h')``)
+        with exit 2, instead of the usage, a hint and the error over four lines."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            result = super().main(args, prog_name, complete_var, False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:  # a bare group: its help
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            hint = f" (see '{exc.ctx.command_path} -h')" if exc.ctx is not None else ""
+            click.echo(f"Error: {' '.join(exc.format_message().split())}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(result if isinstance(result, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

@@ -103,9 +103,19 @@ def _attributes(row: dict[str, Any]) -> str:
     show_default=True,
     help="outbound: FROM to TO; inbound: TO back to FROM; both.",
 )
-@click.option("--hops", type=click.IntRange(1, MAX_HOPS), default=1, show_default=True)
 @click.option(
-    "--limit", type=click.IntRange(1, MAX_RESULTS), default=MAX_RESULTS, show_default=True
+    "--hops",
+    type=click.IntRange(1, MAX_HOPS),
+    default=1,
+    show_default=True,
+    help="How many relations to follow from the start.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(1, MAX_RESULTS),
+    default=MAX_RESULTS,
+    show_default=True,
+    help="At most this many entities reached.",
 )
 @json_option("the traversal")
 @pass_home

@@ -98,7 +98,7 @@ def _echo(made: MadeInvitation, lifetime: int) -> None:
     invitation = made.invitation
     until = datetime.datetime.fromtimestamp(made.expires_ms / 1000, datetime.UTC)
     click.echo(f"Invitation for one device, open for {format_ms(lifetime)} "
-               f"(until {until:%H:%M:%S} UTC), usable once:")  # fmt: skip
+               f"(until {until:%Y-%m-%dT%H:%M:%SZ}), usable once:")  # fmt: skip
     click.echo(f"  url      {invitation.url}")
     click.echo(f"  node id  {invitation.inviter}")
     click.echo(f"  secret   {format_secret(invitation.secret)}")

@@ -9,6 +9,10 @@ A group's listing (its ``--help``) still loads every subcommand to read its shor
 command modules keep their own top level light: click, option constants, and the light
 ``feral.sync`` helpers; the node, the store and the models are imported inside the commands
 (tests/cli/test_fast_help.py checks that ``feral --help`` imports none of them).
+
+What every command gets, ``--home`` after its name (cli/home.py) and an example under its help
+(cli/examples.py), is given to each command as it is loaded, so it holds for the whole tree
+without importing the whole tree.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from typing import Any
 import click
 
 from .context import FeralGroup
+from .examples import add_examples
+from .home import accept_home
 
 __all__ = ["LazyFeralGroup", "LazyGroup"]
 
@@ -37,6 +43,10 @@ class LazyGroup(click.Group):
     ) -> None:
         super().__init__(*args, **kwargs)
         self.lazy_subcommands = dict(lazy_subcommands or {})
+        self._dressed: set[str] = set()
+        self.tree_path = f"feral {self.name}"
+        """This group's path from ``feral`` (``feral memory``): where its commands' examples
+        are found (cli/examples.py); set again by the group that loads it."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy_subcommands})
@@ -44,7 +54,22 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.lazy_subcommands and cmd_name not in self.commands:
             self.add_command(self._load(cmd_name), cmd_name)
-        return super().get_command(ctx, cmd_name)
+        command = super().get_command(ctx, cmd_name)
+        if command is not None and cmd_name not in self._dressed:
+            # also a command its module added to this group beside the one asked for
+            self._dress(command, f"{self.tree_path} {cmd_name}")
+            self._dressed.add(cmd_name)
+        return command
+
+    @staticmethod
+    def _dress(command: click.Command, tree_path: str) -> None:
+        """What the CLI gives every command, done as each is loaded rather than over the whole
+        tree at start-up (which would import every module): ``--home`` after its name
+        (cli/home.py) and an example under its help (cli/examples.py)."""
+        if isinstance(command, LazyGroup):
+            command.tree_path = tree_path
+        accept_home(command)
+        add_examples(command, tree_path)
 
     def _load(self, cmd_name: str) -> click.Command:
         module_name, attribute = self.lazy_subcommands[cmd_name].split(":")
@@ -56,3 +81,7 @@ class LazyGroup(click.Group):
 
 class LazyFeralGroup(LazyGroup, FeralGroup):
     """The ``feral`` group itself: lazy subcommands, and the one error mapping (cli/context.py)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tree_path = "feral"

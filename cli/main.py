@@ -6,12 +6,12 @@ The console script (``feral = "feral.cli.main:cli"``) and ``python -m feral.cli`
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import click
 
-from .context import pass_home
+from .examples import add_examples
+from .home import HOME_HELP, accept_home_everywhere
 from .lazy_group import LazyFeralGroup
 
 __all__ = ["cli"]
@@ -20,6 +20,7 @@ __all__ = ["cli"]
 COMMANDS = {
     "demo": "feral.cli.demo:demo",
     "graph": "feral.cli.graph_commands:graph_group",
+    "init": "feral.cli.init_command:init",
     "log": "feral.cli.log_commands:log_group",
     "mcp": "feral.cli.mcp_commands:mcp",
     "memory": "feral.cli.memory_commands:memory",
@@ -33,14 +34,14 @@ COMMANDS = {
 @click.group(
     cls=LazyFeralGroup,
     lazy_subcommands=COMMANDS,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    context_settings={"help_option_names": ["-h", "--help"], "show_default": True},
 )
 @click.option(
     "--home",
     type=click.Path(file_okay=False, path_type=Path),
     envvar="FERAL_HOME",
     default=None,
-    help="The node's home folder (default ~/.feral; env FERAL_HOME).",
+    help=HOME_HELP,
 )
 @click.version_option(package_name="feral")
 @click.pass_context
@@ -51,18 +52,5 @@ def cli(ctx: click.Context, home: Path | None) -> None:
     ctx.obj = home if home is not None else default_home()
 
 
-@cli.command()
-@click.option("--name", help="A name for this device, shown to its peers.")
-@pass_home
-def init(home: Path, name: str | None) -> None:
-    """Create the home, key pair and settings; print the node id."""
-    from feral.node.config import load_settings, save_settings
-    from feral.node.identity import load_or_create_identity
-
-    identity = load_or_create_identity(home)
-    settings = load_settings(home)
-    if name is not None or not (home / "settings.json").exists():
-        if name is not None:
-            settings = dataclasses.replace(settings, name=name)
-        save_settings(home, settings)
-    click.echo(identity.node_id)
+accept_home_everywhere(cli)  # and each command as the lazy group loads it (cli/lazy_group.py)
+add_examples(cli)  # an example under every command's help (cli/examples.py), likewise

@@ -11,7 +11,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from feral.node.bounds import (
+    DEFAULT_ALPHA,
     DEFAULT_EPISODES,
+    DEFAULT_MIN_SCORE,
+    DEFAULT_MMR,
+    DEFAULT_MMR_LAMBDA,
+    DEFAULT_STRATEGY,
     DEFAULT_TOP_K,
     FRACTION_RANGE,
     MAX_EPISODES,
@@ -25,6 +30,7 @@ from feral.node.bounds import (
 from .context import pass_home, with_node
 from .lazy_group import LazyGroup
 from .output import echo_json, echo_table, json_option, queue_line, shorten
+from .plain_checks import mmr_on
 from .scope_option import scope_option
 
 if TYPE_CHECKING:
@@ -86,6 +92,8 @@ def remember(
     parts = (subject, predicate, obj)
     if any(parts) and not all(parts):
         raise click.UsageError("--subject, --predicate and --object go together")
+    if any(parts) and text is not None:
+        raise click.UsageError("give TEXT or --subject/--predicate/--object, not both")
     if all(parts):
         triple = (str(subject), str(predicate), str(obj))
     elif text and text.strip():
@@ -105,26 +113,38 @@ def remember(
 @click.option(
     "--top-k",
     type=click.IntRange(MIN_TOP_K, MAX_TOP_K),
-    help=f"How many results (default {DEFAULT_TOP_K}).",
+    help="How many results.",
+    show_default=f"settings search.top_k, {DEFAULT_TOP_K}",
 )
-@click.option("--strategy", type=click.Choice(SEARCH_STRATEGIES), help="Which search legs to use.")
 @click.option(
-    "--alpha", type=click.FloatRange(*FRACTION_RANGE), help="Weight of the vector leg in hybrid."
+    "--strategy",
+    type=click.Choice(SEARCH_STRATEGIES),
+    help="Which search legs to use.",
+    show_default=f"settings search.strategy, {DEFAULT_STRATEGY}",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(*FRACTION_RANGE),
+    help="Weight of the vector leg in hybrid.",
+    show_default=f"settings search.alpha, {DEFAULT_ALPHA}",
 )
 @click.option(
     "--mmr/--no-mmr",
     default=None,
-    help="Rerank for diversity (MMR; needs an embedding model). Default from settings.",
+    help="Rerank for diversity (MMR; needs an embedding model).",
+    show_default=f"settings search.mmr, {'on' if DEFAULT_MMR else 'off'}",
 )
 @click.option(
     "--mmr-lambda",
     type=click.FloatRange(*FRACTION_RANGE),
-    help="MMR's relevance weight: 1 is plain relevance order, lower is more diverse.",
+    help="MMR's relevance weight: 1 is plain relevance order, lower is more diverse; needs --mmr.",
+    show_default=f"settings search.mmr_lambda, {DEFAULT_MMR_LAMBDA}",
 )
 @click.option(
     "--min-score",
     type=click.FloatRange(0, MAX_IMPORTANCE),
     help="Drop hits whose final score (relevance x temporal x importance) is below this.",
+    show_default=f"settings search.min_score, {DEFAULT_MIN_SCORE}",
 )
 @scope_option("Only memories of this scope")
 @json_option("results")
@@ -142,6 +162,8 @@ def search(
     as_json: bool,
 ) -> None:
     """Search episodes and facts, ranked by relevance x temporal x importance."""
+    if mmr_lambda is not None and not mmr_on(home, mmr):
+        raise click.UsageError("--mmr-lambda needs --mmr (MMR is off, so it would be ignored)")
     result = with_node(
         home,
         lambda node: node.search(
@@ -170,7 +192,11 @@ def search(
 
 @memory.command()
 @click.option(
-    "--limit", type=click.IntRange(1, MAX_EPISODES), default=DEFAULT_EPISODES, show_default=True
+    "--limit",
+    type=click.IntRange(1, MAX_EPISODES),
+    default=DEFAULT_EPISODES,
+    show_default=True,
+    help="How many episodes, newest first.",
 )
 @json_option("episodes")
 @pass_home
@@ -215,8 +241,9 @@ def restore(home: Path, row_id: str, as_json: bool) -> None:
 @click.argument("row_id", metavar="ID", required=False)
 @scope_option("Every memory of this agent: or session: scope, instead of one ID")
 @click.option("--yes", is_flag=True, help="Confirm: the content is erased on every device.")
+@json_option("the tombstone, or the ids erased")
 @pass_home
-def nuke(home: Path, row_id: str | None, scope: str | None, yes: bool) -> None:
+def nuke(home: Path, row_id: str | None, scope: str | None, yes: bool, as_json: bool) -> None:
     """Hard-delete a memory (or a scope's) everywhere (replicated tombstones; not recoverable)."""
     if (row_id is None) == (scope is None):
         raise click.UsageError("give one ID or --scope")
@@ -225,9 +252,12 @@ def nuke(home: Path, row_id: str | None, scope: str | None, yes: bool) -> None:
     if not yes:
         raise click.UsageError("nuke erases the memory on every device; add --yes to confirm")
     if scope is None:
-        _echo_row(with_node(home, lambda node: node.nuke(str(row_id))), "Deleted", False)
+        _echo_row(with_node(home, lambda node: node.nuke(str(row_id))), "Deleted", as_json)
         return
     erased = with_node(home, lambda node: curation.nuke_scope(node, scope))
+    if as_json:
+        echo_json({"scope": scope, "deleted": erased})
+        return
     click.echo(f"Deleted {len(erased)} memory(ies) of {scope}")
 
 

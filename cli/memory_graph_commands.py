@@ -19,7 +19,9 @@ __all__ = ["get", "link_command"]
 @click.command(name="link")
 @click.argument("from_id", metavar="FROM")
 @click.argument("to_id", metavar="TO")
-@click.option("--type", "edge_type", type=click.Choice(EDGE_TYPES), required=True)
+@click.option(
+    "--type", "edge_type", type=click.Choice(EDGE_TYPES), required=True, help="The kind of edge."
+)
 @click.option("--note", default="", help="Why they are linked (kept with the edge).")
 @json_option("the edge")
 @pass_home

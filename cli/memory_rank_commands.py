@@ -52,7 +52,12 @@ def boost(home: Path, row_id: str, importance: float, reason: str, as_json: bool
     help="superseded: archived rows a newer value replaced; archived includes them.",
 )  # fmt: skip
 @click.option(
-    "-n", "--limit", type=click.IntRange(1, MAX_EPISODES), default=DEFAULT_LIST, show_default=True
+    "-n",
+    "--limit",
+    type=click.IntRange(1, MAX_EPISODES),
+    default=DEFAULT_LIST,
+    show_default=True,
+    help="How many memories, newest first.",
 )
 @json_option("the memories")
 @pass_home

@@ -17,6 +17,7 @@ from feral.node.working_memory import Message, parse_transcript_line
 from feral.sync.errors import InvalidInput
 
 from .context import pass_home, with_node
+from .import_checks import check_import_keys
 from .memory_commands import memory
 from .output import echo_json, json_option
 from .secret_options import screened, secrets_option
@@ -55,21 +56,39 @@ def _write_owner_only(path: Path, text: str) -> None:
 
 
 def parse_import_line(line: str, number: int) -> tuple[str, str, str] | None:
-    """One import line: plain text (a note) or a JSON object with a triple or a ``fact``."""
+    """One import line: plain text (a note) or a JSON object with a triple or a ``fact``.
+
+    A line that is JSON but not an object (``[1, 2]``, ``"text"``, ``42``) is refused, and so
+    is an object with a key it does not take: either would otherwise be stored as something
+    the user did not mean (issue 15, item 6).
+    """
     text = line.strip()
     if not text:
         return None
     if not text.startswith("{"):
-        return (*NOTE, text)
+        return _unless_json(text, number)
     try:
         item = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"line {number}: invalid JSON: {exc.msg}") from exc
+    except (json.JSONDecodeError, RecursionError) as exc:
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        raise InvalidInput(f"line {number}: invalid JSON: {reason}") from exc
+    check_import_keys(item, number)
     if all(isinstance(item.get(k), str) for k in ("subject", "predicate", "object")):
         return (item["subject"], item["predicate"], item["object"])
     if isinstance(item.get("fact"), str) and item["fact"].strip():
         return (*NOTE, item["fact"].strip())
     raise InvalidInput(f"line {number}: expected subject/predicate/object strings or a 'fact'")
+
+
+def _unless_json(text: str, number: int) -> tuple[str, str, str]:
+    """A plain-text line as a note, unless it is a JSON value other than an object."""
+    try:
+        json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return (*NOTE, text)
+    raise InvalidInput(
+        f'line {number}: a JSON value that is not an object; write a fact as {{"fact": ...}}'
+    )
 
 
 def _read_import(path: Path) -> list[tuple[int, tuple[str, str, str]]]:
@@ -87,8 +106,9 @@ def _read_import(path: Path) -> list[tuple[int, tuple[str, str, str]]]:
 @memory.command(name="import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @secrets_option("import")
+@json_option("the counts")
 @pass_home
-def import_(home: Path, file: Path, secrets: Policy) -> None:
+def import_(home: Path, file: Path, secrets: Policy, as_json: bool) -> None:
     """Remember facts in bulk: one per line, plain text or JSON Lines.
 
     Every line is checked before anything is written, so a bad line imports nothing; a line
@@ -97,6 +117,9 @@ def import_(home: Path, file: Path, secrets: Policy) -> None:
     triples = screened(*screen_lines(_read_import(file), triple_text, secrets))
     with click.progressbar(length=len(triples), label="Importing", file=sys.stderr) as bar:
         written = with_node(home, lambda node: node.import_facts(triples, progress=bar.update))
+    if as_json:
+        echo_json({"lines": len(triples), "new_facts": written})
+        return
     click.echo(f"Imported {len(triples)} line(s): {written} new fact(s)", err=True)
 
 

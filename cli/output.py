@@ -12,7 +12,10 @@ from typing import Any, TypeVar
 import click
 
 from feral.sync import units
+from feral.sync.hlc import COUNTER_BITS
 from feral.sync.units import format_ms
+
+from .table_fit import cut, fit_widths
 
 __all__ = [
     "ago",
@@ -24,6 +27,7 @@ __all__ = [
     "queue_line",
     "short_id",
     "shorten",
+    "stamp",
 ]
 
 
@@ -36,10 +40,12 @@ def json_option(what: str) -> Callable[[F], F]:
 
 
 def echo_json(value: Any) -> None:
-    """Print ``value`` as JSON (sorted keys, UTF-8 kept readable)."""
+    """Print ``value`` as JSON (sorted keys, UTF-8 kept readable, ``entities`` as arrays)."""
     import json  # not for ``feral --help``, which prints none
 
-    click.echo(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False))
+    from feral.node.json_shapes import readable
+
+    click.echo(json.dumps(readable(value), indent=2, sort_keys=True, ensure_ascii=False))
 
 
 def shorten(text: object, width: int) -> str:
@@ -49,13 +55,26 @@ def shorten(text: object, width: int) -> str:
 
 
 def echo_table(rows: Sequence[Sequence[object]], headers: Sequence[str]) -> None:
-    """Print rows under headers with columns padded to their widest cell."""
-    cells = [[str(c) for c in headers], *[[str(c) for c in row] for row in rows]]
+    """Print rows under headers with columns padded to their widest cell, cut to fit 80
+    columns (cli/table_fit.py)."""
+    cells = [[" ".join(str(c).split()) for c in headers], *[[str(c) for c in row] for row in rows]]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    widths = fit_widths(widths, cells[0])
     for index, row in enumerate(cells):
-        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+        line = "  ".join(cut(cell, w).ljust(w) for cell, w in zip(row, widths, strict=True))
+        click.echo(line.rstrip())
         if index == 0:
             click.echo("  ".join("-" * w for w in widths))
+
+
+def stamp(hlc: int) -> str:
+    """An HLC stamp as people read it: its wall clock in UTC and its counter,
+    ``2026-12-01 17:20:01.250Z #3`` (the integer itself is what ``--json`` keeps)."""
+    import datetime
+
+    wall_ms, counter = hlc >> COUNTER_BITS, hlc & ((1 << COUNTER_BITS) - 1)
+    moment = datetime.datetime.fromtimestamp(wall_ms / 1000, datetime.UTC)
+    return f"{moment:%Y-%m-%d %H:%M:%S}.{wall_ms % 1000:03d}Z #{counter}"
 
 
 def queue_line(pending: int) -> str:

@@ -13,9 +13,9 @@ import click
 from feral.sync.errors import NotFoundError
 from feral.sync.text import printable
 from feral.sync.types import NodeId
-from feral.sync.units import format_ms
 
 from .context import pass_home, with_node
+from .home import check_home
 from .lazy_group import LazyGroup
 from .output import (
     ago,
@@ -27,7 +27,10 @@ from .output import (
     queue_line,
     short_id,
     shorten,
+    stamp,
 )
+from .peer_outcomes import pairing_line, pairing_outcome, removal_line, removal_outcome
+from .table_fit import block_lines
 
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
@@ -40,8 +43,10 @@ __all__ = ["serve", "sync"]
 
 ELSEWHERE = {
     "cert": "feral.cli.tls_commands:cert",
+    "clock-reset": "feral.cli.sync_plain_commands:clock_reset",
     "invite": "feral.cli.invite_commands:invite",
     "join": "feral.cli.invite_commands:join",
+    "node-id": "feral.cli.sync_plain_commands:node_id",
 }
 """The ``sync`` commands kept in other modules, imported only when used (cli/lazy_group.py)."""
 
@@ -51,19 +56,10 @@ def sync() -> None:
     """See and steer sync with this node's peers."""
 
 
-@sync.command(name="node-id")
-@pass_home
-def node_id(home: Path) -> None:
-    """Print this node's id (the fingerprint of its public key), one line."""
-    from feral.node.identity import load_or_create_identity
-
-    click.echo(load_or_create_identity(home).node_id)
-
-
 def _when(ms: int | None) -> str:
     if ms is None:
         return "never"
-    return datetime.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%MZ")
 
 
 @sync.group(invoke_without_command=True)
@@ -76,6 +72,7 @@ def peers(ctx: click.Context, as_json: bool) -> None:
     from feral.node.status import peer_rows
 
     home: Path = ctx.obj
+    check_home(home)
     rows = with_node(home, peer_rows)
     if as_json:
         echo_json(rows)
@@ -107,8 +104,11 @@ def _lag(ms: int | None) -> str:
     is_flag=True,
     help="Allow a ws:// URL to another machine: the link is not encrypted.",
 )
+@json_option("the pairing and what it changed")
 @pass_home
-def peers_add(home: Path, url: str | None, peer_id: str, insecure_plaintext: bool) -> None:
+def peers_add(
+    home: Path, url: str | None, peer_id: str, insecure_plaintext: bool, as_json: bool
+) -> None:
     """Pair with a peer; without URL the peer may connect here but is never dialled.
 
     A wss:// URL is pinned to the peer's id (its certificate must hold that node's key).
@@ -124,21 +124,31 @@ def peers_add(home: Path, url: str | None, peer_id: str, insecure_plaintext: boo
     if refusal is not None:
         raise click.ClickException(refusal)
     settings = load_settings(home)
-    updated = with_peer(settings, PeerSettings(NodeId(peer_id), url, insecure_plaintext))
-    save_settings(home, updated)
-    click.echo(f"Paired with {peer_id}" + (f" at {url}" if url else " (accept only)"))
+    peer = PeerSettings(NodeId(peer_id), url, insecure_plaintext)
+    save_settings(home, with_peer(settings, peer))
+    outcome = pairing_outcome(settings, peer)
+    if as_json:
+        echo_json(outcome)
+    else:
+        click.echo(pairing_line(outcome))
 
 
 @peers.command(name="remove")
 @click.argument("peer", metavar="ID|URL")
+@json_option("the peers removed")
 @pass_home
-def peers_remove(home: Path, peer: str) -> None:
+def peers_remove(home: Path, peer: str, as_json: bool) -> None:
     """Unpair a peer, by id or URL."""
     from feral.node.config import load_settings, save_settings, without_peer
 
     settings = load_settings(home)
-    save_settings(home, without_peer(settings, peer))
-    click.echo(f"Removed {peer}")
+    updated = without_peer(settings, peer)
+    save_settings(home, updated)
+    outcome = removal_outcome(settings, updated)
+    if as_json:
+        echo_json(outcome)
+    else:
+        click.echo(removal_line(outcome))
 
 
 async def _sync_round(node: Node, target: str | None, show_progress: bool) -> list[LinkResult]:
@@ -241,7 +251,7 @@ def status(home: Path, as_json: bool) -> None:
         echo_json(result)
         return
     click.echo(f"node      {result['node_id']} ({result['name']})")
-    click.echo(f"hlc       {result['hlc']}")
+    click.echo(f"hlc       {result['hlc']} ({stamp(result['hlc'])})")
     click.echo(f"digest    {result['state_digest']}")
     click.echo(f"embedding {queue_line(result['embed_pending'])}")
     if result["clock"]["warning"]:
@@ -256,31 +266,10 @@ def status(home: Path, as_json: bool) -> None:
         )
     now = result["now_ms"]
     rows = [_status_cells(p, now) for p in result["peers"]]
-    echo_table(
-        rows,
-        ("peer", "url", "link", "last sync", "hlc lag", "to send", "to receive", "in sync",
-         "transport", "last error"),
-    )  # fmt: skip
-
-
-@sync.command(name="clock-reset")
-@pass_home
-def clock_reset(home: Path) -> None:
-    """Bring this node's writes stamped ahead of its clock (a clock that ran ahead, now right)
-    back to the clock, keeping their order; refused if a peer already holds them."""
-    from feral.node.clock_state import reset_clock
-    from feral.sync.hlc import COUNTER_BITS
-
-    done = with_node(home, reset_clock)
-    if not done.entries:
-        click.echo("no write of this node is stamped ahead of its clock; its clock mark, if "
-                   "it was ahead, is back at the clock")  # fmt: skip
-        return
-    was = format_ms((done.newest_before - done.newest_after) >> COUNTER_BITS)
-    click.echo(
-        f"re-stamped {done.entries} write(s) of this node that were up to {was} ahead of its "
-        "clock, in their order; peers receive them at the next sync"
-    )
+    headers = ("peer", "url", "link", "last sync", "hlc lag", "to send", "to receive", "in sync",
+               "transport", "last error")  # fmt: skip
+    for line in block_lines(rows, headers) if rows else ["no peers (feral sync peers add)"]:
+        click.echo(line)
 
 
 def _status_cells(p: dict[str, Any], now: int) -> tuple[str, ...]:
@@ -334,7 +323,13 @@ def _log_links_to_stderr() -> None:
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", type=click.IntRange(0, 65535), default=9090, show_default=True)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=9090,
+    show_default=True,
+    help="Port for /sync and the HTTP API (0: any free port).",
+)
 @click.option(
     "--tls/--no-tls",
     default=None,

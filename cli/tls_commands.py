@@ -10,14 +10,16 @@ from feral.node.identity import load_or_create_identity
 from feral.node.tls import certificate_pem, ensure_certificate, identity_fingerprint
 
 from .context import pass_home
+from .output import echo_json, json_option
 
 __all__ = ["cert"]
 
 
 @click.command()
 @click.option("--pem", "as_pem", is_flag=True, help="Print the certificate itself (PEM).")
+@json_option("the node id, fingerprint, file and PEM")
 @pass_home
-def cert(home: Path, as_pem: bool) -> None:
+def cert(home: Path, as_pem: bool, as_json: bool) -> None:
     """Print this node's TLS certificate: its SHA-256 fingerprint and file, or the PEM.
 
     The certificate is made from the node's own key, so its key's fingerprint is the node id:
@@ -26,6 +28,10 @@ def cert(home: Path, as_pem: bool) -> None:
     identity = load_or_create_identity(home)
     path = ensure_certificate(home, identity)
     pem = certificate_pem(identity)
+    if as_json:
+        echo_json({"node_id": identity.node_id, "sha256": identity_fingerprint(identity),
+                   "file": str(path), "pem": pem.decode("ascii")})  # fmt: skip
+        return
     if as_pem:
         click.echo(pem.decode("ascii"), nl=False)
         return

@@ -61,10 +61,15 @@ def list_(home: Path, as_json: bool) -> None:
 
 @wiki.command()
 @click.argument("topic")
+@json_option("the topic and its page")
 @pass_home
-def show(home: Path, topic: str) -> None:
+def show(home: Path, topic: str, as_json: bool) -> None:
     """Print the page for TOPIC.
 
     TOPIC is the page's topic in any case, or its file name without .md.
     """
-    click.echo(with_node(home, lambda node: node.wiki_page(topic)), nl=False)
+    page = with_node(home, lambda node: node.wiki_page(topic))
+    if as_json:
+        echo_json({"topic": topic, "markdown": page})
+        return
+    click.echo(page, nl=False)

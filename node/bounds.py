@@ -3,7 +3,9 @@
 node/limits.py declares each limit as an ``Annotated`` type for settings and the API; the CLI
 builds its click ranges and defaults from these plain values, so listing the commands
 (``feral --help``) need not import msgspec (and its typing_extensions, decimal and JSON
-schema modules). node/limits.py re-exports every name, so either import reads the same value.
+schema modules). node/limits.py re-exports its bounds, so either import reads the same value;
+the ``search`` settings' defaults (node/config.py) are read from here, so that ``feral memory
+search -h`` shows them without loading the settings module.
 """
 
 from __future__ import annotations
@@ -11,9 +13,14 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 __all__ = [
+    "DEFAULT_ALPHA",
     "DEFAULT_EPISODES",
     "DEFAULT_LOG_LIMIT",
+    "DEFAULT_MIN_SCORE",
+    "DEFAULT_MMR",
+    "DEFAULT_MMR_LAMBDA",
     "DEFAULT_SESSION",
+    "DEFAULT_STRATEGY",
     "DEFAULT_TOP_K",
     "FRACTION_RANGE",
     "MAX_EPISODES",
@@ -51,3 +58,10 @@ Strategy = Literal["fts", "vector", "hybrid"]
 SEARCH_STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
 MAX_IMPORTANCE = 10.0
 """The largest importance multiplier ``feral memory boost`` sets (so the largest final score)."""
+
+DEFAULT_STRATEGY: Strategy = "hybrid"
+"""The ``search.strategy`` setting's default (node/config.py), like the ones below."""
+DEFAULT_ALPHA = 0.6
+DEFAULT_MMR = False
+DEFAULT_MMR_LAMBDA = 0.7
+DEFAULT_MIN_SCORE = 0.0

@@ -27,7 +27,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
 
 from feral.storage import listing
 from feral.storage.connection import Connection
@@ -38,12 +40,14 @@ from feral.sync.errors import InvalidArgument
 
 from .memory_lines import effective_category, is_todo, memory_line, plain
 from .node import Node
+from .scopes import Scope
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "MAX_MAX_TOKENS",
     "RECENT_MS",
     "Digest",
+    "DigestRequest",
     "DigestItem",
     "build_digest",
     "utc_text",
@@ -52,6 +56,7 @@ __all__ = [
 DEFAULT_MAX_TOKENS = 800
 MAX_MAX_TOKENS = 100_000
 RECENT_MS = 48 * 3_600_000
+MAX_TOPIC_CHARS = 1000
 RELEVANT_LIMIT = 10
 SECTION_LIMIT = 200
 """At most this many candidates per section are read (the budget keeps far fewer)."""
@@ -221,3 +226,12 @@ async def build_digest(
     lines, kept, left_out = _fit(sections, _frame(reference_ms), max_tokens)
     text = "\n".join(lines)
     return Digest(text, count_tokens(text), max_tokens, reference_ms, topic, scope, kept, left_out)
+
+
+class DigestRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The digest's options, as the MCP tool and ``Memory.digest`` take them (the CLI's
+    ``--topic``, ``--max-tokens`` and ``--scope``)."""
+
+    topic: Annotated[str, msgspec.Meta(max_length=MAX_TOPIC_CHARS)] | None = None
+    max_tokens: Annotated[int, msgspec.Meta(ge=1, le=MAX_MAX_TOKENS)] = DEFAULT_MAX_TOKENS
+    scope: Scope | None = None

@@ -28,6 +28,7 @@ __all__ = [
     "DEFAULT_SESSION",
     "MAX_LATENCY_MS",
     "MAX_LOG_LIMIT",
+    "LogQuery",
     "ToolCall",
     "json_argument",
     "list_tool_calls",
@@ -53,6 +54,15 @@ class ToolCall(Struct, frozen=True, forbid_unknown_fields=True):
     """Any JSON value: what the tool answered."""
     latency_ms: Latency = 0
     success: bool = True
+
+
+class LogQuery(Struct, frozen=True, forbid_unknown_fields=True):
+    """Which logged calls to read: of one session or all, containing ``query`` or not (the
+    MCP tool ``log_list``, ``Memory.tool_calls``)."""
+
+    session: Session | None = None
+    query: Text | None = None
+    limit: Annotated[int, Meta(ge=1, le=MAX_LOG_LIMIT)] = DEFAULT_LOG_LIMIT
 
 
 def json_argument(option: str, text: str | None) -> object:

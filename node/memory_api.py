@@ -11,6 +11,9 @@ each call hands its coroutine to that loop and waits for the answer. Chosen over
   loop per call would have to open and close it each time, since its connection and tasks
   belong to the loop that made them.
 
+Beside the operations on memories here, node/memory_api_assistant.py gives the assistant's:
+the digest, the execution log, working-memory sessions (whose buffers live in this
+``Memory``, compacted into episodes as ingest does, and flushed when it closes), boost and link.
 Answers are the shapes of the HTTP API and of the CLI's ``--json``. Errors are the
 :class:`~feral.sync.errors.FeralError` kinds (``InvalidInput``, ``NotFoundError``,
 ``SecretRefused``...), raised in the caller's thread.
@@ -30,6 +33,7 @@ from feral.sync.errors import FeralError, InvalidInput, NotFoundError
 from . import curation
 from .identity import KEY_FILENAME
 from .limits import MAX_EPISODES
+from .memory_api_assistant import AssistantMethods
 from .memory_graph import FOLLOW_MODES, Follow, follow as read_followed
 from .node import Node, default_home
 from .scopes import check_scope
@@ -51,7 +55,7 @@ def require_home(home: Path) -> None:
         raise NotFoundError(f"no feral home at {home}; run `feral init`")
 
 
-class Memory:
+class Memory(AssistantMethods):
     """One home's memory, opened until :meth:`close` (or the end of a ``with`` block).
 
     ``home`` defaults to ``$FERAL_HOME`` or ``~/.feral``. A home that does not exist is an
@@ -84,13 +88,21 @@ class Memory:
         self.close()
 
     def close(self) -> None:
-        """Close the node (queued rows stay queued for the next open) and end the thread."""
+        """Compact what is left in the sessions into episodes, close the node (queued rows stay
+        queued for the next open) and end the thread."""
         node, self._node = self._node, None
         if node is not None:
             try:
-                self._call(node.close())
+                self._call(self._close(node))
             finally:
                 self._stop_loop()
+
+    async def _close(self, node: Node) -> None:
+        try:
+            if self._sessions is not None:
+                await self._sessions.close()
+        finally:
+            await node.close()
 
     def _stop_loop(self) -> None:
         self._loop.call_soon_threadsafe(self._loop.stop)

@@ -121,7 +121,8 @@ _NOT_A_VALUE = frozenset(
 
 def _value(text: str) -> str:
     """The value at the end of a ``name is value`` / ``name: value`` match, unquoted."""
-    return _LAST.split(text)[-1].strip("\"'`.,;!?()[]")
+    closers = "\"'`.,;!?()[]{}"  # the end of a sentence, a quote, or JSON's brackets
+    return _LAST.split(text.rstrip(closers))[-1].strip(closers)
 
 
 def _password_value(text: str) -> bool:
@@ -150,8 +151,9 @@ _LAST = re.compile(r"[\s:=\"'`]+")
 _B = r"(?<![A-Za-z0-9_])"  # no letter, digit or underscore just before
 _E = r"(?![A-Za-z0-9_])"  # nor just after
 _K = r"(?<![A-Za-z0-9])"  # before a keyword: ``wifi_password=...`` names a password too
-_IS = r"(?:\s+(?:is|was)\s+|\s*[:=]\s*)(?:now\s+|still\s+)?[\"'`]?\S+"
-"""``is``/``was``/``:``/``=``, then the value (a word, possibly quoted)."""
+_IS = r"[\"'`]?(?:\s+(?:is|was)\s+|\s*[:=]\s*)(?:now\s+|still\s+)?[\"'`]?\S+"
+"""``is``/``was``/``:``/``=``, then the value (a word, possibly quoted); the name may close a
+quote first, as a key does in JSON (``{"password": "..."}``, how tool calls are logged)."""
 _CODE = r"(?:door|alarm|safe|gate|lock|garage|entry|access|security|keypad|locker) code"
 """Codes that open something (``the alarm code is 4821``); a zip or area code is no secret."""
 _FOR = r"(?:\s+(?:for|to|of|on|at)(?:\s+[\w'.-]+){1,3}?)?"

@@ -159,10 +159,15 @@ class WorkingMemory:
         return evicted
 
 
+TRANSCRIPT_ROLES = ("user", "assistant", "system", "tool")
+"""The roles a transcript line may have (the chat APIs' four)."""
+
+
 def parse_transcript_line(line: str, number: int) -> Message | None:
     """One JSON Lines transcript line: ``{"session", "role", "content"}``; blank lines are None.
 
-    Other keys are ignored, so exports that carry timestamps or ids ingest as they are.
+    Any other key is refused (naming it), as is a role outside :data:`TRANSCRIPT_ROLES`: a
+    key or role the ingest would ignore is more likely a mistake than data.
 
     Raises:
         InvalidInput: ``"line N: ..."`` naming what is wrong.
@@ -177,12 +182,21 @@ def parse_transcript_line(line: str, number: int) -> Message | None:
         raise InvalidInput(f"line {number}: invalid JSON: {reason}") from exc
     if not isinstance(item, dict):
         raise InvalidInput(f"line {number}: expected a JSON object with session, role and content")
+    unknown = sorted(set(item) - {"session", "role", "content"})
+    if unknown:
+        raise InvalidInput(
+            f"line {number}: unknown key {unknown[0]!r}; a line holds session, role and content"
+        )
     for key in ("session", "role", "content"):
         if not isinstance(item.get(key), str):
             raise InvalidInput(f"line {number}: {key!r} must be a string")
     session, role, content = item["session"], item["role"], item["content"]
     if not session.strip() or not role.strip():
         raise InvalidInput(f"line {number}: 'session' and 'role' must not be empty")
+    if role not in TRANSCRIPT_ROLES:
+        raise InvalidInput(
+            f"line {number}: role {role!r} is not one of {', '.join(TRANSCRIPT_ROLES)}"
+        )
     for key in ("session", "role", "content"):
         _check_text(number, key, item[key])
     if len(session.encode("utf-8")) > MAX_SESSION_BYTES:

@@ -72,3 +72,41 @@ async def test_it_works_where_an_event_loop_already_runs(tmp_path: Path) -> None
     with Memory(tmp_path / "home", create=True) as memory:
         stored = memory.remember("I live in Braga")
         assert memory.search("Braga")["results"][0]["id"] == stored["memory_id"]
+
+
+def test_the_assistant_methods_refuse_bad_arguments_and_secrets(tmp_path: Path) -> None:
+    from feral import Memory
+    from feral.node.secret_scan import SecretRefused
+
+    with Memory(tmp_path / "home", create=True) as memory:
+        with pytest.raises(InvalidInput, match="role"):
+            memory.append_message("chat", "robot", "hello")
+        with pytest.raises(InvalidInput, match="content"):
+            memory.append_message("chat", "user", "   ")
+        with pytest.raises(SecretRefused):
+            memory.append_message("chat", "user", "my password is hunter2-Zq8#xv!Lp")
+        assert memory.session_messages("chat")["messages"] == []
+        with pytest.raises(InvalidInput, match="max_tokens"):
+            memory.digest(max_tokens=0)
+        with pytest.raises(InvalidInput, match="scope"):
+            memory.digest(scope="everyone")
+        with pytest.raises(InvalidInput, match="latency_ms"):
+            memory.log_tool_call("search", latency_ms=-1)
+        with pytest.raises(InvalidInput, match="limit"):
+            memory.tool_calls(limit=0)
+        with pytest.raises(InvalidInput, match="importance"):
+            memory.boost("x", 0)
+        assert memory.tool_calls() == []
+
+
+def test_closing_turns_what_is_left_of_each_session_into_an_episode(tmp_path: Path) -> None:
+    from feral import Memory
+
+    with Memory(tmp_path / "home", create=True) as memory:
+        memory.append_message("a", "user", "I like figs.")
+        memory.append_message("b", "user", "I like plums.")
+        assert memory.list(tier="episodic") == []
+    with Memory(tmp_path / "home") as memory:
+        sessions = sorted(row["session_id"] for row in memory.list(tier="episodic"))
+        assert sessions == ["a", "b"]
+        assert memory.session_messages("a")["messages"] == []  # the buffers were this process's

@@ -69,8 +69,8 @@ class RememberRequest(Struct, frozen=True, forbid_unknown_fields=True):
         return (self.subject, self.predicate, self.object_)
 
 
-class EpisodesQuery(Struct, frozen=True):
-    """The query parameters of ``GET /api/memory/episodes``; others are ignored."""
+class EpisodesQuery(Struct, frozen=True, forbid_unknown_fields=True):
+    """The query parameters of ``GET /api/memory/episodes``; others are refused."""
 
     limit: EpisodeLimit = DEFAULT_EPISODES
     """How many of the newest episodes to list."""

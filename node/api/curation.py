@@ -28,6 +28,7 @@ from ..node import Node
 from ..scopes import Scope
 from ..validation import one_of
 from .bodies import fit, read_json
+from .query_check import reads_query
 
 __all__ = [
     "ArchiveRequest",
@@ -56,8 +57,8 @@ SessionId = Annotated[
 ]
 
 
-class ListQuery(Struct, frozen=True):
-    """The query parameters of ``GET /api/memory/list``; others are ignored."""
+class ListQuery(Struct, frozen=True, forbid_unknown_fields=True):
+    """The query parameters of ``GET /api/memory/list``; others are refused."""
 
     tier: TierName | None = None
     scope: Scope | None = None
@@ -97,6 +98,7 @@ class DistillRequest(Struct, frozen=True, forbid_unknown_fields=True):
 def curation_routes(node: Node, endpoint: Endpoint) -> list[BaseRoute]:
     """The routes, each answered through ``endpoint`` (JSON, and JSON errors)."""
 
+    @reads_query
     async def list_memories(request: Request) -> list[dict[str, Any]]:
         query = fit(dict(request.query_params), ListQuery, from_strings=True, top="the query")
         return await curation.list_memories(

@@ -29,6 +29,7 @@ from .. import graph
 from ..limits import Text
 from ..node import Node
 from .bodies import fit, read_json
+from .query_check import reads_query
 
 __all__ = ["GRAPH_STRUCTURES", "GraphApi", "graph_schemas"]
 
@@ -61,8 +62,8 @@ class GraphQuery(Struct, frozen=True, forbid_unknown_fields=True):
     limit: Limit = MAX_RESULTS
 
 
-class EntitiesQuery(Struct, frozen=True):
-    """The query parameters of ``GET /api/graph/entities``; others are ignored."""
+class EntitiesQuery(Struct, frozen=True, forbid_unknown_fields=True):
+    """The query parameters of ``GET /api/graph/entities``; others are refused."""
 
     type: str | None = None
     """Only entities of this type."""
@@ -92,6 +93,7 @@ class GraphApi:
         body = await read_json(request, EntityRequest)
         return await graph.add_entity(self.node, body.type, body.name)
 
+    @reads_query
     async def entities(self, request: Request) -> list[dict[str, Any]]:
         query = fit(dict(request.query_params), EntitiesQuery, from_strings=True, top="the query")
         return await graph.list_graph(self.node, query.type)

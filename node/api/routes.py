@@ -43,6 +43,7 @@ from starlette.routing import BaseRoute, Route
 from feral.storage.rows import EpisodeRow
 from feral.sync.errors import FeralError
 
+from ..json_shapes import readable
 from ..node import Node
 from ..search import SearchRequest
 from ..status import sync_status
@@ -52,6 +53,7 @@ from .errors import ApiError, error_response
 from .exec_log_routes import ExecLogApi
 from .graph_routes import GraphApi
 from .guard import ApiGuard
+from .query_check import reads_query, refuse_unread_query
 from .schema import openapi_document
 
 __all__ = ["MemoryApi"]
@@ -67,7 +69,8 @@ def _endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
 
     async def endpoint(request: Request) -> Response:
         try:
-            return JSONResponse(await handler(request))
+            refuse_unread_query(request, handler)
+            return JSONResponse(readable(await handler(request)))
         except ApiError as exc:
             return error_response(exc.status, exc.code, exc.message)
         except FeralError as exc:  # each kind's status and code: the table in sync/errors.py
@@ -130,6 +133,7 @@ class MemoryApi:
             return (await self.node.absorb(text=str(body.fact).strip(), scope=body.scope)).as_dict()
         return (await self.node.absorb(triple=triple, scope=body.scope)).as_dict()
 
+    @reads_query
     async def episodes(self, request: Request) -> list[EpisodeRow]:
         query = fit(dict(request.query_params), EpisodesQuery, from_strings=True, top="the query")
         return await self.node.episodes(query.limit)

@@ -16,7 +16,10 @@ from feral.node.config import load_settings, save_settings
 
 
 def set_embedder(home: Path, name: str) -> None:
-    """Set ``memory.embedder`` in ``home``'s settings.json."""
+    """Set ``memory.embedder`` in ``home``'s settings.json (running ``feral init`` first on a
+    folder that holds no node yet: no other command makes one)."""
+    if not (home / "node.key").exists():
+        init_home(home)
     settings = load_settings(home)
     memory = dataclasses.replace(settings.memory, embedder=name)
     save_settings(home, dataclasses.replace(settings, memory=memory))
@@ -31,6 +34,13 @@ def feral(home: Path, *args: str, input: str | None = None) -> Result:
     """Invoke the CLI in-process (exceptions propagate, so a traceback fails the test)."""
     runner = CliRunner()
     return runner.invoke(cli, ["--home", str(home), *args], input=input, catch_exceptions=False)
+
+
+def init_home(home: Path) -> Path:
+    """``feral init`` on ``home`` (no other command makes a home) and hand it back."""
+    result = feral(home, "init")
+    assert result.exit_code == 0, result.output
+    return home
 
 
 def feral_json(home: Path, *args: str) -> object:

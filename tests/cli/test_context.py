@@ -93,6 +93,11 @@ def test_main_names_the_command_modules_and_imports_none_of_them():
     assert top <= {
         "feral.cli.context",
         "feral.cli.context.pass_home",
+        "feral.cli.examples",  # the examples' table, light
+        "feral.cli.examples.add_examples",
+        "feral.cli.home",  # the --home option and check, light
+        "feral.cli.home.HOME_HELP",
+        "feral.cli.home.accept_home_everywhere",
         "feral.cli.lazy_group",
         "feral.cli.lazy_group.LazyFeralGroup",
     }, top

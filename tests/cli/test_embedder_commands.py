@@ -9,7 +9,14 @@ import pytest
 
 import feral.storage.embedders as embedders
 
-from .helpers import feral, feral_json, turn_off_embeddings
+from .helpers import feral, feral_json, init_home, turn_off_embeddings
+
+
+@pytest.fixture(autouse=True)
+def _initialised(tmp_path: Path) -> None:
+    """Every case's home made by ``feral init`` first: no other command makes one."""
+    init_home(tmp_path)
+    init_home(tmp_path / "home")
 
 
 def test_a_fresh_home_searches_by_meaning_out_of_the_box(tmp_path: Path) -> None:

@@ -17,6 +17,8 @@ import click
 from feral.cli.lazy_group import LazyGroup
 from feral.cli.main import cli
 
+from .helpers import init_home, turn_off_embeddings
+
 HEAVY = (
     "numpy",
     "onnxruntime",
@@ -44,7 +46,7 @@ try:
     cli({argv!r}, prog_name="feral")
 except SystemExit as exc:
     assert not exc.code, exc.code
-print(",".join(sorted(m for m in {modules!r} if m in sys.modules)), file=sys.stderr)
+print("loaded:" + ",".join(sorted(m for m in {modules!r} if m in sys.modules)), file=sys.stderr)
 """
 
 
@@ -58,7 +60,7 @@ def loaded_after(argv: list[str], modules: tuple[str, ...]) -> tuple[str, str]:
         check=True,
         timeout=120,
     )
-    return result.stdout, result.stderr.strip().splitlines()[-1] if result.stderr.strip() else ""
+    return result.stdout, result.stderr.splitlines()[-1].removeprefix("loaded:")
 
 
 def test_help_imports_no_store_no_model_and_no_server() -> None:
@@ -68,7 +70,9 @@ def test_help_imports_no_store_no_model_and_no_server() -> None:
 
 
 def test_a_search_imports_no_server(tmp_path: Path) -> None:
-    _, loaded = loaded_after(["--home", str(tmp_path / "home"), "memory", "search", "tea"], SERVER)
+    home = init_home(tmp_path / "home")  # a missing home is refused (cli/home.py)
+    turn_off_embeddings(home)
+    _, loaded = loaded_after(["--home", str(home), "memory", "search", "tea"], SERVER)
     assert loaded == "", f"feral memory search imported {loaded}"
 
 

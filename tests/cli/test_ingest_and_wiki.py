@@ -5,11 +5,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from feral.node.config import MemorySettings, Settings, save_settings
 from feral.node.working_memory import Message, WorkingMemory
 from tests.node.transcripts import SESSIONS, write_transcript
 
-from .helpers import feral, feral_json
+from .helpers import feral, feral_json, init_home
+
+
+@pytest.fixture(autouse=True)
+def _initialised(tmp_path: Path) -> None:
+    """Every case's home made by ``feral init`` first: no other command makes one."""
+    init_home(tmp_path)
+    init_home(tmp_path / "home")
 
 
 def expected_episodes(messages: list[Message], settings: MemorySettings) -> int:
@@ -59,8 +68,8 @@ def test_a_long_transcript_becomes_episodes_for_both_sessions(tmp_path):
     assert {e["session_id"] for e in episodes} == set(SESSIONS)
     for row in episodes:
         assert row["summary"] and len(row["summary"]) <= 600
-        assert isinstance(json.loads(row["entities"]), list)
-    entities = {name for row in episodes for name in json.loads(row["entities"])}
+        assert isinstance(row["entities"], list)  # an array, not JSON inside a string
+    entities = {name for row in episodes for name in row["entities"]}
     assert {"Alice Smith", "@bob_jones", "Dr. Chen", "Vila Nova de Gaia"} <= entities
 
 
@@ -98,7 +107,8 @@ def test_a_bad_line_ingests_nothing_and_the_error_names_the_line(tmp_path):
 
 
 def test_a_line_that_is_not_utf8_is_named(tmp_path):
-    (tmp_path / "talk.jsonl").write_bytes(b'{"session": "s", "role": "u", "content": "ok"}\n\xff\n')
+    line = b'{"session": "s", "role": "user", "content": "ok"}\n\xff\n'
+    (tmp_path / "talk.jsonl").write_bytes(line)
     result = feral(tmp_path / "home", "memory", "ingest", str(tmp_path / "talk.jsonl"))
     assert_one_line_error(result, "line 2: not UTF-8 text")
     assert_nothing_stored(tmp_path / "home")
@@ -134,12 +144,14 @@ def test_remember_turns_a_phrasing_into_a_triple(tmp_path):
     assert plain == f"Remembered {plain.split()[1]} Alice / birthday / May 4\n"
 
 
-def test_explicit_parts_win_over_the_phrasing(tmp_path):
-    row = feral_json(
+def test_explicit_parts_with_text_are_refused(tmp_path):
+    # TEXT used to be ignored silently when the parts were given (issue 15: refused instead)
+    result = feral(
         tmp_path, "memory", "remember", "I live in Porto",
         "--subject", "Bob", "--predicate", "lives_in", "--object", "Lisbon",
     )  # fmt: skip
-    assert (row["subject"], row["predicate"], row["object"]) == ("Bob", "lives_in", "Lisbon")
+    assert result.exit_code == 2
+    assert "not both" in result.stderr
 
 
 def test_the_same_fact_remembered_twice_is_one_row(tmp_path):

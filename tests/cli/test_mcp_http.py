@@ -38,7 +38,7 @@ INITIALIZE = {
 @asynccontextmanager
 async def http_session(url: str, headers: dict[str, str] | None = None) -> AsyncIterator[Any]:
     async with (
-        httpx2.AsyncClient(headers=headers or {}) as client,
+        httpx2.AsyncClient(headers=headers or {}, timeout=60) as client,
         streamable_http_client(url, http_client=client) as (read, write),
         ClientSession(read, write) as session,
     ):
@@ -82,6 +82,47 @@ def test_a_client_lists_remembers_and_searches_over_http(mesh: Mesh) -> None:
     mesh.start(node)
     memory_id = asyncio.run(remember_and_search(node.port))
     assert json.loads(node.cli("memory", "get", memory_id, "--json"))["record"]["id"] == memory_id
+
+
+async def assistant_round(port: int) -> dict[str, Any]:
+    """The digest (tool and resource), a logged call and a session's message over HTTP; the
+    session read back in a second connection, since ``serve`` holds the buffers by name."""
+    url = f"http://127.0.0.1:{port}/mcp"
+    async with http_session(url) as session:
+        await session.call_tool("remember", {"fact": "todo: water the plants"})
+        digest = await session.call_tool("digest", {"topic": "plants"})
+        resource = await session.read_resource("feral://digest")
+        logged = await session.call_tool("log_tool_call", {"tool": "weather", "session": "c1"})
+        appended = await session.call_tool(
+            "session_append", {"session": "c1", "role": "user", "content": "I like ferns."}
+        )
+        assert not (digest.is_error or logged.is_error or appended.is_error)
+    async with http_session(url) as session:
+        state = await session.call_tool("session_messages", {"session": "c1"})
+    return {
+        "digest": json.loads(digest.content[0].text),
+        "resource": resource.contents[0].text,
+        "logged": json.loads(logged.content[0].text),
+        "state": json.loads(state.content[0].text),
+    }
+
+
+def test_a_client_reads_the_digest_logs_a_call_and_appends_messages_over_http(
+    mesh: Mesh,
+) -> None:
+    (node,) = mesh.add("a")
+    mesh.start(node)
+    seen = asyncio.run(assistant_round(node.port))
+    assert "todo: water the plants" in seen["digest"]["text"]
+    assert "todo: water the plants" in seen["resource"]
+    assert seen["state"]["messages"] == [{"role": "user", "content": "I like ferns."}]
+    listed = json.loads(node.cli("log", "list", "--json"))
+    assert [(e["id"], e["tool"], e["session_id"]) for e in listed] == [
+        (seen["logged"]["id"], "weather", "c1")
+    ]
+    node.stop()  # serve held the session's buffer; stopping turns what is left into an episode
+    episodes = json.loads(node.cli("memory", "list", "--tier", "episodic", "--json"))
+    assert [(e["session_id"], e["summary"]) for e in episodes] == [("c1", "I like ferns.")]
 
 
 def test_a_foreign_host_is_refused(mesh: Mesh) -> None:

@@ -18,6 +18,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from feral.node.limits import SEARCH_STRATEGIES
+from feral.node.mcp_resources import RESOURCES
 from feral.node.mcp_server import TOOL_NAMES
 from feral.node.memory_graph import FOLLOW_MODES
 from feral.storage.listing import LISTED_TIERS, STATUSES
@@ -39,14 +40,14 @@ async def mcp_session(home: Path) -> AsyncIterator[ClientSession]:
         yield session
 
 
-async def call(session: ClientSession, tool: str, **arguments: Any) -> Any:
+async def call(session: ClientSession, tool: str, /, **arguments: Any) -> Any:
     """The tool's answer, decoded; a tool error fails the test with its message."""
     result = await session.call_tool(tool, arguments)
     assert not result.is_error, result.content
     return json.loads(result.content[0].text)  # type: ignore[union-attr]
 
 
-async def refusal(session: ClientSession, tool: str, **arguments: Any) -> str:
+async def refusal(session: ClientSession, tool: str, /, **arguments: Any) -> str:
     result = await session.call_tool(tool, arguments)
     assert result.is_error, result.content
     text: str = result.content[0].text  # type: ignore[union-attr]
@@ -86,6 +87,8 @@ async def test_a_client_lists_the_tools_remembers_and_searches(tmp_path: Path) -
         assert by_name["search"].annotations and by_name["search"].annotations.read_only_hint
         assert by_name["forget"].annotations and by_name["forget"].annotations.destructive_hint
         assert_choices_documented(by_name)
+        resources = (await session.list_resources()).resources
+        assert sorted(str(r.uri) for r in resources) == sorted(RESOURCES)
         stored = await call(session, "remember", fact="I live in Lisbon")
         assert stored["classification"] == "new" and stored["status"] == "absorbed"
         found = await call(session, "search", query="Lisbon")
@@ -125,6 +128,7 @@ async def _writer(home: Path, number: int, facts: int) -> list[str]:
                                 object=f"item{number}x{index}")  # fmt: skip
             written.append(answer["memory_id"])
             await call(session, "search", query=f"item{(number + 1) % 3}x{index}")
+            await call(session, "log_tool_call", tool="search", session=f"client{number}")
     return written
 
 
@@ -140,7 +144,9 @@ async def test_three_clients_on_one_home_lose_nothing(tmp_path: Path) -> None:
                 found = await call(session, "search", query=f"item{number}x{index}")
                 assert found["results"], f"item{number}x{index} lost"
         listed = await call(session, "list", tier="semantic", limit=1000)
+        logged = await call(session, "log_list", limit=1000)
     assert {row["id"] for row in listed["memories"]} == ids
+    assert len(logged["entries"]) == 3 * facts
 
 
 def test_a_missing_home_is_one_line_on_stderr_and_nothing_created(tmp_path: Path) -> None:
@@ -163,3 +169,37 @@ def test_a_running_serve_pushes_what_a_client_writes_to_its_peers(mesh: Mesh) ->
     asyncio.run(_remember_once(laptop.home, "my locker is number 42"))
     arrived = wait_until(lambda: "number 42" in phone.export(), 30, interval=0.1)
     assert arrived, "the fact written through feral mcp did not reach the peer"
+
+
+async def _assistant_round(home: Path) -> dict[str, Any]:
+    """What an assistant does around a conversation: read the digest (tool and resource), log
+    a tool call, append the conversation's messages."""
+    async with mcp_session(home) as session:
+        await call(session, "remember", fact="todo: book the dentist")
+        digest = await call(session, "digest", topic="dentist")
+        resource = await session.read_resource("feral://digest")
+        logged = await call(session, "log_tool_call", tool="calendar", session="chat-1",
+                            args={"day": "monday"}, latency_ms=40)  # fmt: skip
+        await call(session, "session_append", session="chat-1", role="user",
+                   content="My dentist is Dr. Silva.")  # fmt: skip
+        state = await call(session, "session_messages", session="chat-1")
+    return {"digest": digest, "resource": resource, "logged": logged, "state": state}
+
+
+async def test_a_client_reads_the_digest_logs_a_call_and_appends_messages(tmp_path: Path) -> None:
+    home = new_home(tmp_path)
+    seen = await _assistant_round(home)
+    assert "todo: book the dentist" in seen["digest"]["text"]
+    assert seen["resource"].contents[0].text.startswith("<memory-context>")
+    assert "todo: book the dentist" in seen["resource"].contents[0].text
+    assert seen["state"]["messages"] == [{"role": "user", "content": "My dentist is Dr. Silva."}]
+    listed = json.loads(feral_process(home, "log", "list", "--json").stdout)
+    assert [(e["id"], e["tool"], e["session_id"]) for e in listed] == [
+        (seen["logged"]["id"], "calendar", "chat-1")
+    ]
+    # The client closed: what was left of the session became an episode, its fact remembered.
+    episodes = json.loads(feral_process(home, "memory", "list", "--tier", "episodic",
+                                        "--json").stdout)  # fmt: skip
+    assert [e["session_id"] for e in episodes] == ["chat-1"]
+    found = json.loads(feral_process(home, "memory", "search", "Silva", "--json").stdout)
+    assert {hit["tier"] for hit in found["results"]} == {"episodic", "semantic"}

@@ -5,13 +5,21 @@ from __future__ import annotations
 import json
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
 from feral.cli.memory_transfer_commands import parse_import_line
 from feral.sync.errors import InvalidInput
 
-from .helpers import feral, feral_json, feral_process, turn_off_embeddings
+from .helpers import feral, feral_json, feral_process, init_home, turn_off_embeddings
+
+
+@pytest.fixture(autouse=True)
+def _initialised(tmp_path: Path) -> None:
+    """Every case's home made by ``feral init`` first: no other command makes one."""
+    init_home(tmp_path)
+    init_home(tmp_path / "home")
 
 
 def remember(home, *args):

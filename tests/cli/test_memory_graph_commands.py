@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from .helpers import feral, feral_json
+from pathlib import Path
+
+import pytest
+
+from .helpers import feral, feral_json, init_home
+
+
+@pytest.fixture(autouse=True)
+def _initialised(tmp_path: Path) -> None:
+    """Every case's home made by ``feral init`` first: no other command makes one."""
+    init_home(tmp_path)
 
 
 def test_remember_prints_the_classification_and_the_edges(tmp_path):

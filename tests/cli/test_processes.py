@@ -54,6 +54,7 @@ def test_two_processes_writing_to_one_home_both_succeed_with_ordered_stamps(tmp_
 
 def test_a_corrupt_database_is_refused_with_one_line(tmp_path):
     home = tmp_path / "home"
+    assert feral_process(home, "init").returncode == 0
     assert feral_process(home, "memory", "remember", "hello").returncode == 0
     (home / "feral.db").write_bytes(b"this is not a database" * 100)
     for suffix in ("-wal", "-shm"):

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
+
+import pytest
 
 from feral.node.config import load_settings, save_settings
 
-from .helpers import feral, feral_json, turn_off_embeddings
+from .helpers import feral, feral_json, init_home, turn_off_embeddings
+
+
+@pytest.fixture(autouse=True)
+def _initialised(tmp_path: Path) -> None:
+    """Every case's home made by ``feral init`` first: no other command makes one."""
+    init_home(tmp_path)
+    init_home(tmp_path / "home")
 
 
 def test_search_json_reports_mmr_and_notes(tmp_path):
@@ -46,5 +56,5 @@ def test_mmr_lambda_outside_0_to_1_is_a_usage_error(tmp_path):
         result = feral(tmp_path, "memory", "search", "doctor", "--mmr-lambda", value)
         assert result.exit_code == 2, value
         assert "--mmr-lambda" in result.stderr
-    ok = feral(tmp_path, "memory", "search", "doctor", "--mmr-lambda", "0.3", "--json")
+    ok = feral(tmp_path, "memory", "search", "doctor", "--mmr", "--mmr-lambda", "0.3", "--json")
     assert json.loads(ok.stdout)["total"] == 0

@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
 from feral.node.service import SyncService
 
-from .helpers import feral
+from .helpers import feral, init_home
 from .servers import free_port
+
+
+@pytest.fixture(autouse=True)
+def _initialised(tmp_path: Path) -> None:
+    """Every case's home made by ``feral init`` first: no other command makes one."""
+    init_home(tmp_path)
 
 
 @pytest.fixture

@@ -132,3 +132,20 @@ def test_the_benchmark_corpus_of_facts_and_episodes_is_never_refused() -> None:
     triples = [triple_text(t) for t in make_triples(5_000)]
     episodes = [text for text, _ in make_episodes(2_000)]
     assert [t for t in triples + episodes if find_secret(t) is not None] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ('{"password": "hunter2-Zq8#xv!Lp"}', "password"),
+        ("{'note': 'my password is hunter2-Zq8#xv!Lp'}", "password"),
+        ('{"args": {"pw": "Zq8xv!Lp44"}}', "password"),
+        ('{"api_key": "Zq8xvLp2k3j4h5g6f7"}', "api_key"),
+        ('{"token": "abcDEF123456ghiJKL"}', "api_key"),
+        ('["login", {"passcode": "48213"}]', "password"),
+    ],
+)
+def test_a_secret_inside_json_is_found_as_in_a_sentence(text: str, kind: str) -> None:
+    """Tool calls are logged as JSON: a quoted key and a value before a closing bracket."""
+    found = find_secret(text)
+    assert found is not None and found.code == kind, (text, found)

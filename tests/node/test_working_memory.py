@@ -146,8 +146,8 @@ def test_a_budget_or_trigger_out_of_range_is_refused(budget, trigger):
 # Transcript lines
 
 
-def test_a_transcript_line_becomes_a_message_and_extra_keys_are_ignored():
-    line = json.dumps({"session": "s1", "role": "user", "content": "hi", "ts": 3})
+def test_a_transcript_line_becomes_a_message():
+    line = json.dumps({"session": "s1", "role": "user", "content": "hi"})
     assert parse_transcript_line(line, 1) == Message("s1", "user", "hi")
 
 
@@ -164,9 +164,14 @@ def test_blank_transcript_lines_are_skipped():
         ('{"session": 1, "role": "user", "content": "x"}', "line 7: 'session' must be a string"),
         ('{"session": " ", "role": "user", "content": "x"}', "line 7: 'session' and 'role'"),
         ('{"session": "s", "role": "", "content": "x"}', "line 7: 'session' and 'role'"),
-        ('{"session": "s", "role": "u", "content": "a\\u0000b"}', "line 7: 'content' contains"),
-        ('{"session": "s", "role": "u", "content": "\\ud800"}', "line 7: 'content' is not valid"),
-        (json.dumps({"session": "s" * 257, "role": "u", "content": ""}), "at most 256 bytes"),
+        ('{"session": "s", "role": "user", "content": "a\\u0000b"}', "line 7: 'content' contains"),
+        (
+            '{"session": "s", "role": "tool", "content": "\\ud800"}',
+            "line 7: 'content' is not valid",
+        ),
+        (json.dumps({"session": "s" * 257, "role": "user", "content": ""}), "at most 256 bytes"),
+        ('{"session": "s", "role": "u", "content": "x"}', "line 7: role 'u' is not one of user,"),
+        (json.dumps({"session": "s", "role": "user", "content": "x", "ts": 3}), "unknown key 'ts'"),
         ("[" * 100_000, "line 7: invalid JSON"),
     ],
 )
