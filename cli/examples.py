@@ -31,6 +31,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "feral memory boost": ("feral memory boost ID 3 --reason 'asked about it daily'",),
     "feral memory forget": ("feral memory forget ID",),
     "feral memory restore": ("feral memory restore ID",),
+    "feral memory conflicts": ("feral memory conflicts --all --json",),
+    "feral memory resolve": ("feral memory resolve ID --keep VERSION",),
     "feral memory nuke": (
         "feral memory nuke ID --yes",
         "feral memory nuke --scope session:s1 --yes",

@@ -40,6 +40,7 @@ __all__ = ["memory"]
 
 ELSEWHERE = {
     "boost": "feral.cli.memory_rank_commands:boost",
+    "conflicts": "feral.cli.conflict_commands:conflicts_command",
     "digest": "feral.cli.digest_commands:digest",
     "distill": "feral.cli.memory_rank_commands:distill",
     "export": "feral.cli.memory_transfer_commands:export",
@@ -50,6 +51,7 @@ ELSEWHERE = {
     "link": "feral.cli.memory_graph_commands:link_command",
     "list": "feral.cli.memory_rank_commands:list_",
     "prompt": "feral.cli.digest_commands:prompt",
+    "resolve": "feral.cli.conflict_commands:resolve",
 }
 """The ``memory`` commands kept in other modules, imported only when used (cli/lazy_group.py)."""
 

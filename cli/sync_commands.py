@@ -14,6 +14,7 @@ from feral.sync.errors import NotFoundError
 from feral.sync.text import printable
 from feral.sync.types import NodeId
 
+from .conflict_commands import conflicts_line
 from .context import pass_home, with_node
 from .home import check_home
 from .lazy_group import LazyGroup
@@ -254,6 +255,7 @@ def status(home: Path, as_json: bool) -> None:
     click.echo(f"hlc       {result['hlc']} ({stamp(result['hlc'])})")
     click.echo(f"digest    {result['state_digest']}")
     click.echo(f"embedding {queue_line(result['embed_pending'])}")
+    click.echo(f"conflicts {conflicts_line(result['conflicts'])}")
     if result["clock"]["warning"]:
         click.echo(f"CLOCK     {result['clock']['warning']}")
     alarms = result["integrity_alarms"]

@@ -43,6 +43,7 @@ from feral.sync.types import NodeId, PackedHLC, RowId, VersionVector
 from .absorb import Absorbed, absorb
 from .clock_mark import read_mark, write_mark
 from .config import Settings, load_settings
+from .conflicts import record_conflicts
 from .embedding import Embedding
 from .identity import Identity, load_or_create_identity
 from .ingest_facts import FactExtractor
@@ -381,9 +382,11 @@ class Node(NodeReads):
         return await self.store.read(delta_log.version_vector)
 
     async def remote_applied(self, exclude: object = None) -> None:
-        """A peer's page added rows here: wake the embedding queue, erase, then the other links."""
+        """A peer's page added rows here: wake the embedding queue, erase, record the conflicts
+        it made (node/conflicts.py), then the other links."""
         self.embedding.wake()
         await self._finish_erasing()
+        await record_conflicts(self)
         self.notify_changed(exclude=exclude)
 
 

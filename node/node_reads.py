@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from feral.storage import export, memories, stats
+from feral.storage.conflicts import list_conflicts
 from feral.storage.rows import EpisodeRow
 from feral.storage.store import Store
 from feral.storage.vectors import Embedder
@@ -68,10 +69,15 @@ class NodeReads:
 
     async def compile_wiki(self) -> list[dict[str, Any]]:
         """Rebuild every page from the live rows: ``[{"topic", "path", "sources", ...}]``."""
-        facts, episodes = await self.store.read(
-            lambda conn: (memories.list_live(conn, FACTS), memories.list_live(conn, EPISODES))
+        facts, episodes, races = await self.store.read(
+            lambda conn: (
+                memories.list_live(conn, FACTS),
+                memories.list_live(conn, EPISODES),
+                list_conflicts(conn),
+            )
         )
-        return write_pages(self.home, build_pages(facts, episodes), self.now_ms())
+        pages = build_pages(facts, episodes, conflicts=races)
+        return write_pages(self.home, pages, self.now_ms())
 
     async def wiki_topics(self) -> list[dict[str, Any]]:
         """The compiled pages: ``[{"topic", "path", "sources", "needs_review"}]``."""

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from feral.storage import delta_log, export, integrity, peers as peer_status, row_digest
+from feral.storage import conflicts, delta_log, export, integrity, peers as peer_status, row_digest
 from feral.sync.hlc import unpack
 from feral.sync.types import NodeId
 
@@ -162,6 +162,7 @@ async def sync_status(node: Node) -> dict[str, Any]:
         "state_digest": await node.store.read(export.state_digest),
         "vector": await node.version_vector(),
         "integrity_alarms": await node.store.read(integrity.alarm_summary),
+        "conflicts": await node.store.read(conflicts.conflict_count),
         "max_clock_skew_ms": node.settings.sync.max_clock_skew_ms,
         "embed_pending": await node.embedding.pending(),
         "clock": _clock(await clock_state(node)),

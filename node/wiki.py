@@ -14,8 +14,9 @@ Topics:
   matter); a topic is shown in its most frequent spelling (ties: the smallest string).
 
 A page has YAML frontmatter (``topic``, ``sources``: the ids of every row on it, sorted, and
-``last_compiled``), then ``## Facts``, ``## Needs review`` and ``## Episodes`` sections, each
-present only when it has entries. "Needs review" lists every predicate with several live
+``last_compiled``), then ``## Facts``, ``## Needs review``, ``## Episodes`` and ``## Edited on
+two devices`` (open conflict records of the page's memories) sections, each present only when
+it has entries. "Needs review" lists every predicate with several live
 facts that disagree (same subject and predicate, different objects), except the predicates
 that hold many values by nature: :data:`MULTI_VALUED`.
 
@@ -33,7 +34,7 @@ import json
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -90,7 +91,7 @@ class WikiPage:
 
     @property
     def needs_review(self) -> bool:
-        return REVIEW_HEADING in self.body
+        return REVIEW_HEADING in self.body or RACES_HEADING in self.body
 
     def entry(self) -> dict[str, Any]:
         """The JSON-friendly index entry: ``{"topic", "path", "sources", "needs_review"}``."""
@@ -141,8 +142,14 @@ class _Topics:
         return min(self.spellings[key].items(), key=lambda kv: (-kv[1], kv[0]))[0]
 
 
-def build_pages(facts: Iterable[Row], episodes: Iterable[Row]) -> list[WikiPage]:
-    """Group live facts and episodes by topic and render each page body (pure)."""
+def build_pages(
+    facts: Iterable[Row], episodes: Iterable[Row], *, conflicts: Iterable[Mapping[str, Any]] = ()
+) -> list[WikiPage]:
+    """Group live facts and episodes by topic and render each page body (pure). An open
+    conflict record (storage/conflicts.py) of a memory on a page is listed on that page."""
+    races: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for race in conflicts:
+        races[str(race["row_id"])].append(race)
     topics = _Topics()
     for fact in facts:
         topics.facts[topics.key(fact["subject"])].append(fact)
@@ -159,7 +166,8 @@ def build_pages(facts: Iterable[Row], episodes: Iterable[Row]) -> list[WikiPage]
             topics.episodes.get(key, []), key=lambda r: (r["created_at"], r["id"])
         )
         name = topics.name(key)
-        body = _body(name, fact_rows, episode_rows)
+        shown = [r for row in (*fact_rows, *episode_rows) for r in races.get(str(row["id"]), [])]
+        body = _body(name, fact_rows, episode_rows) + _races(shown)
         sources = tuple(sorted({str(r["id"]) for r in (*fact_rows, *episode_rows)}))
         pages.append(WikiPage(name, slugs[key], sources, body))
     return pages
@@ -203,6 +211,27 @@ def _body(topic: str, facts: list[Row], episodes: list[Row]) -> str:
             lines.append(f"- {_one_line(e['summary'])} (session `{session}`, `{e['id']}`)")
         lines.append("")
     return "\n".join(lines)
+
+
+RACES_HEADING = "## Edited on two devices"
+
+
+def _races(races: list[Mapping[str, Any]]) -> str:
+    """The open conflicts of this page's memories: both versions, and how to keep one."""
+    if not races:
+        return ""
+    lines = [RACES_HEADING, ""]
+    for race in sorted(races, key=lambda r: (r["detected_at"], r["id"])):
+        lines.append(f"- `{race['row_id']}` ({race['table']}), conflict `{race['id']}`:")
+        for version, values in zip(race["versions"], race["values"], strict=True):
+            other = race["values"][1 - race["versions"].index(version)]
+            changed = [k for k in values if k not in ("id",) and values[k] != other.get(k)]
+            words = ", ".join(f"{k} = {_one_line(values[k])}" for k in changed)
+            live = " (live)" if version == race["live"] else ""
+            lines.append(f"  - `{version}`{live}: {words}")
+        lines.append(f"  - keep one: `feral memory resolve {race['id']} --keep VERSION`")
+    lines.append("")
+    return "\n".join(lines) + "\n"
 
 
 def _conflicts(facts: list[Row]) -> list[tuple[str, list[Row]]]:

@@ -11,15 +11,16 @@ of examples; ``python -m simulations --bites`` reports how fast.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from feral.storage import delta_log, erase, integrity, link, memories
+from feral.storage import conflicts, delta_log, erase, integrity, link, memories
 from feral.storage.connection import DatabaseError
 from feral.storage.store import roll_back
 from feral.sync import merge
+from feral.sync.conflicts import Fork, LoggedWrite
 from feral.sync.delta import Delta, Page, Version
 from feral.sync.errors import FeralError, ProtocolError
 from feral.sync.hlc import COUNTER_BITS, check_skew
@@ -233,6 +234,29 @@ def _row_live_above(conn: Conn, key: tuple[int, str], mark: tuple[int, str]) -> 
     return state is not None and not state[1] and state[0] > mark
 
 
+_DELTA_FROM_LOG = delta_log._delta_from_log
+
+
+def _delta_without_prior(*entry: Any) -> Delta:
+    """The log's entry as sent, without the version it replaced: every relayed write then
+    looks like a row's first write."""
+    delta = _DELTA_FROM_LOG(*entry)
+    return Delta(delta.table, delta.row_id, delta.hlc, delta.origin, delta.values, None)
+
+
+def _forks_of_writes_not_in_line(writes: Iterable[LoggedWrite], **_: object) -> list[Fork]:
+    """The tempting rule: two writes of a row conflict unless one replaced the other. A chain
+    of three (A, then B over A, then C over B) reports A and C."""
+    unique = sorted({w.version: w for w in writes if w.values is not None}.values(),
+                    key=lambda w: w.version)  # fmt: skip
+    return [
+        Fork(a.prior, a, b)
+        for i, a in enumerate(unique)
+        for b in unique[i + 1 :]
+        if b.prior != a.version and a.prior != b.version and a.values != b.values
+    ]
+
+
 VARIANTS = (
     Variant(
         "tie_break_ignores_node_id",
@@ -310,6 +334,21 @@ VARIANTS = (
             (erase, "_logged_marks", _marks_of_dead_rows),
             (erase, "_erase_below", _erase_below_dead_rows),
         ),
+    ),
+    Variant(
+        "conflicts_prior_dropped_on_relay",
+        "convergence",
+        ((delta_log, "_delta_from_log", _delta_without_prior),),
+    ),
+    Variant(
+        "conflicts_never_recorded",
+        "convergence",
+        ((conflicts, "forks", lambda writes, **_: []),),
+    ),
+    Variant(
+        "conflicts_reported_on_sequential_overwrite",
+        "convergence",
+        ((conflicts, "forks", _forks_of_writes_not_in_line),),
     ),
     Variant(
         "wal_keeps_nuked_words",

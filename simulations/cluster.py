@@ -19,6 +19,7 @@ from feral.storage import delta_log
 from feral.sync.types import NodeId
 
 from .cluster_oracles import check_converged, check_step
+from .conflict_oracle import Sightings
 from .files import remove_database, scratch_directory, template_database
 from .keys import FakeKeys, fingerprint
 from .model import Ledger, SimulationError, log_stamps
@@ -69,6 +70,7 @@ class Cluster:
         self.time = SimTime()
         self.network = SimNetwork()
         self.ledger = Ledger()
+        self.sightings = Sightings()
         self.stats: Counter[str] = Counter()
         self.page_limit = page_limit
         self.topology = topology

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from feral.storage import delta_log, export, row_digest
 
+from .conflict_oracle import check_conflicts
 from .faults import status_beyond_held
 from .forgery import alarms_between_honest_devices
 from .model import SimulationError, log_stamps, log_summary, store_records, words_kept_after_nuke
@@ -87,6 +88,7 @@ def check_converged(cluster: Cluster) -> None:
         _check_digests(node, first)
         if alarms := alarms_between_honest_devices(node):
             raise SimulationError("\n".join(alarms))  # in sync means no alarm
+    check_conflicts(cluster)
 
 
 def _check_digests(node: SimNode, first: SimNode) -> None:

@@ -20,8 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, ParamSpec
 
-from feral.storage import delta_log, erase, stats as store_stats
+from feral.storage import conflicts, delta_log, erase, stats as store_stats
 from feral.storage.connection import Connection
+from feral.storage.fork_queue import has_queued
 from feral.storage.link import FailureLog, Handled, LinkHandler, writes
 from feral.storage.memories import Stamp
 from feral.storage.store import open_sync, run_write
@@ -204,7 +205,9 @@ class SimNode:
         theirs[self.node_id] = min(issued) - 1
         held = {d.hlc: d for p in delta_log.changes_since(self.conn, theirs, 10_000)
                 for d in p.deltas}  # fmt: skip
-        self.cluster.ledger.record(held[h] for h in issued if h in held)
+        mine = [held[h] for h in issued if h in held]
+        self.cluster.ledger.record(mine)
+        self.cluster.sightings.note(self.conn, mine)  # simulations/conflict_oracle.py
         self.stats["local_writes"] += len(issued)
 
     def notify(self, exclude: NodeId | None = None) -> None:
@@ -254,6 +257,11 @@ class SimNode:
                     f"{self.name}'s link with {peer[:6]} keeps raising events without reading "
                     f"a frame (last: {events[-1]!r:.200}): the node would spin here"
                 )
+        if not self.is_down and has_queued(self.conn):
+            # node/conflicts.py: the conflicts the pages made, once the link's events are
+            # answered (a local write that notifies every link, this one too, as Node's does);
+            # one that failed on a full disk is retried at the next pump
+            self.commit(conflicts.record_queued)
         frames: list[Frame] = list(session.frames_to_send())
         if session.state >= State.CLOSING and peer not in self.eof_sent:
             self.eof_sent.add(peer)

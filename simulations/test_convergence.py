@@ -19,7 +19,9 @@ stamps from a clock that was ahead are still refused; then virtual time passes t
 (the defined recovery from a clock beyond the window: peers accept those writes once their own
 clocks come within the window of them); ``Cluster.sync_until_quiet`` must reach quiet, and then
 every vector is equal, every export byte-identical, every row holds its LWW winner among all
-accepted writes, every graph query answers alike, and every log holds every write: quiet means
+accepted writes, every graph query answers alike, every device lists the same conflict records,
+none of them a sequential edit and none missing (simulations/conflict_oracle.py), and every log
+holds every write: quiet means
 both ends of every link hold the
 same, so no anti-entropy is needed to find a hole. ``Cluster.settle`` (anti-entropy passes, as
 ``feral serve`` makes them) must then change nothing that breaks this.

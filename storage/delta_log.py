@@ -15,14 +15,14 @@ from itertools import chain
 from operator import itemgetter
 
 from feral.sync.codec import decode_values, encode_values
-from feral.sync.delta import MAX_PAGE_DELTAS, Delta, Page
+from feral.sync.delta import MAX_PAGE_DELTAS, Delta, Page, Version
 from feral.sync.errors import ClockSkewError, ProtocolError
 from feral.sync.hlc import MAX_PACKED, check_skew
 from feral.sync.schema import TABLES, Table, Value, table_by_code, table_by_name
 from feral.sync.text import printable
 from feral.sync.types import NodeId, RowId, VersionVector
 
-from . import integrity, row_digest
+from . import fork_queue, integrity, row_digest
 from .connection import Connection
 from .erase import erase_outdated
 
@@ -34,6 +34,7 @@ __all__ = [
     "clock_high_water",
     "log_entry_counts",
     "own_high_water",
+    "prior_from_columns",
     "version_vector",
 ]
 
@@ -65,16 +66,18 @@ _BOOL_COLUMNS = {
     for table in TABLES
 }
 
-_LogEntry = tuple[NodeId, int, int, RowId, bytearray | None]
-"""A ``delta_log`` row as bound: origin, hlc, table code, row id, payload (``None``: tombstone)."""
+_LogEntry = tuple[NodeId, int, int, RowId, bytearray | None, int | None, str | None]
+"""A ``delta_log`` row as bound: origin, hlc, table code, row id, payload (``None``: tombstone),
+and the version the write replaced (``None, None``: none)."""
 
 _LOG_INSERT = (
-    "INSERT OR IGNORE INTO delta_log(origin, hlc, tbl, row_id, payload) VALUES (?, ?, ?, ?, ?)"
+    "INSERT OR IGNORE INTO delta_log(origin, hlc, tbl, row_id, payload, prior_hlc, prior_origin)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 _LOG_ROWS = 100
-"""Log entries per ``INSERT`` (500 parameters): each execution of a statement has a fixed cost
+"""Log entries per ``INSERT`` (700 parameters): each execution of a statement has a fixed cost
 (reset, bind, halt) that one entry per execution pays in full."""
-_LOG_INSERT_ROWS = _LOG_INSERT + ", (?, ?, ?, ?, ?)" * (_LOG_ROWS - 1)
+_LOG_INSERT_ROWS = _LOG_INSERT + ", (?, ?, ?, ?, ?, ?, ?)" * (_LOG_ROWS - 1)
 
 
 def apply_deltas(conn: Connection, deltas: Sequence[Delta]) -> None:
@@ -109,7 +112,10 @@ def apply_deltas(conn: Connection, deltas: Sequence[Delta]) -> None:
         for index in _BOOL_COLUMNS[table]:
             row[index] = 1 if row[index] else 0
         rows[table].append(row)
-        entries[origin].append((origin, hlc, _CODES[table], row_id, payload))
+        prior = delta.prior
+        entries[origin].append(
+            (origin, hlc, _CODES[table], row_id, payload, *_prior_columns(prior))
+        )
     change = 0  # the kept row digest moves by the hashes of the rows rewritten (row_digest.py)
     for name, table_rows in rows.items():
         change += row_digest.change_of(conn, name, table_rows)
@@ -151,6 +157,15 @@ def _insert_log(conn: Connection, entries: list[_LogEntry]) -> int:
 
 
 _HLC = itemgetter(1)
+
+
+def _prior_columns(prior: Version | None) -> tuple[int | None, str | None]:
+    return (None, None) if prior is None else (prior.hlc, prior.origin)
+
+
+def prior_from_columns(hlc: int | None, origin: str | None) -> Version | None:
+    """The replaced version a log entry records (``None``: none; hlc 0: unknown)."""
+    return None if hlc is None else Version(int(hlc), NodeId(origin or ""))
 
 
 def version_vector(conn: Connection) -> VersionVector:
@@ -208,7 +223,7 @@ def changes_since(
         if mine <= after or budget <= 0 or after >= top:
             continue
         rows = conn.execute(
-            "SELECT hlc, tbl, row_id, payload FROM delta_log "
+            "SELECT hlc, tbl, row_id, payload, prior_hlc, prior_origin FROM delta_log "
             "WHERE origin = ? AND hlc > ? AND hlc <= ? ORDER BY hlc LIMIT ?",
             (origin, after, top, budget),
         ).fetchall()
@@ -221,10 +236,17 @@ def changes_since(
 
 
 def _delta_from_log(
-    origin: NodeId, hlc: int, code: int, row_id: str, payload: bytes | None
+    origin: NodeId,
+    hlc: int,
+    code: int,
+    row_id: str,
+    payload: bytes | None,
+    prior_hlc: int | None,
+    prior_origin: str | None,
 ) -> Delta:
     values = None if payload is None else decode_values(payload)
-    return Delta(table_by_code(code).name, RowId(row_id), hlc, origin, values)
+    prior = prior_from_columns(prior_hlc, prior_origin)
+    return Delta(table_by_code(code).name, RowId(row_id), hlc, origin, values, prior)
 
 
 def apply_page(
@@ -290,6 +312,7 @@ def apply_page(
         fresh = [d for d in page.deltas if d.hlc > held]
     if fresh:
         apply_deltas(conn, fresh)
+        fork_queue.queue_forked_rows(conn, page.origin, fresh)
     return len(fresh)
 
 

@@ -176,7 +176,7 @@ def _outdated(delta: Delta, marks: dict[_Row, _Version]) -> Delta:
     version = marks.get((table_by_name(delta.table).code, delta.row_id))
     if delta.values is None or version is None or (delta.hlc, delta.origin) >= version:
         return delta
-    return Delta(delta.table, delta.row_id, delta.hlc, delta.origin, None)
+    return Delta(delta.table, delta.row_id, delta.hlc, delta.origin, None, delta.prior)
 
 
 def _states(

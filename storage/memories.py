@@ -12,11 +12,21 @@ from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import Any, cast
 
-from feral.sync.delta import Delta, accepts_batch
+from feral.sync.delta import Delta, Version, accepts_batch
 from feral.sync.errors import NotFoundError
 from feral.sync.hlc import MAX_PACKED
 from feral.sync.ids import fact_id
-from feral.sync.schema import EDGES, EPISODES, EXEC_LOG, FACTS, MEMORY_META, TABLES, Table, Value
+from feral.sync.schema import (
+    CONFLICTS,
+    EDGES,
+    EPISODES,
+    EXEC_LOG,
+    FACTS,
+    MEMORY_META,
+    TABLES,
+    Table,
+    Value,
+)
 from feral.sync.types import NodeId, RowId
 
 from .connection import Connection
@@ -39,6 +49,7 @@ __all__ = [
     "row_dict",
     "select_sql",
     "stamp_changes",
+    "with_priors",
     "stored_versions_high_water",
     "remember_fact",
     "set_archived",
@@ -74,9 +85,31 @@ def commit_local(
     win over the version it edits, wherever that was stamped.
     """
     floor = max(own_high_water(conn, origin), stored_versions_high_water(conn, changes))
-    deltas = stamp_changes(origin, stamp, floor, changes)
+    deltas = with_priors(conn, stamp_changes(origin, stamp, floor, changes))
     apply_deltas(conn, deltas)
     return deltas
+
+
+def with_priors(conn: Connection, deltas: Sequence[Delta]) -> list[Delta]:
+    """Each delta with the version it replaces: the row's stored version (a tombstone's too),
+    or the previous delta of the batch for the same row; none for a row's first write. This is
+    what tells a later edit from a concurrent one (sync/conflicts.py). One lookup per table."""
+    ids: dict[str, list[str]] = {}
+    for delta in deltas:
+        ids.setdefault(delta.table, []).append(delta.row_id)
+    stored: dict[tuple[str, str], Version] = {}
+    for name, row_ids in ids.items():
+        for row_id, hlc, row_origin in conn.execute(
+            f'SELECT id, hlc, origin FROM "{name}" WHERE id IN (SELECT value FROM json_each(?))',
+            (json.dumps(row_ids),),
+        ):
+            stored[(name, row_id)] = Version(int(hlc), NodeId(row_origin))
+    result = []
+    for d in deltas:
+        key = (d.table, d.row_id)
+        result.append(Delta(d.table, d.row_id, d.hlc, d.origin, d.values, stored.get(key)))
+        stored[key] = d.version
+    return result
 
 
 def stored_versions_high_water(conn: Connection, changes: Sequence[Change]) -> int:
@@ -336,7 +369,7 @@ def nuke(conn: Connection, origin: NodeId, stamp: Stamp, row_id: str) -> Row:
 
 
 def _described_by(conn: Connection, row_id: str) -> list[tuple[Table, str]]:
-    """The live rows that describe or link a memory: its meta row and its edges."""
+    """The live rows that describe or link a memory: its meta row, its edges, its conflicts."""
     meta = conn.execute(
         "SELECT id FROM memory_meta WHERE id = ? AND deleted = 0", (row_id,)
     ).fetchall()
@@ -344,7 +377,14 @@ def _described_by(conn: Connection, row_id: str) -> list[tuple[Table, str]]:
         "SELECT id FROM edges WHERE (from_id = ?1 OR to_id = ?1) AND deleted = 0 ORDER BY id",
         (row_id,),
     ).fetchall()
-    return [(MEMORY_META, r[0]) for r in meta] + [(EDGES, r[0]) for r in edges]
+    conflicts = conn.execute(  # a conflict record holds the row's words (storage/conflicts.py)
+        "SELECT id FROM conflicts WHERE row_id = ? AND deleted = 0 ORDER BY id", (row_id,)
+    ).fetchall()
+    return (
+        [(MEMORY_META, r[0]) for r in meta]
+        + [(EDGES, r[0]) for r in edges]
+        + [(CONFLICTS, r[0]) for r in conflicts]
+    )
 
 
 def list_episodes(

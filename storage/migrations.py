@@ -233,6 +233,29 @@ CREATE TABLE invitations (
 ) STRICT;
 """,
     ),
+    Migration(
+        # Concurrent edits surfaced (issue 16): each log entry keeps the version its write
+        # replaced (entries from before are "unknown", hlc 0, and never conflict), the log is
+        # found by row, and the replicated conflict records (sync/conflicts.py) with the
+        # local queue of rows a received page may have forked.
+        "0013_conflicts",
+        f"""
+ALTER TABLE delta_log ADD COLUMN prior_hlc INTEGER DEFAULT 0;
+ALTER TABLE delta_log ADD COLUMN prior_origin TEXT DEFAULT '';
+CREATE INDEX delta_log_rows ON delta_log(tbl, row_id);
+CREATE TABLE conflicts (
+  id TEXT PRIMARY KEY NOT NULL, tbl TEXT NOT NULL, row_id TEXT NOT NULL, prior TEXT NOT NULL,
+  version_a TEXT NOT NULL, values_a TEXT NOT NULL, version_b TEXT NOT NULL,
+  values_b TEXT NOT NULL, detected_at INTEGER NOT NULL, resolved INTEGER NOT NULL,
+  kept TEXT NOT NULL, resolved_at INTEGER NOT NULL, {_CLOCK}
+) STRICT;
+CREATE INDEX conflicts_row ON conflicts(tbl, row_id);
+CREATE INDEX conflicts_tombstones ON conflicts(id) WHERE deleted = 1;
+CREATE TABLE conflict_queue (
+  tbl INTEGER NOT NULL, row_id TEXT NOT NULL, PRIMARY KEY (tbl, row_id)
+) STRICT, WITHOUT ROWID;
+""",
+    ),
 )
 
 

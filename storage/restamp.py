@@ -26,7 +26,7 @@ from feral.sync.units import format_ms, short_id
 
 from . import row_digest
 from .connection import Connection
-from .delta_log import apply_deltas, own_high_water
+from .delta_log import apply_deltas, own_high_water, prior_from_columns
 
 __all__ = ["Restamped", "restamp_ahead"]
 
@@ -68,6 +68,11 @@ def restamp_ahead(conn: Connection, origin: NodeId, now_ms: int, mark: int) -> R
         conn.execute(
             "UPDATE delta_log SET hlc = ? WHERE origin = ? AND hlc = ?", (next_stamp, origin, old)
         )
+        # the writes that replaced this entry name it by its new stamp (sync/conflicts.py)
+        conn.execute(
+            "UPDATE delta_log SET prior_hlc = ? WHERE prior_origin = ? AND prior_hlc = ?",
+            (next_stamp, origin, old),
+        )
         moved.append((old, next_stamp, code, RowId(row_id)))
         next_stamp += 1
     for old, new, code, row_id in moved:
@@ -107,10 +112,13 @@ def _restamp_row(
     # the kept digest a CaughtUp carries follows the row (a rival below moves it by itself)
     row_digest.store_digest(conn, row_digest.rows_hash(conn, table.name, [row_id]) - held)
     rival = conn.execute(
-        "SELECT origin, hlc, payload FROM delta_log WHERE tbl = ? AND row_id = ? "
+        "SELECT origin, hlc, payload, prior_hlc, prior_origin FROM delta_log "
+        "WHERE tbl = ? AND row_id = ? "
         "ORDER BY hlc DESC, origin DESC LIMIT 1",
         (code, row_id),
     ).fetchone()
     if rival is not None and (rival[1], rival[0]) > (new, origin):
         values = None if rival[2] is None else decode_values(rival[2])
-        apply_deltas(conn, [Delta(table.name, row_id, int(rival[1]), NodeId(rival[0]), values)])
+        prior = prior_from_columns(rival[3], rival[4])
+        rival_delta = Delta(table.name, row_id, int(rival[1]), NodeId(rival[0]), values, prior)
+        apply_deltas(conn, [rival_delta])

@@ -2,11 +2,14 @@
 
 Wire layout of a page (one msgpack array; DESIGN §5 puts one message in each frame)::
 
-    [PROTOCOL_VERSION, KIND_PAGE, origin, after, [[table_code, hlc, row_id, rest | nil], ...]]
+    [PROTOCOL_VERSION, KIND_PAGE, origin, after,
+     [[table_code, hlc, row_id, rest | nil, prior | nil], ...]]
 
 ``rest`` is the row's values after the id, in the table's column order, so column names never
 travel and a delta costs a few bytes beyond its values; ``nil`` marks a tombstone. The origin is
-written once per page, since a page holds one origin's log entries.
+written once per page, since a page holds one origin's log entries. ``prior`` is ``[hlc, origin]``
+of the version the write replaced at its origin, ``nil`` when it replaced none, and ``[0, ""]``
+when that is unknown (an entry written before protocol version 3).
 
 Decoding never trusts its input: the frame size is capped before parsing, msgpack extension types
 (including its Timestamp) are refused, map keys must be strings, duplicate keys are refused, and
@@ -20,7 +23,7 @@ from typing import Any
 
 import msgpack
 
-from .delta import Delta, Page
+from .delta import Delta, Page, Version
 from .errors import DecodeError, FeralError
 from .invitation import Join
 from .messages import Ack, Auth, CaughtUp, ErrorMessage, Hello, Pending, Vector
@@ -41,7 +44,7 @@ __all__ = [
     "unpack_frame",
 ]
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 KIND_PAGE = 1
 MAX_FRAME_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 8
@@ -135,6 +138,7 @@ def encode_page(page: Page) -> bytes:
             d.hlc,
             d.row_id,
             None if d.values is None else list(d.values[1:]),
+            None if d.prior is None else [d.prior.hlc, d.prior.origin],
         ]
         for d in page.deltas
     ]
@@ -168,9 +172,9 @@ def _page_from(obj: object) -> Page:
 
 
 def _decode_entry(entry: object, origin: NodeId) -> Delta:
-    if not isinstance(entry, list) or len(entry) != 4:
-        raise DecodeError("a delta must be an array of 4 items")
-    code, hlc, row_id, rest = entry
+    if not isinstance(entry, list) or len(entry) != 5:
+        raise DecodeError("a delta must be an array of 5 items")
+    code, hlc, row_id, rest, prior = entry
     table = table_by_code(code)
     if rest is None:
         values = None
@@ -178,7 +182,19 @@ def _decode_entry(entry: object, origin: NodeId) -> Delta:
         values = (row_id, *rest)
     else:
         raise DecodeError("a delta's values must be an array or nil")
-    return Delta(table.name, RowId(row_id), hlc, origin, values)
+    return Delta(table.name, RowId(row_id), hlc, origin, values, _prior_from(prior))
+
+
+def _prior_from(prior: object) -> Version | None:
+    """The replaced version as sent (checked with the delta: :func:`~.delta.check_prior`)."""
+    if prior is None:
+        return None
+    if not isinstance(prior, list) or len(prior) != 2:
+        raise DecodeError("a delta's prior must be an array of 2 items or nil")
+    hlc, origin = prior
+    if type(hlc) is not int or type(origin) is not str:
+        raise DecodeError("a delta's prior must be [hlc, origin]")
+    return Version(hlc, NodeId(origin))
 
 
 Message = Hello | Auth | Vector | Page | Ack | CaughtUp | ErrorMessage | Pending | Join

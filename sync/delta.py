@@ -22,9 +22,11 @@ __all__ = [
     "NODE_ID_LENGTH",
     "Delta",
     "Page",
+    "UNKNOWN_PRIOR",
     "Version",
     "accepts_batch",
     "check_node_id",
+    "check_prior",
 ]
 
 MAX_PAGE_DELTAS = 1000
@@ -90,6 +92,25 @@ class Version:
         return Timestamp.from_packed(self.hlc, self.origin)
 
 
+UNKNOWN_PRIOR = Version(0, NodeId(""))
+"""The prior of a log entry written before protocol version 3: nobody knows what it replaced,
+so it is never part of a conflict (no real version has stamp 0)."""
+
+
+def check_prior(prior: object) -> Version:
+    """Return ``prior`` if it is a version a delta may name as the one it replaced."""
+    if not isinstance(prior, Version):
+        raise ProtocolError("a delta's prior must be a version")
+    if prior == UNKNOWN_PRIOR:
+        return prior
+    if isinstance(prior.hlc, bool) or not isinstance(prior.hlc, int):
+        raise ProtocolError("a prior's hlc must be an integer")
+    if not 0 < prior.hlc <= MAX_PACKED:
+        raise ProtocolError(f"prior hlc {prior.hlc} is out of range")
+    check_node_id(prior.origin)
+    return prior
+
+
 @dataclass(frozen=True, init=False)
 class Delta:
     """One write to one replicated row.
@@ -100,6 +121,10 @@ class Delta:
         hlc: the packed HLC the origin stamped the write with.
         origin: the node that made the write.
         values: the full row in the table's column order, or ``None`` for a tombstone.
+        prior: the version of the row this write replaced at its origin (``None``: the origin
+            held no version of the row; :data:`UNKNOWN_PRIOR`: written before protocol 3, so
+            not known). Relays pass it on unchanged; sync/conflicts.py tells concurrent
+            writes from later ones by it.
     """
 
     table: str
@@ -107,6 +132,7 @@ class Delta:
     hlc: int
     origin: NodeId
     values: tuple[Value, ...] | None
+    prior: Version | None
 
     def __init__(
         self,
@@ -115,6 +141,7 @@ class Delta:
         hlc: int,
         origin: NodeId,
         values: tuple[Value, ...] | None,
+        prior: Version | None = None,
     ) -> None:
         # What the generated __init__ of a frozen dataclass does through object.__setattr__,
         # written straight into the instance dict: a delta is made for every row written or
@@ -125,6 +152,7 @@ class Delta:
         fields["hlc"] = hlc
         fields["origin"] = origin
         fields["values"] = values
+        fields["prior"] = prior
 
     @property
     def version(self) -> Version:
@@ -157,6 +185,8 @@ class Delta:
         if not 0 < self.hlc <= MAX_PACKED:
             raise ProtocolError(f"hlc {self.hlc} is out of range")
         table.columns[0].check(self.row_id)
+        if self.prior is not None:
+            check_prior(self.prior)
         if self.values is not None:
             table.check_values(self.values)
             if self.values[0] != self.row_id:

@@ -15,6 +15,7 @@ from typing import Literal
 from .errors import SchemaError
 
 __all__ = [
+    "CONFLICTS",
     "EDGES",
     "ENTITIES",
     "EPISODES",
@@ -42,7 +43,7 @@ _PLAIN_TYPES = frozenset({*_PY_TYPE.values(), _NONE_TYPE})
 """The exact types :meth:`Column.accepts_all` answers for itself; other types go to ``check``."""
 _INF = math.inf
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MAX_TEXT_BYTES = 65_536
 MIN_INT = -(1 << 63)
 MAX_INT = (1 << 63) - 1
@@ -328,7 +329,42 @@ ENTITIES = Table(
 """Typed entities of the graph. Their attributes and relations are facts whose subject (and,
 for a relation, object) names the entity: triples and entities are one model."""
 
-TABLES: tuple[Table, ...] = (EPISODES, FACTS, EXEC_LOG, MEMORY_META, EDGES, ENTITIES)
+CONFLICT_VALUES_BYTES = 1_048_576
+"""Cap on one side's row, as JSON: the widest reported row (an episode: 131,328 bytes of text at
+its columns' caps) still fits if every character of it is escaped (six bytes each)."""
+
+CONFLICTS = Table(
+    "conflicts",
+    7,
+    (
+        _ID,  # derived from (table, row id, both versions): one row per conflict everywhere
+        Column("tbl", "text", max_bytes=64),
+        Column("row_id", "text", max_bytes=128),
+        Column("prior", "text", max_bytes=64),
+        Column("version_a", "text", max_bytes=64),
+        Column("values_a", "text", max_bytes=CONFLICT_VALUES_BYTES),
+        Column("version_b", "text", max_bytes=64),
+        Column("values_b", "text", max_bytes=CONFLICT_VALUES_BYTES),
+        Column("detected_at", "int"),
+        Column("resolved", "bool"),
+        Column("kept", "text", max_bytes=64),
+        Column("resolved_at", "int"),
+    ),
+    fts=(),
+)
+"""Two writes of one row that raced (sync/conflicts.py): both versions and both rows, kept so
+that the one last-write-wins set aside is never lost. ``a`` is the older version of the two,
+``b`` the one the merge prefers; ``prior`` the version both replaced (empty: none)."""
+
+TABLES: tuple[Table, ...] = (
+    EPISODES,
+    FACTS,
+    EXEC_LOG,
+    MEMORY_META,
+    EDGES,
+    ENTITIES,
+    CONFLICTS,
+)
 _BY_NAME = {t.name: t for t in TABLES}
 _BY_CODE = {t.code: t for t in TABLES}
 

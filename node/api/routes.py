@@ -15,6 +15,8 @@ Routes (bodies and answers are JSON; the OpenAPI document, node/api/schema.py, i
 - the graph's: ``/api/graph/entities``, ``/api/graph/relations``, ``/api/graph/query``
   (node/api/graph_routes.py)
 - ``POST /api/exec-log``           a tool call for the execution log (node/api/exec_log_routes.py)
+- ``GET /api/memory/conflicts``, ``POST /api/memory/conflicts/{id}/resolve``: concurrent edits
+  kept aside, and keeping one side (node/api/conflict_routes.py)
 
 Answers have the shapes of the CLI's ``--json`` output; a ``fact`` is remembered as
 ``feral memory remember TEXT`` does (:meth:`Node.absorb`: the answer says how it was
@@ -48,6 +50,7 @@ from ..node import Node
 from ..search import SearchRequest
 from ..status import sync_status
 from .bodies import EpisodesQuery, RememberRequest, fit, read_json
+from .conflict_routes import ConflictApi
 from .curation import curation_routes
 from .errors import ApiError, error_response
 from .exec_log_routes import ExecLogApi
@@ -113,6 +116,7 @@ class MemoryApi:
             *curation_routes(self.node, _endpoint),
             *GraphApi(self.node).routes(_endpoint),
             *ExecLogApi(self.node).routes(_endpoint),
+            *ConflictApi(self.node).routes(_endpoint),
         ]
 
     def middleware(self) -> list[Middleware]:

@@ -18,6 +18,7 @@ import msgspec
 from ..limits import SEARCH_STRATEGIES
 from ..search import SearchRequest
 from .bodies import MAX_BODY_BYTES, TRIPLE, EpisodesQuery, RememberRequest
+from .conflict_routes import ConflictsQuery, conflict_schemas
 from .curation import ArchiveRequest, BoostRequest, DistillRequest, GcRequest, ListQuery
 from .exec_log_routes import exec_log_schemas
 from .graph_routes import EntitiesQuery, graph_schemas
@@ -242,6 +243,7 @@ def _paths() -> dict[str, Any]:
         **_curation_paths(),
         **_graph_paths(),
         **_exec_log_paths(),
+        **_conflict_paths(),
         "/mcp": _mcp_path(),
     }
 
@@ -272,6 +274,28 @@ def _exec_log_paths() -> dict[str, Any]:
         _ref("Error"),
     )
     return {"/api/exec-log": record}
+
+
+def _conflict_paths() -> dict[str, Any]:
+    """The conflicts' routes (node/api/conflict_routes.py)."""
+    listing = _get(
+        "Concurrent edits last-write-wins set aside: both versions and rows of each",
+        _answer("as feral memory conflicts --json", {"type": "array", "items": _ref("Object")}),
+        parameters=_query_parameters(ConflictsQuery),
+    )
+    listing["get"]["responses"]["422"] = _answer("a parameter that does not fit", _ref("Error"))
+    resolve = _post(
+        "Keep one version of a conflict: written again above both, marked resolved (replicated)",
+        "ResolveRequest",
+        _answer("the resolved record", _ref("Object")),
+    )
+    resolve["post"]["parameters"] = [
+        {"name": "conflict", "in": "path", "required": True, "schema": _STRING}
+    ]
+    resolve["post"]["responses"]["404"] = _answer(
+        "no open conflict with that id, or not one of its versions", _ref("Error")
+    )
+    return {"/api/memory/conflicts": listing, "/api/memory/conflicts/{conflict}/resolve": resolve}
 
 
 def _graph_paths() -> dict[str, Any]:
@@ -352,6 +376,7 @@ def _document_text() -> str:
                 **request_schemas(),
                 **graph_schemas(REF),
                 **exec_log_schemas(REF),
+                **conflict_schemas(REF),
             },
         },
         "security": [{}, {"bearer": []}],

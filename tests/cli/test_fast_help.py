@@ -108,7 +108,7 @@ def commands_of(path: str) -> list[str]:
 def test_each_group_lists_every_command_it_had_before_it_was_lazy() -> None:
     assert commands_of("") == "demo graph init log mcp memory serve sync wiki".split()
     assert commands_of("memory") == sorted(
-        "boost digest distill episodes export forget gc get import ingest link list nuke prompt "
-        "reembed remember restore search stats".split()
+        "boost conflicts digest distill episodes export forget gc get import ingest link list nuke "
+        "prompt reembed remember resolve restore search stats".split()
     )
     assert commands_of("sync") == "cert clock-reset invite join node-id now peers status".split()

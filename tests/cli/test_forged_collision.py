@@ -54,7 +54,7 @@ def own_entry(target: Target) -> dict[str, Any]:
 def forged_page(target: Target, hlc: int, row_id: str) -> bytes:
     """A page in the server's name holding one entry at ``hlc``, with other content."""
     rest = ["forged", "says", "not what the server wrote", 1.0, None, now_ms(), False]
-    entry = [FACTS.code, hlc, row_id, rest]
+    entry = [FACTS.code, hlc, row_id, rest, None]
     return pack(PROTOCOL_VERSION, KIND_PAGE, target.server.node_id, 0, [entry])
 
 

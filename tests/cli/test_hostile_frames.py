@@ -241,7 +241,7 @@ async def vector_before_auth(target: Target) -> Frames:
 
 
 async def page_before_auth(target: Target) -> Frames:
-    entry = [2, stamp(), "f" + "0" * 31, ["s", "p", "o", 1.0, None, now_ms(), False]]
+    entry = [2, stamp(), "f" + "0" * 31, ["s", "p", "o", 1.0, None, now_ms(), False], None]
     page = pack(PROTOCOL_VERSION, KIND_PAGE, target.client_id, 0, [entry])
     return lambda _: [hello_frame(target), page]
 

@@ -80,8 +80,9 @@ def fact(**changes: object) -> list[object]:
 
 def entry(*, code: object = FACTS.code, hlc: object = None, row_id: object = ROW_ID,
           rest: object = None) -> list[object]:  # fmt: skip
-    """One delta as the wire carries it: ``[table code, hlc, row id, values after the id]``."""
-    return [code, stamp() if hlc is None else hlc, row_id, fact() if rest is None else rest]
+    """One delta as the wire carries it: ``[table code, hlc, row id, values after the id,
+    prior]`` (nil: a first write)."""
+    return [code, stamp() if hlc is None else hlc, row_id, fact() if rest is None else rest, None]
 
 
 def page(target: Target, *entries: object, origin: object = None, after: object = 0) -> bytes:
@@ -136,7 +137,7 @@ def too_many_deltas(t: Target) -> list[bytes]:
 
 
 def tombstone_beside_values(t: Target) -> list[bytes]:
-    return [page(t, [*entry(), True])]  # a fifth item: "deleted", next to the values
+    return [page(t, [*entry(), True])]  # a sixth item: "deleted", next to the prior
 
 
 def replayed_hello(t: Target) -> list[bytes]:

@@ -33,8 +33,18 @@ def command_tree(command: click.Command, path: str = "feral") -> list[tuple[str,
 TREE = command_tree(cli)
 
 
+def root_context() -> click.Context:
+    """The context ``feral`` itself gives its commands: with ``-h`` as a help option.
+
+    Click caches each command's help option the first time it builds one, from the context's
+    ``help_option_names``: a context made without this parent would leave ``--help`` alone
+    cached, and a later ``feral demo -h`` in the same process would fail.
+    """
+    return click.Context(cli, info_name="feral", **cli.context_settings)
+
+
 def rendered_help(path: str, command: click.Command) -> str:
-    ctx = click.Context(command, info_name=path, show_default=True)
+    ctx = click.Context(command, info_name=path, parent=root_context(), show_default=True)
     return command.get_help(ctx)
 
 
@@ -57,7 +67,9 @@ def test_every_example_parses_as_its_command(
         for token in tokens:
             if token.endswith(".jsonl"):
                 (tmp_path / token).touch()
-        command.make_context(path, tokens)  # a missing argument or unknown option raises
+        command.make_context(
+            path, tokens, parent=root_context()
+        )  # a missing argument or unknown option raises
 
 
 def test_no_example_names_a_command_that_does_not_exist() -> None:
@@ -66,7 +78,7 @@ def test_no_example_names_a_command_that_does_not_exist() -> None:
 
 @pytest.mark.parametrize(("path", "command"), TREE, ids=[p for p, _ in TREE])
 def test_every_option_is_described_and_shows_its_default(path: str, command: click.Command) -> None:
-    ctx = click.Context(command, info_name=path, show_default=True)
+    ctx = click.Context(command, info_name=path, parent=root_context(), show_default=True)
     for param in command.get_params(ctx):
         if not isinstance(param, click.Option) or param.hidden:
             continue

@@ -165,7 +165,8 @@ async def test_equal_vectors_with_different_content_are_reported_diverged_not_in
 
     identity = load_or_create_identity(laptop.home)  # the forger holds a paired key
     rest = ["forged", "says", "not what the laptop wrote", 1.0, None, 1, False]
-    forged = pack(PROTOCOL_VERSION, KIND_PAGE, laptop.node_id, held, [[FACTS.code, *entry, rest]])
+    forged_entry = [FACTS.code, *entry, rest, None]  # no prior: a first write
+    forged = pack(PROTOCOL_VERSION, KIND_PAGE, laptop.node_id, held, [forged_entry])
     async with open_sync(f"{server.url}/sync") as ws:
         await authenticate(ws, SyncSession(local_peer(identity)))
         await ws.send(forged)

@@ -18,7 +18,7 @@ from feral.sync.codec import (
     encode_values,
     unpack_frame,
 )
-from feral.sync.delta import MAX_PAGE_DELTAS, Delta, Page
+from feral.sync.delta import MAX_PAGE_DELTAS, UNKNOWN_PRIOR, Delta, Page, Version
 from feral.sync.errors import DecodeError, FeralError, ProtocolError, SchemaError
 from feral.sync.hlc import MAX_PACKED
 from feral.sync.schema import EPISODES, EXEC_LOG, FACTS
@@ -56,7 +56,7 @@ def fact_entry(hlc: int = 1, row_id: object = "r1", **column: object) -> list[ob
     rest = list(FACT_REST)
     for name, value in column.items():
         rest[FACTS.column_names.index(name) - 1] = value
-    return [FACTS.code, hlc, row_id, rest]
+    return [FACTS.code, hlc, row_id, rest, None]
 
 
 def nested(depth: int) -> object:
@@ -134,7 +134,28 @@ def test_an_empty_page_round_trips():
 
 def test_the_page_layout_matches_the_documented_wire_format():
     page = Page(ORIGIN, 5, (Delta("facts", RowId("r1"), 6, ORIGIN, None),))
-    assert msgpack.unpackb(encode_page(page)) == [2, 1, ORIGIN, 5, [[2, 6, "r1", None]]]
+    assert msgpack.unpackb(encode_page(page)) == [3, 1, ORIGIN, 5, [[2, 6, "r1", None, None]]]
+
+
+def test_a_delta_carries_the_version_it_replaced():
+    prior = Version(4, ORIGIN)
+    page = Page(ORIGIN, 5, (Delta("facts", RowId("r1"), 6, ORIGIN, None, prior),))
+    entry = msgpack.unpackb(encode_page(page))[4][0]
+    assert entry == [2, 6, "r1", None, [4, ORIGIN]]
+    assert decode_page(encode_page(page)).deltas[0].prior == prior
+
+
+def test_an_unknown_prior_round_trips_and_nothing_else_with_stamp_zero():
+    page = Page(ORIGIN, 5, (Delta("facts", RowId("r1"), 6, ORIGIN, None, UNKNOWN_PRIOR),))
+    assert decode_page(encode_page(page)).deltas[0].prior == UNKNOWN_PRIOR
+    with pytest.raises(ProtocolError, match="prior hlc 0"):
+        decode_page(frame([[FACTS.code, 1, "r1", None, [0, ORIGIN]]]))
+
+
+@pytest.mark.parametrize("prior", [5, "p", [1], [1, 2], ["1", ORIGIN], [True, ORIGIN]])
+def test_a_malformed_prior_is_refused(prior):
+    with pytest.raises((DecodeError, ProtocolError)):
+        decode_page(frame([[FACTS.code, 2, "r1", None, prior]]))
 
 
 @given(st.lists(plain_values, max_size=10).map(tuple))
@@ -367,22 +388,24 @@ def test_page_deltas_must_be_an_array():
         decode_page(data)
 
 
-@pytest.mark.parametrize("entry", [None, 5, [2, 1, "r1"], [2, 1, "r1", None, None], {"a": 1}])
-def test_a_delta_must_be_an_array_of_four(entry):
-    with pytest.raises(DecodeError, match="array of 4"):
+@pytest.mark.parametrize(
+    "entry", [None, 5, [2, 1, "r1"], [2, 1, "r1", None], [2, 1, "r1", None, None, 1], {"a": 1}]
+)
+def test_a_delta_must_be_an_array_of_five(entry):
+    with pytest.raises(DecodeError, match="array of 5"):
         decode_page(frame([entry]))
 
 
 @pytest.mark.parametrize("rest", [5, "values", True, {"a": 1}])
 def test_delta_values_must_be_an_array_or_nil(rest):
     with pytest.raises(DecodeError, match="array or nil"):
-        decode_page(frame([[FACTS.code, 1, "r1", rest]]))
+        decode_page(frame([[FACTS.code, 1, "r1", rest, None]]))
 
 
-@pytest.mark.parametrize("code", [0, 7, 99, -1, "facts", True, 2.0, None])
+@pytest.mark.parametrize("code", [0, 8, 99, -1, "facts", True, 2.0, None])
 def test_an_unknown_table_code_is_a_schema_error(code):
     with pytest.raises(SchemaError, match="unknown table code"):
-        decode_page(frame([[code, 1, "r1", None]]))
+        decode_page(frame([[code, 1, "r1", None, None]]))
 
 
 @pytest.mark.parametrize(
@@ -412,11 +435,11 @@ def test_a_wrongly_typed_value_is_a_schema_error(column):
 @pytest.mark.parametrize("row_id", [None, 7, b"r1", "x" * 129])
 def test_a_bad_row_id_is_a_schema_error(row_id):
     with pytest.raises(SchemaError):
-        decode_page(frame([[FACTS.code, 1, row_id, None]]))
+        decode_page(frame([[FACTS.code, 1, row_id, None, None]]))
 
 
 def test_a_wrong_number_of_values_is_a_schema_error():
-    entry = [FACTS.code, 1, "r1", FACT_REST[:-1]]
+    entry = [FACTS.code, 1, "r1", FACT_REST[:-1], None]
     with pytest.raises(SchemaError, match="columns"):
         decode_page(frame([entry]))
 
@@ -460,18 +483,18 @@ def test_a_bad_cursor_is_a_protocol_error(after):
 
 
 def test_a_page_of_max_page_deltas_is_accepted():
-    entries = [[FACTS.code, h, f"r{h}", None] for h in range(1, MAX_PAGE_DELTAS + 1)]
+    entries = [[FACTS.code, h, f"r{h}", None, None] for h in range(1, MAX_PAGE_DELTAS + 1)]
     assert len(decode_page(frame(entries)).deltas) == MAX_PAGE_DELTAS
 
 
 def test_a_page_of_more_than_max_page_deltas_is_a_protocol_error():
-    entries = [[FACTS.code, h, f"r{h}", None] for h in range(1, MAX_PAGE_DELTAS + 2)]
+    entries = [[FACTS.code, h, f"r{h}", None, None] for h in range(1, MAX_PAGE_DELTAS + 2)]
     with pytest.raises(ProtocolError, match=f"at most {MAX_PAGE_DELTAS}") as excinfo:
         decode_page(frame(entries))
     assert excinfo.type is ProtocolError
 
 
 def test_every_decoded_delta_carries_the_page_origin():
-    page = decode_page(frame([fact_entry(hlc=1), [FACTS.code, 2, "r2", None]]))
+    page = decode_page(frame([fact_entry(hlc=1), [FACTS.code, 2, "r2", None, None]]))
     assert {d.origin for d in page.deltas} == {ORIGIN}
     assert page.deltas[0].values == ("r1", *FACT_REST)

@@ -12,6 +12,7 @@ import hashlib
 import math
 import string
 from collections.abc import Callable, Sequence
+from functools import cache
 
 import pytest
 from hypothesis import example, given, settings, strategies as st
@@ -109,8 +110,10 @@ def misfits(column: Column) -> st.SearchStrategy[object]:
     return st.one_of(st.sampled_from(near), st.sampled_from(near), anything)
 
 
+@cache
 def near_misses(column: Column) -> list[object]:
-    """Values just outside what ``column`` accepts, or just inside it."""
+    """Values just outside what ``column`` accepts, or just inside it (made once per column:
+    the texts at a cap of a conflict record's values are a megabyte each)."""
     near: list[object] = [None, True, 0, 1.0, "", math.nan, math.inf, -math.inf]
     if column.kind == "text":
         near += ["a\x00", "\x00", "\ud800", "a\udfff", "x" * (column.max_bytes + 1)]

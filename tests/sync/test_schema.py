@@ -191,7 +191,7 @@ def test_table_by_name_refuses_an_unknown_name(name):
         table_by_name(name)
 
 
-@pytest.mark.parametrize("code", [0, 7, -1, 2**64, "1", 1.0, 2.0, None])
+@pytest.mark.parametrize("code", [0, 8, -1, 2**64, "1", 1.0, 2.0, None])
 def test_table_by_code_refuses_an_unknown_code(code):
     with pytest.raises(SchemaError, match="unknown table code"):
         table_by_code(code)

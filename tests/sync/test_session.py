@@ -507,7 +507,8 @@ def valid_frames(laptop: SimNode, phone: SimNode) -> list[bytes]:
         (msgpack.packb([PROTOCOL_VERSION, 5, "not-a-node-id", 1]), "protocol_error", 1002),
         (msgpack.packb([PROTOCOL_VERSION, 1, "a" * 32, 0, [[9, 1, "r", None]]]), "bad_frame",
          CLOSE_BAD_DATA),
-        (msgpack.packb([PROTOCOL_VERSION, 1, "a" * 32, 5, [[2, 1, "r", None]]]), "protocol_error",
+        (msgpack.packb([PROTOCOL_VERSION, 1, "a" * 32, 5, [[2, 1, "r", None, None]]]),
+             "protocol_error",
          1002),
     ],
 )  # fmt: skip

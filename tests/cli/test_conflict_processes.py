@@ -1,0 +1,91 @@
+"""Concurrent edits between real processes: surfaced on both devices, resolved on both, and a
+later edit after sync is no conflict (docs/PROTOCOL.md §7.1).
+
+The phone runs ``feral serve`` (accept-only); the laptop has no server and reaches it only by
+``feral sync now``, so between rounds the two are apart and each edits on its own.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .servers import FeralNode, Mesh, export_rows, pair
+
+
+def sync_round(laptop: FeralNode) -> None:
+    """One ``sync now`` from the laptop; the conflict records each side writes on receipt need
+    a second round to cross, so callers run as many as it takes (bounded)."""
+    result = laptop.run("sync", "now", "--json")
+    assert all(o["ok"] for o in json.loads(result.stdout)), result.stdout
+
+
+def converge(laptop: FeralNode, phone: FeralNode) -> None:
+    for _ in range(6):
+        sync_round(laptop)
+        if laptop.export() == phone.export():
+            return
+    raise AssertionError("the exports still differ after 6 rounds")
+
+
+def open_conflicts(node: FeralNode) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = node.json("memory", "conflicts")
+    return rows
+
+
+def importance(node: FeralNode, fact_id: str) -> float:
+    row = export_rows(node.export())[("memory_meta", fact_id)]
+    return float(row["importance"])
+
+
+def test_a_concurrent_edit_is_surfaced_on_both_resolved_on_both_and_a_later_edit_is_not(
+    mesh: Mesh,
+) -> None:
+    laptop, phone = mesh.add("laptop", "phone")
+    pair(laptop, phone, dial=True)
+    pair(phone, laptop, dial=False)
+    fact = laptop.json("memory", "remember", "the dentist is on Elm Road")
+    fact_id = fact["id"] if "id" in fact else fact["row"]["id"]
+    mesh.start(phone)
+    converge(laptop, phone)
+
+    # Apart: each device sets the fact's importance its own way.
+    laptop.run("memory", "boost", fact_id, "3")
+    phone.run("memory", "boost", fact_id, "5")
+    converge(laptop, phone)
+
+    on_laptop, on_phone = open_conflicts(laptop), open_conflicts(phone)
+    assert on_laptop == on_phone and len(on_laptop) == 1, (on_laptop, on_phone)
+    (record,) = on_laptop
+    assert record["row_id"] == fact_id and record["table"] == "memory_meta"
+    assert sorted(v["importance"] for v in record["values"]) == [3.0, 5.0]
+    live = importance(laptop, fact_id)
+    assert live == importance(phone, fact_id) and live in (3.0, 5.0)
+    assert laptop.status()["conflicts"] == phone.status()["conflicts"] == 1
+    assert "conflicts 1 open" in laptop.run("sync", "status").stdout
+
+    # Keep the side last-write-wins set aside.
+    loser = next(v for v in record["versions"] if v != record["live"])
+    kept = record["values"][record["versions"].index(loser)]["importance"]
+    laptop.run("memory", "resolve", record["id"], "--keep", loser)
+    converge(laptop, phone)
+    assert open_conflicts(laptop) == open_conflicts(phone) == []
+    assert importance(laptop, fact_id) == importance(phone, fact_id) == kept
+    resolved = phone.json("memory", "conflicts", "--all")
+    assert resolved[0]["resolved"] is True and resolved[0]["kept"] == loser
+
+    # After sync, edits in turn on each device are later edits, not conflicts.
+    phone.run("memory", "boost", fact_id, "7")
+    converge(laptop, phone)
+    laptop.run("memory", "boost", fact_id, "8")
+    converge(laptop, phone)
+    assert importance(phone, fact_id) == 8.0
+    for node in (laptop, phone):
+        assert open_conflicts(node) == []
+        assert node.status()["conflicts"] == 0
+
+    # Bad input: one line on stderr, exit 1.
+    for args in (("cnotaconflict", "--keep", loser), (record["id"], "--keep", "12:zz")):
+        result = laptop.run("memory", "resolve", *args, check=False)
+        assert result.returncode == 1, result
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
