@@ -7,6 +7,10 @@ household set instead (benchmarks/retrieval_bench.py), one table row per embedde
 ``python -m benchmarks absorb-pairs [--json]`` and ``python -m benchmarks absorb [--json]
 [--facts N] [--writes N]``: the absorb pipeline's near-duplicate threshold and its cost
 (benchmarks/absorb_bench.py).
+
+``python -m benchmarks cli [--json] [--facts N] [--runs N]``: how fast ``feral --help``,
+``remember`` and ``search`` answer, whole processes against ``python -c pass``
+(benchmarks/cli_bench.py).
 """
 
 from __future__ import annotations
@@ -111,8 +115,25 @@ def _absorb(command: str, argv: list[str]) -> int:
     return 0
 
 
+def _cli(argv: list[str]) -> int:
+    from .cli_bench import render_cli, run_cli
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks cli")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--facts", type=int, default=5_000, help="facts stored first")
+    parser.add_argument("--runs", type=int, default=15, help="timed runs of each command")
+    args = parser.parse_args(argv)
+    if args.facts < 1 or args.runs < 1:
+        parser.error("--facts and --runs must be at least 1")
+    result = run_cli(args.facts, args.runs)
+    print(json.dumps(result, indent=2) if args.json else render_cli(result))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["cli"]:
+        return _cli(argv[1:])
     if argv[:1] == ["retrieval"]:
         return _retrieval(argv[1:])
     if argv[:1] in (["absorb"], ["absorb-pairs"]):

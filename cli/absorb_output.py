@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
-from feral.node.absorb import Absorbed
+if TYPE_CHECKING:
+    from feral.node.absorb import Absorbed
 
 __all__ = ["echo_absorbed"]
 

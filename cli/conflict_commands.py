@@ -1,22 +1,24 @@
 """``feral memory conflicts|resolve``: concurrent edits that last-write-wins set aside.
 
-Added to the ``memory`` group by :func:`register`; the work is node/conflicts.py's.
+Named in the ``memory`` group's lazy map (cli/memory_commands.py), so imported only when used
+(and by ``sync`` for :func:`conflicts_line`); the work is node/conflicts.py's, imported inside
+each command.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-
-from feral.node import conflicts
-from feral.storage.conflicts import ConflictRow
 
 from .context import pass_home, with_node
 from .output import echo_json, json_option, shorten
 
-__all__ = ["conflicts_line", "register"]
+if TYPE_CHECKING:  # the store: not for ``feral sync -h``, which imports conflicts_line
+    from feral.storage.conflicts import ConflictRow
+
+__all__ = ["conflicts_command", "conflicts_line", "resolve"]
 
 _HIDDEN = ("id", "hlc", "origin", "deleted")
 
@@ -50,6 +52,8 @@ def _echo_conflict(row: ConflictRow) -> None:
 def conflicts_command(home: Path, include_resolved: bool, as_json: bool) -> None:
     """List edits two devices made to one memory while apart: the live value last-write-wins
     chose and the one it set aside, with their versions (keep one with `memory resolve`)."""
+    from feral.node import conflicts
+
     rows = with_node(
         home, lambda node: conflicts.list_conflicts(node, include_resolved=include_resolved)
     )
@@ -69,14 +73,10 @@ def conflicts_command(home: Path, include_resolved: bool, as_json: bool) -> None
 def resolve(home: Path, conflict_id: str, keep: str, as_json: bool) -> None:
     """Keep one side of a conflict: its value is written again, above both versions, and the
     conflict is marked resolved on every device."""
+    from feral.node import conflicts
+
     row: Any = with_node(home, lambda node: conflicts.resolve(node, conflict_id, keep))
     if as_json:
         echo_json(row)
     else:
         click.echo(f"Resolved {row['id']}: kept {row['kept']}")
-
-
-def register(group: click.Group) -> None:
-    """Add these commands to ``feral memory``."""
-    group.add_command(conflicts_command)
-    group.add_command(resolve)

@@ -1,7 +1,9 @@
 """What every command shares: the home, running the node, and the one error mapping.
 
-Kept apart from cli/main.py so the command modules import it and main.py imports them at the
-top: nothing imports main.py, and there is no import cycle to break with a late import.
+Kept apart from cli/main.py so the command modules import it and main.py names them for its
+lazy group (cli/lazy_group.py): nothing imports main.py, and there is no import cycle. It
+imports the node only inside the functions that open one, so that listing the commands does
+not load the store.
 
 Errors: every :class:`FeralError` that leaves a command reaches :class:`FeralGroup`, which
 prints it as one line on stderr and exits with the kind's ``exit_code`` (the mapping drawn in
@@ -11,20 +13,21 @@ never catch it to print it themselves.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from feral.node.clock_state import ahead_warning
-from feral.node.embedding import serve_running
-from feral.node.node import Node
 from feral.sync.errors import FeralError
 
 from .home import pass_home  # checked: never a silent new identity (cli/home.py)
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from feral.node.node import Node
 
 __all__ = ["PROGRESS_FROM", "FeralGroup", "embed_written", "fail", "pass_home", "run", "with_node"]
 
@@ -97,6 +100,8 @@ def _loop_factory(fast_loop: bool) -> Callable[[], asyncio.AbstractEventLoop] | 
 
 def run(coro: Awaitable[T], *, fast_loop: bool = False) -> T:
     """Run a coroutine to completion on a fresh event loop (uvloop with ``fast_loop``)."""
+    import asyncio  # with its ssl: not for ``feral --help``
+
     with asyncio.Runner(loop_factory=_loop_factory(fast_loop)) as runner:
         return runner.run(_as_coroutine(coro))
 
@@ -107,6 +112,8 @@ async def _as_coroutine(awaitable: Awaitable[T]) -> T:
 
 def _warn_if_ahead(node: Node) -> None:
     """After a command that wrote: one line on stderr if its stamps ran ahead of the clock."""
+    from feral.node.clock_state import ahead_warning
+
     warning = ahead_warning(node.stamped_ahead_ms, node.settings.sync.max_clock_skew_ms)
     if warning:
         click.echo(f"Warning: {warning}", err=True)
@@ -118,6 +125,8 @@ def with_node(home: Path, fn: Callable[[Node], Awaitable[T]], *, serving: bool =
     ``serving`` is for the long-running server: uvloop, an integrity check at start, and
     embedding in the background instead of at the end.
     """
+
+    from feral.node.node import Node  # the store and the models: only a command that runs
 
     async def body() -> T:
         node = await Node.open(home, check=serving)
@@ -143,6 +152,8 @@ async def embed_written(node: Node) -> None:
     when many rows wait; a quick command with a few rows just drains. A drain that fails (a
     full disk, a lock held too long) does not fail the command: what it wrote is committed.
     """
+    from feral.node.embedding import serve_running
+
     if not node.embedding.woken or not node.embedding.active or serve_running(node.home):
         return
     waiting = await node.embedding.pending()

@@ -7,26 +7,20 @@ and the laptop never talks to the phone: its edits reach the laptop through the 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
-import socket
-import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from feral.node.config import PeerSettings, load_settings, save_settings, with_peer
-from feral.node.dial import dial
-from feral.node.node import Node
-from feral.node.status import sync_status
-
 from .context import run
 from .output import ago, count, echo_table, short_id, shorten
 
 if TYPE_CHECKING:
+    from feral.node.config import PeerSettings
+    from feral.node.node import Node
     from feral.node.service import SyncService
 
 __all__ = ["demo"]
@@ -35,12 +29,16 @@ DEVICES = ("laptop", "phone", "server")
 
 
 def _free_port() -> int:
+    import socket
+
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
 
 
 def _pair(home: Path, name: str, peers: list[PeerSettings]) -> None:
+    from feral.node.config import load_settings, save_settings, with_peer
+
     settings = load_settings(home)
     for peer in peers:
         settings = with_peer(settings, peer)
@@ -49,6 +47,8 @@ def _pair(home: Path, name: str, peers: list[PeerSettings]) -> None:
 
 @contextlib.asynccontextmanager
 async def _serving(node: Node, port: int) -> AsyncIterator[SyncService]:
+    import asyncio
+
     from feral.node.service import SyncService  # the server's modules: only when serving
 
     service = SyncService(node, "127.0.0.1", port)
@@ -64,6 +64,8 @@ async def _serving(node: Node, port: int) -> AsyncIterator[SyncService]:
 
 
 async def _open_all(root: Path) -> dict[str, Node]:
+    from feral.node.node import Node  # the nodes and their stores: only when the demo runs
+
     nodes = {name: await Node.open(root / name) for name in DEVICES}
     for node in nodes.values():
         await node.close()
@@ -72,6 +74,9 @@ async def _open_all(root: Path) -> dict[str, Node]:
 
 async def _setup(root: Path, port: int) -> dict[str, Node]:
     """Homes, keys and pairing: laptop and phone dial the server; the server dials nobody."""
+    from feral.node.config import PeerSettings
+    from feral.node.node import Node
+
     ids = {name: node.node_id for name, node in (await _open_all(root)).items()}
     url = f"ws://127.0.0.1:{port}"
     _pair(root / "laptop", "laptop", [PeerSettings(ids["server"], url)])
@@ -83,6 +88,8 @@ async def _setup(root: Path, port: int) -> dict[str, Node]:
 
 async def _round(nodes: dict[str, Node]) -> int:
     """Laptop and phone each run one sync round with the server; returns rows received."""
+    from feral.node.dial import dial
+
     total = 0
     for name in ("phone", "laptop", "phone"):
         node = nodes[name]
@@ -139,6 +146,8 @@ async def _tour(root: Path) -> None:
 
 
 async def _report(nodes: dict[str, Node], shared: str) -> None:
+    from feral.node.status import sync_status
+
     laptop = nodes["laptop"]
     status = await sync_status(laptop)
     click.secho("\nlaptop: feral sync status", bold=True)
@@ -184,5 +193,7 @@ async def _report(nodes: dict[str, Node], shared: str) -> None:
 @click.command()
 def demo() -> None:
     """Three devices: offline edits, then sync through a home server; status and exports."""
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="feral-demo-") as tmp:
         run(_tour(Path(tmp)))

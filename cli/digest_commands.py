@@ -13,10 +13,10 @@ from feral.node.prompt_files import write_prompt_files
 from feral.storage.memory_model import DEFAULT_SCOPE
 
 from .context import pass_home, with_node
-from .memory_rank_commands import scope_option
 from .output import echo_json, json_option
+from .scope_option import scope_option
 
-__all__ = ["register"]
+__all__ = ["digest", "prompt"]
 
 
 def _moment(text: str | None) -> int | None:
@@ -96,9 +96,3 @@ def prompt(home: Path, scope: str | None, as_json: bool) -> None:
         left = sum(written.left_out.values())
         more = f", {left} left out (over a section's cap)" if left else ""
         click.echo(f"Wrote {written.path} ({shown} fact(s){more})")
-
-
-def register(group: click.Group) -> None:
-    """Add ``digest`` and ``prompt`` to the ``memory`` group."""
-    group.add_command(digest)
-    group.add_command(prompt)

@@ -4,7 +4,7 @@ Issue 15, item 6: a new user reads ``feral CMD -h`` and should see one line they
 The examples live here, one per command path, rather than in each command's docstring, so one
 table shows them all and tests/cli/test_plain_help.py checks that none is missing and that each
 parses as its command. :func:`add_examples` puts each under its command's help (click's
-``epilog``) once the whole tree is assembled (cli/main.py).
+``epilog``) as each command is loaded by its lazy group (cli/lazy_group.py).
 """
 
 from __future__ import annotations

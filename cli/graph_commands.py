@@ -11,8 +11,7 @@ from typing import Any
 
 import click
 
-from feral.node import graph
-from feral.storage.graph import MAX_HOPS, MAX_RESULTS
+from feral.storage.graph_limits import DIRECTIONS, MAX_HOPS, MAX_RESULTS
 from feral.sync.errors import InvalidInput
 
 from .context import pass_home, with_node
@@ -41,6 +40,8 @@ def add(home: Path, words: tuple[str, ...], is_relation: bool, as_json: bool) ->
     FROM_TYPE:FROM RELATION TO_TYPE:TO (e.g. person:Sam lives_in place:Berlin).
 
     A relation is remembered as the fact FROM RELATION TO, and both entities are named."""
+    from feral.node import graph
+
     if is_relation:
         if len(words) != 3:
             raise InvalidInput("--relation takes FROM_TYPE:FROM RELATION TO_TYPE:TO")
@@ -67,6 +68,8 @@ def add(home: Path, words: tuple[str, ...], is_relation: bool, as_json: bool) ->
 def list_(home: Path, entity_type: str | None, as_json: bool) -> None:
     """Every entity with its attributes; two values of a one-value attribute are both shown
     and marked as conflicting."""
+    from feral.node import graph
+
     rows = with_node(home, lambda node: graph.list_graph(node, entity_type))
     if as_json:
         echo_json(rows)
@@ -95,7 +98,7 @@ def _attributes(row: dict[str, Any]) -> str:
 )
 @click.option(
     "--direction",
-    type=click.Choice(graph.DIRECTIONS),
+    type=click.Choice(DIRECTIONS),
     default="outbound",
     show_default=True,
     help="outbound: FROM to TO; inbound: TO back to FROM; both.",
@@ -126,6 +129,8 @@ def query(
     as_json: bool,
 ) -> None:
     """The entities reachable from --start within --hops relations, nearest first."""
+    from feral.node import graph
+
     answer = with_node(
         home,
         lambda node: graph.query_graph(

@@ -20,7 +20,7 @@ import click
 
 from feral.sync.errors import NotFoundError
 
-__all__ = ["accept_home_everywhere", "check_home", "pass_home", "pass_new_home"]
+__all__ = ["accept_home", "accept_home_everywhere", "check_home", "pass_home", "pass_new_home"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -104,7 +104,13 @@ def accept_home_everywhere(group: click.Group) -> None:
     group's object; so the home chosen last on the line is the one the command gets.
     """
     for command in group.commands.values():
-        if not any(param.name == "home" for param in command.params):
-            command.params.append(_home_option())
-        if isinstance(command, click.Group):
-            accept_home_everywhere(command)
+        accept_home(command)
+
+
+def accept_home(command: click.Command) -> None:
+    """Give ``command`` and every command under it their ``--home`` (once: a second call adds
+    none). A lazy group calls it on each command it loads (cli/lazy_group.py)."""
+    if not any(param.name == "home" for param in command.params):
+        command.params.append(_home_option())
+    if isinstance(command, click.Group):
+        accept_home_everywhere(command)

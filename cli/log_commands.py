@@ -4,22 +4,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from feral.node import exec_log
-from feral.node.exec_log import (
-    DEFAULT_LOG_LIMIT,
-    DEFAULT_SESSION,
-    MAX_LATENCY_MS,
-    MAX_LOG_LIMIT,
-    ToolCall,
-    json_argument,
-)
-from feral.storage.rows import ExecutionRow
+from feral.node.bounds import DEFAULT_LOG_LIMIT, DEFAULT_SESSION, MAX_LATENCY_MS, MAX_LOG_LIMIT
 
 from .context import pass_home, with_node
 from .output import duration, echo_json, echo_table, json_option, shorten
+
+if TYPE_CHECKING:
+    from feral.storage.rows import ExecutionRow
 
 __all__ = ["log_group"]
 
@@ -99,6 +94,9 @@ def record(
 
     An entry holding what looks like a secret is refused, and nothing is stored.
     """
+    from feral.node import exec_log
+    from feral.node.exec_log import ToolCall, json_argument
+
     if not tool.strip():
         raise click.UsageError("TOOL must not be empty")
     call = ToolCall(
@@ -126,6 +124,8 @@ def list_command(home: Path, session: str | None, limit: int, as_json: bool) -> 
 
     Example: feral log list --session s1 -n 5
     """
+    from feral.node import exec_log
+
     rows = with_node(
         home, lambda node: exec_log.list_tool_calls(node, session=session, limit=limit)
     )
@@ -143,6 +143,8 @@ def search(home: Path, query: str, session: str | None, limit: int, as_json: boo
 
     Example: feral log search tea
     """
+    from feral.node import exec_log
+
     if not query.strip():
         raise click.UsageError("QUERY must not be empty")
     rows = with_node(

@@ -10,35 +10,31 @@ from pathlib import Path
 
 import click
 
-from feral.node.node import default_home
-
-from . import (
-    conflict_commands,
-    demo,
-    digest_commands,
-    graph_commands,
-    init_command,
-    invite_commands,
-    log_commands,
-    mcp_commands,
-    memory_commands,
-    memory_graph_commands,
-    memory_rank_commands,
-    memory_transfer_commands,
-    sync_commands,
-    sync_plain_commands,
-    tls_commands,
-    wiki_commands,
-)
-from .context import FeralGroup
 from .examples import add_examples
 from .home import HOME_HELP, accept_home_everywhere
+from .lazy_group import LazyFeralGroup
 
 __all__ = ["cli"]
 
 
+COMMANDS = {
+    "demo": "feral.cli.demo:demo",
+    "graph": "feral.cli.graph_commands:graph_group",
+    "init": "feral.cli.init_command:init",
+    "log": "feral.cli.log_commands:log_group",
+    "mcp": "feral.cli.mcp_commands:mcp",
+    "memory": "feral.cli.memory_commands:memory",
+    "serve": "feral.cli.sync_commands:serve",
+    "sync": "feral.cli.sync_commands:sync",
+    "wiki": "feral.cli.wiki_commands:wiki",
+}
+"""The top-level commands and groups, each imported only when used (cli/lazy_group.py)."""
+
+
 @click.group(
-    cls=FeralGroup, context_settings={"help_option_names": ["-h", "--help"], "show_default": True}
+    cls=LazyFeralGroup,
+    lazy_subcommands=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"], "show_default": True},
 )
 @click.option(
     "--home",
@@ -51,28 +47,10 @@ __all__ = ["cli"]
 @click.pass_context
 def cli(ctx: click.Context, home: Path | None) -> None:
     """feral: a local-first memory store that keeps your devices in sync."""
+    from feral.node.node import default_home
+
     ctx.obj = home if home is not None else default_home()
 
 
-cli.add_command(init_command.init)
-cli.add_command(memory_commands.memory)
-memory_transfer_commands.register()  # import, ingest, export join the memory group
-memory_rank_commands.register(memory_commands.memory)
-digest_commands.register(memory_commands.memory)
-conflict_commands.register(memory_commands.memory)
-memory_commands.memory.add_command(memory_graph_commands.link_command)
-memory_commands.memory.add_command(memory_graph_commands.get)
-cli.add_command(sync_commands.sync)
-sync_commands.sync.add_command(invite_commands.invite)
-sync_commands.sync.add_command(invite_commands.join)
-sync_commands.sync.add_command(tls_commands.cert)
-sync_commands.sync.add_command(sync_plain_commands.node_id)
-sync_commands.sync.add_command(sync_plain_commands.clock_reset)
-cli.add_command(wiki_commands.wiki)
-cli.add_command(graph_commands.graph_group)
-cli.add_command(demo.demo)
-cli.add_command(log_commands.log_group)
-cli.add_command(sync_commands.serve)
-cli.add_command(mcp_commands.mcp)
-accept_home_everywhere(cli)  # last: every command above takes --home after its name
-add_examples(cli)  # an example under every command's help (cli/examples.py)
+accept_home_everywhere(cli)  # and each command as the lazy group loads it (cli/lazy_group.py)
+add_examples(cli)  # an example under every command's help (cli/examples.py), likewise

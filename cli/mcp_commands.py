@@ -10,8 +10,6 @@ from pathlib import Path
 
 import click
 
-from feral.node.memory_api import require_home
-
 from .context import pass_home, with_node
 
 __all__ = ["mcp"]
@@ -27,6 +25,7 @@ def mcp(home: Path) -> None:
     run one each on the same home at once.
     """
     from feral.node.mcp_server import serve_stdio
+    from feral.node.memory_api import require_home
 
     require_home(home)
     with_node(home, serve_stdio)

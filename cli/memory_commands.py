@@ -6,14 +6,18 @@ from __future__ import annotations
 import contextlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from feral.node import curation
-from feral.node.config import SearchSettings
-from feral.node.limits import (
+from feral.node.bounds import (
+    DEFAULT_ALPHA,
     DEFAULT_EPISODES,
+    DEFAULT_MIN_SCORE,
+    DEFAULT_MMR,
+    DEFAULT_MMR_LAMBDA,
+    DEFAULT_STRATEGY,
+    DEFAULT_TOP_K,
     FRACTION_RANGE,
     MAX_EPISODES,
     MAX_IMPORTANCE,
@@ -22,20 +26,37 @@ from feral.node.limits import (
     SEARCH_STRATEGIES,
     Strategy,
 )
-from feral.node.node import Node
-from feral.node.phrases import parse_fact
-from feral.node.secret_scan import refuse_secrets
 
-from .absorb_output import echo_absorbed
 from .context import pass_home, with_node
-from .memory_rank_commands import scope_option
+from .lazy_group import LazyGroup
 from .output import echo_json, echo_table, json_option, queue_line, shorten
 from .plain_checks import mmr_on
+from .scope_option import scope_option
+
+if TYPE_CHECKING:
+    from feral.node.node import Node
 
 __all__ = ["memory"]
 
+ELSEWHERE = {
+    "boost": "feral.cli.memory_rank_commands:boost",
+    "conflicts": "feral.cli.conflict_commands:conflicts_command",
+    "digest": "feral.cli.digest_commands:digest",
+    "distill": "feral.cli.memory_rank_commands:distill",
+    "export": "feral.cli.memory_transfer_commands:export",
+    "gc": "feral.cli.memory_rank_commands:gc",
+    "get": "feral.cli.memory_graph_commands:get",
+    "import": "feral.cli.memory_transfer_commands:import_",
+    "ingest": "feral.cli.memory_transfer_commands:ingest",
+    "link": "feral.cli.memory_graph_commands:link_command",
+    "list": "feral.cli.memory_rank_commands:list_",
+    "prompt": "feral.cli.digest_commands:prompt",
+    "resolve": "feral.cli.conflict_commands:resolve",
+}
+"""The ``memory`` commands kept in other modules, imported only when used (cli/lazy_group.py)."""
 
-@click.group()
+
+@click.group(cls=LazyGroup, lazy_subcommands=ELSEWHERE)
 def memory() -> None:
     """Remember, search and manage memories."""
 
@@ -65,6 +86,11 @@ def remember(
     doctor is now Dr. Lee") supersedes the old one, which is archived; an opposite is linked
     as a contradiction, a close fact as related. --json prints the answer with the row.
     """
+    from feral.node.phrases import parse_fact
+    from feral.node.secret_scan import refuse_secrets
+
+    from .absorb_output import echo_absorbed
+
     parts = (subject, predicate, obj)
     if any(parts) and not all(parts):
         raise click.UsageError("--subject, --predicate and --object go together")
@@ -90,37 +116,37 @@ def remember(
     "--top-k",
     type=click.IntRange(MIN_TOP_K, MAX_TOP_K),
     help="How many results.",
-    show_default=f"settings search.top_k, {SearchSettings.top_k}",
+    show_default=f"settings search.top_k, {DEFAULT_TOP_K}",
 )
 @click.option(
     "--strategy",
     type=click.Choice(SEARCH_STRATEGIES),
     help="Which search legs to use.",
-    show_default=f"settings search.strategy, {SearchSettings.strategy}",
+    show_default=f"settings search.strategy, {DEFAULT_STRATEGY}",
 )
 @click.option(
     "--alpha",
     type=click.FloatRange(*FRACTION_RANGE),
     help="Weight of the vector leg in hybrid.",
-    show_default=f"settings search.alpha, {SearchSettings.alpha}",
+    show_default=f"settings search.alpha, {DEFAULT_ALPHA}",
 )
 @click.option(
     "--mmr/--no-mmr",
     default=None,
     help="Rerank for diversity (MMR; needs an embedding model).",
-    show_default=f"settings search.mmr, {'on' if SearchSettings.mmr else 'off'}",
+    show_default=f"settings search.mmr, {'on' if DEFAULT_MMR else 'off'}",
 )
 @click.option(
     "--mmr-lambda",
     type=click.FloatRange(*FRACTION_RANGE),
     help="MMR's relevance weight: 1 is plain relevance order, lower is more diverse; needs --mmr.",
-    show_default=f"settings search.mmr_lambda, {SearchSettings.mmr_lambda}",
+    show_default=f"settings search.mmr_lambda, {DEFAULT_MMR_LAMBDA}",
 )
 @click.option(
     "--min-score",
     type=click.FloatRange(0, MAX_IMPORTANCE),
     help="Drop hits whose final score (relevance x temporal x importance) is below this.",
-    show_default=f"settings search.min_score, {SearchSettings.min_score}",
+    show_default=f"settings search.min_score, {DEFAULT_MIN_SCORE}",
 )
 @scope_option("Only memories of this scope")
 @json_option("results")
@@ -223,6 +249,8 @@ def nuke(home: Path, row_id: str | None, scope: str | None, yes: bool, as_json: 
     """Hard-delete a memory (or a scope's) everywhere (replicated tombstones; not recoverable)."""
     if (row_id is None) == (scope is None):
         raise click.UsageError("give one ID or --scope")
+    from feral.node import curation
+
     if not yes:
         raise click.UsageError("nuke erases the memory on every device; add --yes to confirm")
     if scope is None:
@@ -241,6 +269,8 @@ def nuke(home: Path, row_id: str | None, scope: str | None, yes: bool, as_json: 
 @pass_home
 def stats(home: Path, scope: str | None, as_json: bool) -> None:
     """Counts per tier, the delta log, vectors and the embedder."""
+    from feral.node import curation
+
     result = with_node(home, lambda node: curation.scoped_stats(node, scope))
     if as_json:
         echo_json(result)

@@ -1,6 +1,7 @@
 """``feral memory boost|list|gc|distill``: importance, listing, and soft clean-up by scope.
 
-Added to the ``memory`` group by :func:`register`; the work is node/curation.py's.
+Part of the ``memory`` group, loaded when used (cli/memory_commands.py); the work is
+node/curation.py's.
 """
 
 from __future__ import annotations
@@ -12,27 +13,17 @@ from typing import Any, TypeVar
 import click
 
 from feral.node import curation
-from feral.node.limits import MAX_EPISODES, MAX_IMPORTANCE
-from feral.node.scopes import check_scope
+from feral.node.bounds import MAX_EPISODES, MAX_IMPORTANCE
 from feral.storage.listing import LISTED_TIERS, STATUSES
 
 from .context import pass_home, with_node
 from .output import echo_json, echo_table, json_option, shorten
+from .scope_option import scope_option
 
-__all__ = ["DEFAULT_LIST", "register", "scope_option"]
+__all__ = ["DEFAULT_LIST", "scope_option"]
 
 DEFAULT_LIST = 50
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _scope(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """A malformed scope is bad input (one line, exit 1), raised while the command parses."""
-    return None if value is None else check_scope(value)
-
-
-def scope_option(what: str) -> Callable[[F], F]:
-    """``--scope``: ``user``, ``agent:NAME`` or ``session:ID``, checked as click parses it."""
-    return click.option("--scope", callback=_scope, help=f"{what}: user, agent:NAME or session:ID.")
 
 
 @click.command()
@@ -150,9 +141,3 @@ def distill(home: Path, session_id: str, dry_run: bool, as_json: bool) -> None:
     for row in report["promoted"]:
         click.echo(f"{verb} {row['id']}: {shorten(row['content'], 60)}")
     click.echo(f"{len(report['promoted'])} fact(s) from {report['scope']}", err=True)
-
-
-def register(group: click.Group) -> None:
-    """Add these commands to ``feral memory``."""
-    for command in (boost, list_, gc, distill):
-        group.add_command(command)

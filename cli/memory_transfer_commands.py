@@ -183,8 +183,3 @@ def ingest(home: Path, file: Path, as_json: bool, secrets: Policy) -> None:
         f"Ingested {result.messages} message(s) from {result.sessions} session(s): "
         f"{result.episodes} episode(s), {result.facts} fact(s)"
     )
-
-
-def register() -> None:
-    """Nothing to do: importing this module added its commands to the ``memory`` group; the
-    call makes that import visible where the CLI is put together (cli/main.py)."""

@@ -6,7 +6,6 @@ parameter and help read the same everywhere.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -42,6 +41,8 @@ def json_option(what: str) -> Callable[[F], F]:
 
 def echo_json(value: Any) -> None:
     """Print ``value`` as JSON (sorted keys, UTF-8 kept readable, ``entities`` as arrays)."""
+    import json  # not for ``feral --help``, which prints none
+
     from feral.node.json_shapes import readable
 
     click.echo(json.dumps(readable(value), indent=2, sort_keys=True, ensure_ascii=False))

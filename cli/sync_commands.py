@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import datetime
-import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,14 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from feral.node.clock_state import clock_state
-from feral.node.config import PeerSettings, load_settings, save_settings, with_peer, without_peer
-from feral.node.dial import dial
-from feral.node.identity import load_or_create_identity
-from feral.node.node import Node
-from feral.node.peer import LinkResult
-from feral.node.status import peer_rows, sync_status
-from feral.node.tls import is_loopback_host, plaintext_refusal
 from feral.sync.errors import NotFoundError
 from feral.sync.text import printable
 from feral.sync.types import NodeId
@@ -27,6 +17,7 @@ from feral.sync.types import NodeId
 from .conflict_commands import conflicts_line
 from .context import pass_home, with_node
 from .home import check_home
+from .lazy_group import LazyGroup
 from .output import (
     ago,
     count,
@@ -45,10 +36,23 @@ from .table_fit import block_lines
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
 
+    from feral.node.node import Node
+    from feral.node.peer import LinkResult
+
 __all__ = ["serve", "sync"]
 
 
-@click.group()
+ELSEWHERE = {
+    "cert": "feral.cli.tls_commands:cert",
+    "clock-reset": "feral.cli.sync_plain_commands:clock_reset",
+    "invite": "feral.cli.invite_commands:invite",
+    "join": "feral.cli.invite_commands:join",
+    "node-id": "feral.cli.sync_plain_commands:node_id",
+}
+"""The ``sync`` commands kept in other modules, imported only when used (cli/lazy_group.py)."""
+
+
+@click.group(cls=LazyGroup, lazy_subcommands=ELSEWHERE)
 def sync() -> None:
     """See and steer sync with this node's peers."""
 
@@ -66,6 +70,8 @@ def peers(ctx: click.Context, as_json: bool) -> None:
     """List paired peers with their HLC lag; `peers add` and `peers remove` change them."""
     if ctx.invoked_subcommand is not None:
         return
+    from feral.node.status import peer_rows
+
     home: Path = ctx.obj
     check_home(home)
     rows = with_node(home, peer_rows)
@@ -108,6 +114,10 @@ def peers_add(
 
     A wss:// URL is pinned to the peer's id (its certificate must hold that node's key).
     """
+    from feral.node.config import PeerSettings, load_settings, save_settings, with_peer
+    from feral.node.identity import load_or_create_identity
+    from feral.node.tls import plaintext_refusal
+
     me = load_or_create_identity(home)
     if peer_id == me.node_id:
         raise click.ClickException("that is this node's own id")
@@ -130,6 +140,8 @@ def peers_add(
 @pass_home
 def peers_remove(home: Path, peer: str, as_json: bool) -> None:
     """Unpair a peer, by id or URL."""
+    from feral.node.config import load_settings, save_settings, without_peer
+
     settings = load_settings(home)
     updated = without_peer(settings, peer)
     save_settings(home, updated)
@@ -141,6 +153,10 @@ def peers_remove(home: Path, peer: str, as_json: bool) -> None:
 
 
 async def _sync_round(node: Node, target: str | None, show_progress: bool) -> list[LinkResult]:
+    import asyncio
+
+    from feral.node.dial import dial
+
     chosen = [
         p for p in node.settings.sync.peers
         if p.url and (target is None or target in (p.node_id, p.url))
@@ -182,6 +198,8 @@ def _bar_part(
 @pass_home
 def now(home: Path, target: str | None, as_json: bool) -> None:
     """Run one sync round with every peer that has a URL; exit 1 if any failed."""
+    import logging
+
     # A refusal is reported below, once: keep the link's log line off stderr (one line, §6).
     feral_log = logging.getLogger("feral")
     if not feral_log.handlers:
@@ -227,6 +245,8 @@ def _round_error(result: LinkResult) -> str | None:
 @pass_home
 def status(home: Path, as_json: bool) -> None:
     """This node's HLC and state digest; per peer reachability, lag, backlog, last error."""
+    from feral.node.status import sync_status
+
     result = with_node(home, sync_status)
     if as_json:
         echo_json(result)
@@ -293,6 +313,8 @@ def _sync_state(p: dict[str, Any]) -> str:
 def _log_links_to_stderr() -> None:
     """The serve log: what the links say at INFO and above (link up, catch-up progress,
     failures once), one plain line each on stderr."""
+    import logging
+
     feral_log = logging.getLogger("feral")
     if not feral_log.handlers:
         handler = logging.StreamHandler(sys.stderr)
@@ -328,9 +350,11 @@ def serve(home: Path, host: str, port: int, tls: bool | None) -> None:
     # The server's modules (Starlette, uvicorn, the HTTP API) are imported here, not by every
     # command: a one-shot ``sync now`` only dials.
     from feral.node.api import API_TOKEN_FILE
+    from feral.node.clock_state import clock_state
     from feral.node.listener import open_listener, refuse_second_serve
     from feral.node.serve_address import record_serve_url, serve_url
     from feral.node.service import SyncService
+    from feral.node.tls import is_loopback_host
 
     refuse_second_serve(home)
     listener = open_listener(host, port)

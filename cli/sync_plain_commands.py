@@ -1,8 +1,8 @@
 """``feral sync node-id`` and ``feral sync clock-reset``, each with ``--json`` (issue 15, item 6).
 
 Moved out of cli/sync_commands.py when they gained ``--json``, so that module stays under its
-size; they join the ``sync`` group where the CLI is put together (cli/main.py). node/ is
-imported inside each command: these modules are imported by every ``feral`` call.
+size; the ``sync`` group names them for its lazy loading (cli/sync_commands.py). node/ is
+imported inside each command: ``feral sync -h`` imports this module to list them.
 """
 
 from __future__ import annotations

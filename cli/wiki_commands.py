@@ -6,8 +6,6 @@ from pathlib import Path
 
 import click
 
-from feral.node.node import Node
-
 from .context import pass_home, with_node
 from .output import echo_json, echo_table, json_option
 
@@ -28,6 +26,8 @@ def compile_(home: Path, as_json: bool) -> None:
     One page per topic (a fact's subject, an episode's entities); stale pages are removed.
     Pages where one subject and predicate have several objects get a "Needs review" section.
     """
+    from feral.node.node import Node
+
     pages = with_node(home, Node.compile_wiki)
     if as_json:
         echo_json(pages)
@@ -46,6 +46,8 @@ def list_(home: Path, as_json: bool) -> None:
 
     Each with its topic, number of sources, whether it needs review, and its file.
     """
+    from feral.node.node import Node
+
     pages = with_node(home, Node.wiki_topics)
     if as_json:
         echo_json(pages)

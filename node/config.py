@@ -39,8 +39,16 @@ from feral.sync.delta import check_node_id
 from feral.sync.errors import ConfigError, HomeFileError, NotFoundError, ProtocolError
 from feral.sync.types import NodeId
 
+from .bounds import (
+    DEFAULT_ALPHA,
+    DEFAULT_MIN_SCORE,
+    DEFAULT_MMR,
+    DEFAULT_MMR_LAMBDA,
+    DEFAULT_STRATEGY,
+)
 from .identity import ensure_home, write_private_file
 from .limits import (
+    DEFAULT_TOP_K,
     SEARCH_STRATEGIES,
     Fraction,
     LinkCount,
@@ -236,20 +244,20 @@ class SyncSettings:
 class SearchSettings:
     """Defaults for ``feral memory search`` and ``POST /api/memory/search``."""
 
-    top_k: TopK = 10
-    strategy: StrategyName = "hybrid"
-    alpha: Fraction = 0.6
+    top_k: TopK = DEFAULT_TOP_K
+    strategy: StrategyName = DEFAULT_STRATEGY
+    alpha: Fraction = DEFAULT_ALPHA
     """The vector weight in hybrid scoring, ``alpha*vector + (1-alpha)*fts`` over each leg's
     pool-normalised score (storage/fusion.py); 0.6 was chosen on the household retrieval set
     (benchmarks/retrieval_set.py)."""
-    mmr: bool = False
-    mmr_lambda: Fraction = 0.7
+    mmr: bool = DEFAULT_MMR
+    mmr_lambda: Fraction = DEFAULT_MMR_LAMBDA
     """Relevance weight in the MMR rerank: ``lambda*rel - (1-lambda)*max_sim_to_selected``."""
     decay_per_day: Fraction = 0.001
     """How fast a memory's rank fades: ``temporal = max(0, 1 - decay * days since its last
     update)`` (identity facts exempt; storage/ranking.py). 0.001 keeps a year-old memory at 64%
     of its relevance (README, "Ranking"); 0 turns decay off."""
-    min_score: MinScore = 0.0
+    min_score: MinScore = DEFAULT_MIN_SCORE
     """Hits whose final score (relevance x temporal x importance) is below this are dropped."""
 
 

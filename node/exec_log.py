@@ -9,7 +9,7 @@ JSON values; they are stored as JSON text with sorted keys (storage/memories.py)
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from msgspec import Meta, Struct
 
@@ -17,9 +17,11 @@ from feral.storage.exec_log_reads import list_executions, search_executions
 from feral.storage.rows import ExecutionRow
 from feral.sync.errors import InvalidInput
 
-from .limits import Text
-from .node import Node
+from .limits import DEFAULT_LOG_LIMIT, DEFAULT_SESSION, MAX_LATENCY_MS, MAX_LOG_LIMIT, Text
 from .validation import JsonRefused, parse_json
+
+if TYPE_CHECKING:  # the node and its store: not for a CLI listing its commands
+    from .node import Node
 
 __all__ = [
     "DEFAULT_LOG_LIMIT",
@@ -34,12 +36,6 @@ __all__ = [
     "search_tool_calls",
 ]
 
-DEFAULT_SESSION = "default"
-"""The session a call is logged under when the caller names none."""
-DEFAULT_LOG_LIMIT = 20
-MAX_LOG_LIMIT = 1000
-MAX_LATENCY_MS = 86_400_000
-"""A day: a latency beyond it is a mistake in the caller, not a slow tool."""
 
 Session = Annotated[str, Meta(min_length=1, max_length=256, pattern=r"\S")]
 Latency = Annotated[int, Meta(ge=0, le=MAX_LATENCY_MS)]

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from feral.storage import graph
+from feral.storage.graph_limits import DIRECTIONS
 from feral.storage.rows import FactRow
 from feral.sync.errors import InvalidInput
 
 from . import fact_rules
-from .node import Node
 from .phrases import snake_case
+
+if TYPE_CHECKING:  # the node and its store: not for a CLI listing its commands
+    from .node import Node
 
 __all__ = [
     "DIRECTIONS",
@@ -33,7 +36,6 @@ __all__ = [
     "relation_name",
 ]
 
-DIRECTIONS: tuple[graph.Direction, ...] = ("outbound", "inbound", "both")
 SINGLE_VALUED = (
     fact_rules.SINGLE_VALUED
     | {f"{name}_name" for name in fact_rules.SINGLE_VALUED}

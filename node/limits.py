@@ -3,7 +3,8 @@
 Each name here is an ``Annotated`` type whose :class:`msgspec.Meta` carries its bounds; the
 settings (node/config.py), the API's request bodies (node/search.py, node/api/routes.py) and
 the OpenAPI document (node/api/schema.py) all use these types, and the CLI builds its click
-ranges from the constants beside them, so a limit changed here changes everywhere at once.
+ranges from the constants beside them (node/bounds.py, re-exported here), so a limit changed
+there changes everywhere at once.
 
 ``Meta.extra`` may hold two things for node/validation.py: ``"requirement"``, the wording of an
 error about a value of the type, and ``"check"``, a test the bounds cannot say (a URL's shape,
@@ -12,18 +13,39 @@ printable text), which returns what is wrong or ``None``.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from typing import Annotated
 
 from msgspec import Meta
 
+from .bounds import (
+    DEFAULT_EPISODES,
+    DEFAULT_LOG_LIMIT,
+    DEFAULT_SESSION,
+    DEFAULT_TOP_K,
+    FRACTION_RANGE,
+    MAX_EPISODES,
+    MAX_IMPORTANCE,
+    MAX_LATENCY_MS,
+    MAX_LOG_LIMIT,
+    MAX_QUERY_CHARS,
+    MAX_TOP_K,
+    MIN_TOP_K,
+    SEARCH_STRATEGIES,
+    Strategy,
+)
 from .validation import one_of
 
 __all__ = [
     "DEFAULT_EPISODES",
+    "DEFAULT_LOG_LIMIT",
+    "DEFAULT_SESSION",
+    "DEFAULT_TOP_K",
     "FRACTION_RANGE",
     "LinkCount",
     "LinkSeconds",
     "MAX_IMPORTANCE",
+    "MAX_LATENCY_MS",
+    "MAX_LOG_LIMIT",
     "MAX_EPISODES",
     "MAX_QUERY_CHARS",
     "MAX_TOP_K",
@@ -42,19 +64,6 @@ __all__ = [
     "unicode_problem",
 ]
 
-MIN_TOP_K = 1
-MAX_TOP_K = 1000
-"""The most results one search returns (settings, ``--top-k`` and the API alike)."""
-MAX_QUERY_CHARS = 10_000
-MAX_EPISODES = 100_000
-"""The most episodes one listing returns."""
-DEFAULT_EPISODES = 20
-FRACTION_RANGE = (0.0, 1.0)
-"""The closed interval of ``alpha`` and ``mmr_lambda`` (weights in the scoring formulas)."""
-
-Strategy = Literal["fts", "vector", "hybrid"]
-"""Which search legs run (DESIGN §2)."""
-SEARCH_STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
 StrategyName = Annotated[Strategy, Meta(extra={"requirement": one_of(SEARCH_STRATEGIES)})]
 """A :data:`Strategy` whose errors list the choices in the order above."""
 
@@ -78,8 +87,6 @@ EpisodeLimit = Annotated[int, Meta(ge=1, le=MAX_EPISODES)]
 Fraction = Annotated[float, Meta(ge=FRACTION_RANGE[0], le=FRACTION_RANGE[1])]
 Text = Annotated[str, Meta(min_length=1, pattern=r"\S", extra={"check": unicode_problem})]
 """A non-blank string, as a fact or a triple's part."""
-MAX_IMPORTANCE = 10.0
-"""The largest importance multiplier ``feral memory boost`` sets (so the largest final score)."""
 Importance = Annotated[float, Meta(gt=0, le=MAX_IMPORTANCE)]
 """A memory's importance multiplier: above 0 (0 would hide it; archive does that), at most 10."""
 MinScore = Annotated[float, Meta(ge=0, le=MAX_IMPORTANCE)]

@@ -31,17 +31,18 @@ import logging
 import math
 import os
 import re
-import urllib.request
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from http.client import HTTPException
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from feral.storage import search
 
 from .config import LLMSettings, MemorySettings
 from .working_memory import Message
+
+if TYPE_CHECKING:  # urllib's HTTP stack: only a node with an LLM endpoint configured
+    import urllib.request
 
 __all__ = [
     "MAX_ENTITIES",
@@ -298,6 +299,8 @@ class LLMSummariser:
     ) -> None:
         self.settings = settings
         self.environ = os.environ if environ is None else environ
+        import urllib.request
+
         self.opener = opener or urllib.request.build_opener().open
         self.timeout = timeout
         self.fallback = ExtractiveSummariser()
@@ -306,6 +309,8 @@ class LLMSummariser:
 
     def build_request(self, messages: Sequence[Message]) -> urllib.request.Request:
         """The ``POST {base_url}/chat/completions`` request for ``messages``."""
+        import urllib.request
+
         transcript = "\n".join(f"{m.role}: {m.content}" for m in messages)
         body = {
             "model": self.settings.model,
@@ -327,6 +332,8 @@ class LLMSummariser:
         return urllib.request.Request(url, data=data, headers=headers, method="POST")
 
     def summarise(self, messages: Sequence[Message]) -> Summary:
+        from http.client import HTTPException
+
         entities = extract_entities([m.content for m in messages])
         try:
             text = self._ask(messages)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from feral.sync.errors import NotFoundError
 from feral.sync.ids import entity_id, normalise
@@ -27,6 +26,7 @@ from feral.sync.schema import ENTITIES, FACTS
 from feral.sync.types import NodeId
 
 from .connection import Connection
+from .graph_limits import MAX_HOPS, MAX_RESULTS, Direction
 from .memories import Row, Stamp, remember_fact, row_dict, select_sql
 from .memory_model import add_entity
 from .rows import FactRow
@@ -43,12 +43,6 @@ __all__ = [
     "relate",
     "traverse",
 ]
-
-Direction = Literal["outbound", "inbound", "both"]
-MAX_HOPS = 6
-"""The deepest traversal asked for: further than this, every entity reaches nearly every other."""
-MAX_RESULTS = 1_000
-"""The most entities one traversal returns (the nearest ones, in traversal order)."""
 
 
 def relate(

@@ -14,7 +14,10 @@ README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encodi
 
 def command_paths(group: click.Group, prefix: str = "feral") -> list[tuple[str, click.Command]]:
     paths = []
-    for name, command in sorted(group.commands.items()):
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):  # lazy groups (cli/lazy_group.py) load on get_command
+        command = group.get_command(ctx, name)
+        assert command is not None, name
         path = f"{prefix} {name}"
         paths.append((path, command))
         if isinstance(command, click.Group):

@@ -17,9 +17,15 @@ from .helpers import feral_process
 
 
 def command_tree(command: click.Command, path: str = "feral") -> list[tuple[str, click.Command]]:
+    """Every command under ``command``, loaded as a user's call would load it: through the
+    group's listing and ``get_command`` (the lazy groups give a command its ``--home`` and its
+    example there, cli/lazy_group.py)."""
     found = [(path, command)]
     if isinstance(command, click.Group):
-        for name, child in sorted(command.commands.items()):
+        ctx = click.Context(command)
+        for name in command.list_commands(ctx):
+            child = command.get_command(ctx, name)
+            assert child is not None, f"{path} {name}"
             found.extend(command_tree(child, f"{path} {name}"))
     return found
 

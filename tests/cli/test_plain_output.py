@@ -28,7 +28,10 @@ def leaves(command: click.Command, path: str = "feral") -> list[str]:
     if not isinstance(command, click.Group):
         return [path]
     found = [path] if command.invoke_without_command else []
-    for name, child in sorted(command.commands.items()):
+    ctx = click.Context(command)
+    for name in command.list_commands(ctx):  # through the lazy groups, as a user's call loads
+        child = command.get_command(ctx, name)
+        assert child is not None, f"{path} {name}"
         found.extend(leaves(child, f"{path} {name}"))
     return found
 
@@ -46,7 +49,9 @@ def test_every_command_that_prints_takes_json() -> None:
         command = cli
         for name in path.split()[1:]:
             assert isinstance(command, click.Group)
-            command = command.commands[name]
+            child = command.get_command(click.Context(command), name)
+            assert child is not None, path
+            command = child
         if path not in NO_JSON and "--json" not in {o for p in command.params for o in p.opts}:
             missing.append(path)
     assert missing == []

@@ -335,12 +335,16 @@ def test_every_limit_in_the_document_is_the_one_the_cli_and_settings_use():
         MAX_EPISODES,
         DEFAULT_EPISODES,
     )
-    memory = cli.commands["memory"]
+    memory = cli.get_command(click.Context(cli), "memory")
     assert isinstance(memory, click.Group)
-    options = {p.name: p for p in memory.commands["search"].params}
+    search = memory.get_command(click.Context(memory), "search")
+    assert search is not None
+    options = {p.name: p for p in search.params}
     assert (options["top_k"].type.min, options["top_k"].type.max) == (MIN_TOP_K, MAX_TOP_K)
     assert tuple(options["strategy"].type.choices) == SEARCH_STRATEGIES
-    episodes = {p.name: p for p in memory.commands["episodes"].params}
+    episodes_command = memory.get_command(click.Context(memory), "episodes")
+    assert episodes_command is not None
+    episodes = {p.name: p for p in episodes_command.params}
     assert (episodes["limit"].type.max, episodes["limit"].default) == (
         MAX_EPISODES,
         DEFAULT_EPISODES,

@@ -1,0 +1,114 @@
+"""`feral --help` answers fast only if it imports no store, model, network or server module.
+
+The command groups are lazy (cli/lazy_group.py) and the command modules import the node inside
+their commands; one module-level import of the node from any command module would bring back
+the whole start-up (the store, numpy, the model runtime, cryptography), silently. The probe
+runs the real group in a fresh interpreter and reads ``sys.modules`` after it printed help.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+
+from feral.cli.lazy_group import LazyGroup
+from feral.cli.main import cli
+
+from .helpers import init_home, turn_off_embeddings
+
+HEAVY = (
+    "numpy",
+    "onnxruntime",
+    "tokenizers",
+    "sqlite_vec",
+    "sqlean",
+    "msgpack",
+    "websockets",
+    "cryptography",
+    "mcp",
+    "starlette",
+    "uvicorn",
+    "asyncio",
+    "msgspec",
+    "feral.node.node",
+    "feral.storage.store",
+    "feral.storage.connection",
+)
+SERVER = ("websockets", "mcp", "starlette", "uvicorn", "feral.node.service")
+
+PROBE = """
+import sys
+from feral.cli.main import cli
+try:
+    cli({argv!r}, prog_name="feral")
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print("loaded:" + ",".join(sorted(m for m in {modules!r} if m in sys.modules)), file=sys.stderr)
+"""
+
+
+def loaded_after(argv: list[str], modules: tuple[str, ...]) -> tuple[str, str]:
+    """Run the ``feral`` group on ``argv`` in a fresh interpreter: (its output, which of
+    ``modules`` were imported when it ended)."""
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE.format(argv=argv, modules=modules)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    return result.stdout, result.stderr.splitlines()[-1].removeprefix("loaded:")
+
+
+def test_help_imports_no_store_no_model_and_no_server() -> None:
+    output, loaded = loaded_after(["--help"], HEAVY)
+    assert "memory  Remember, search and manage memories." in output
+    assert loaded == "", f"feral --help imported {loaded}"
+
+
+def test_a_search_imports_no_server(tmp_path: Path) -> None:
+    home = init_home(tmp_path / "home")  # a missing home is refused (cli/home.py)
+    turn_off_embeddings(home)
+    _, loaded = loaded_after(["--home", str(home), "memory", "search", "tea"], SERVER)
+    assert loaded == "", f"feral memory search imported {loaded}"
+
+
+def lazy_groups(group: click.Group) -> list[LazyGroup]:
+    ctx = click.Context(group)
+    found = [group] if isinstance(group, LazyGroup) else []
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if isinstance(command, click.Group):
+            found += lazy_groups(command)
+    return found
+
+
+def test_every_lazy_entry_is_a_command_of_that_name() -> None:
+    groups = lazy_groups(cli)
+    assert {g.name for g in groups} >= {"cli", "memory", "sync"}
+    for group in groups:
+        ctx = click.Context(group)
+        for name in group.lazy_subcommands:
+            command = group.get_command(ctx, name)
+            assert command is not None and command.name == name, (group.name, name)
+
+
+def commands_of(path: str) -> list[str]:
+    group: click.Command | None = cli
+    for name in path.split():
+        assert isinstance(group, click.Group)
+        group = group.get_command(click.Context(group), name)
+    assert isinstance(group, click.Group)
+    return group.list_commands(click.Context(group))
+
+
+def test_each_group_lists_every_command_it_had_before_it_was_lazy() -> None:
+    assert commands_of("") == "demo graph init log mcp memory serve sync wiki".split()
+    assert commands_of("memory") == sorted(
+        "boost conflicts digest distill episodes export forget gc get import ingest link list nuke "
+        "prompt reembed remember resolve restore search stats".split()
+    )
+    assert commands_of("sync") == "cert clock-reset invite join node-id now peers status".split()
