@@ -273,7 +273,15 @@ CREATE TABLE conflict_queue (
         "".join(
             f"ALTER TABLE {t} ADD COLUMN opaque TEXT;\n"
             f"CREATE INDEX {t}_opaque ON {t}(id) WHERE opaque IS NOT NULL;\n"
-            for t in ("episodes", "facts", "exec_log", "memory_meta", "edges", "entities", "conflicts")
+            for t in (
+                "episodes",
+                "facts",
+                "exec_log",
+                "memory_meta",
+                "edges",
+                "entities",
+                "conflicts",
+            )
         ),
     ),
 )

@@ -3,9 +3,10 @@
 Run as ``python newer_schema.py [--protocols LOW:HIGH] ARGS...``: it registers, through the
 public extension points (``feral.sync.schema.add_column`` and
 ``feral.storage.migrations.register_migration``), what a future release might add, a nullable
-text column ``color`` appended to ``facts`` (one schema version above this release) and its migration, then runs the
-CLI with ARGS. The migration follows the rules of docs/PROTOCOL.md §10: it moves a value that
-the database kept opaque, while it was one version behind, into the new column.
+text column ``color`` appended to ``facts`` (one schema version above this release) and its
+migration, then runs the CLI with ARGS. The migration follows the rules of docs/PROTOCOL.md
+§10: it moves a value that the database kept opaque, while it was one version behind, into the
+new column.
 
 ``paint HOME NODE_ID FACT_ID COLOR`` instead writes a fact's color as the newer release's own
 code would (one local write through ``commit_local``): no command of this release names it.
