@@ -29,6 +29,7 @@ from feral.sync.delta import Page
 from feral.sync.errors import FeralError, NotFoundError
 from feral.sync.hlc import COUNTER_BITS, DEFAULT_MAX_DRIFT_MS, HybridClock, delta_limit_ms
 from feral.sync.session import Event, Failed, LocalPeer, PageReceived, State, SyncSession
+from feral.sync.snapshot import SnapshotSession
 from feral.sync.types import NodeId, PackedHLC, VersionVector
 
 from .faults import Faults, FaultyConnection
@@ -153,7 +154,7 @@ class SimNode:
             max_skew_ms=MAX_SKEW_MS,
             nonce=hashlib.sha256(seed).digest(),
         )
-        return SyncSession(local, page_limit=page_limit)
+        return SnapshotSession(local, page_limit=page_limit)
 
     # -- local writes (node/node.py) -----------------------------------------------------------
 

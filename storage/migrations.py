@@ -233,6 +233,17 @@ CREATE TABLE invitations (
 ) STRICT;
 """,
     ),
+    Migration(
+        # Logs and tombstones collected (issue 16): per origin, the newest stamp this log no
+        # longer holds every entry up to (pruned, or taken from a snapshot); a peer below it
+        # is sent a snapshot (storage/snapshot.py). Tombstones leave the row digest, so it is
+        # computed again at the next write.
+        "0014_prune",
+        """
+CREATE TABLE log_floor (origin TEXT PRIMARY KEY NOT NULL, hlc INTEGER NOT NULL) STRICT;
+DELETE FROM meta WHERE key = 'row_digest';
+""",
+    ),
 )
 
 

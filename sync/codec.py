@@ -25,6 +25,7 @@ from .errors import DecodeError, FeralError
 from .invitation import Join
 from .messages import Ack, Auth, CaughtUp, ErrorMessage, Hello, Pending, Vector
 from .schema import Value, table_by_code, table_by_name
+from .snapshot_messages import SnapshotAck, SnapshotPage
 from .types import NodeId, RowId
 
 __all__ = [
@@ -41,7 +42,7 @@ __all__ = [
     "unpack_frame",
 ]
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 KIND_PAGE = 1
 MAX_FRAME_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 8
@@ -181,12 +182,21 @@ def _decode_entry(entry: object, origin: NodeId) -> Delta:
     return Delta(table.name, RowId(row_id), hlc, origin, values)
 
 
-Message = Hello | Auth | Vector | Page | Ack | CaughtUp | ErrorMessage | Pending | Join
+Message = (
+    Hello | Auth | Vector | Page | Ack | CaughtUp | ErrorMessage | Pending | Join
+    | SnapshotPage | SnapshotAck
+)  # fmt: skip
 """Everything that travels in a ``/sync`` frame."""
 
-_MESSAGE_TYPES: dict[
-    int, type[Hello | Auth | Vector | Ack | CaughtUp | ErrorMessage | Pending | Join]
-] = {cls.KIND: cls for cls in (Hello, Auth, Vector, Ack, CaughtUp, ErrorMessage, Pending, Join)}
+_Fielded = (
+    Hello | Auth | Vector | Ack | CaughtUp | ErrorMessage | Pending | Join | SnapshotPage
+    | SnapshotAck
+)  # fmt: skip
+_MESSAGE_TYPES: dict[int, type[_Fielded]] = {
+    cls.KIND: cls
+    for cls in (Hello, Auth, Vector, Ack, CaughtUp, ErrorMessage, Pending, Join, SnapshotPage,
+                SnapshotAck)  # fmt: skip
+}
 
 
 def encode_message(message: Message) -> bytes:
