@@ -134,7 +134,7 @@ def test_an_empty_page_round_trips():
 
 def test_the_page_layout_matches_the_documented_wire_format():
     page = Page(ORIGIN, 5, (Delta("facts", RowId("r1"), 6, ORIGIN, None),))
-    assert msgpack.unpackb(encode_page(page)) == [2, 1, ORIGIN, 5, [[2, 6, "r1", None]]]
+    assert msgpack.unpackb(encode_page(page)) == [3, 1, ORIGIN, 5, [[2, 6, "r1", None]]]
 
 
 @given(st.lists(plain_values, max_size=10).map(tuple))
