@@ -28,7 +28,6 @@ from feral.sync.session import (
     JoinOffered,
     LocalPeer,
     State,
-    SyncSession,
 )
 from feral.sync.snapshot import SnapshotSession
 from feral.sync.text import printable

@@ -46,7 +46,8 @@ def prune_all(cluster: Cluster, nodes: list[SimNode]) -> None:
 
 
 def live_and_nuked(node: SimNode) -> tuple[set[str], set[str]]:
-    live, dead = set(), set()
+    live: set[str] = set()
+    dead: set[str] = set()
     for line in export.export_lines(node.conn):
         row = json.loads(line)
         (dead if row["deleted"] else live).add(row["id"])

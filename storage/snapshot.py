@@ -15,11 +15,12 @@ snapshot's.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from feral.sync.delta import Delta
 from feral.sync.errors import ClockSkewError
 from feral.sync.hlc import check_skew
-from feral.sync.schema import TABLES, Table, Value, table_by_code
+from feral.sync.schema import TABLES, Table, table_by_code
 from feral.sync.snapshot import SnapshotCursor, SnapshotPage
 from feral.sync.text import printable
 from feral.sync.types import NodeId, RowId, VersionVector
@@ -96,7 +97,7 @@ _BOOLS = {
 }
 
 
-def _delta(table: Table, record: tuple[Value, ...]) -> Delta:
+def _delta(table: Table, record: tuple[Any, ...]) -> Delta:
     *values, hlc, origin, deleted = record
     if deleted:
         return Delta(table.name, RowId(str(values[0])), int(hlc), NodeId(str(origin)), None)
@@ -170,9 +171,7 @@ def _drop_collected(conn: Connection, page: SnapshotPage) -> None:
     )
 
 
-def _adopt_holdings(
-    conn: Connection, vector: VersionVector, entries: dict[NodeId, int]
-) -> None:
+def _adopt_holdings(conn: Connection, vector: VersionVector, entries: dict[NodeId, int]) -> None:
     """This node now holds what the snapshot's vector says, where it held less; its log has
     none of those entries, so its floor rises with it."""
     mine = delta_log.version_vector(conn)

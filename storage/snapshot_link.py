@@ -19,8 +19,7 @@ from feral.sync.snapshot import (
     SnapshotSession,
 )
 
-from . import peers as peer_status
-from . import snapshot
+from . import peers as peer_status, snapshot
 from .connection import Connection, DatabaseError
 from .store import roll_back
 

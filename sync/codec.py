@@ -194,8 +194,18 @@ _Fielded = (
 )  # fmt: skip
 _MESSAGE_TYPES: dict[int, type[_Fielded]] = {
     cls.KIND: cls
-    for cls in (Hello, Auth, Vector, Ack, CaughtUp, ErrorMessage, Pending, Join, SnapshotPage,
-                SnapshotAck)  # fmt: skip
+    for cls in (
+        Hello,
+        Auth,
+        Vector,
+        Ack,
+        CaughtUp,
+        ErrorMessage,
+        Pending,
+        Join,
+        SnapshotPage,
+        SnapshotAck,
+    )  # fmt: skip
 }
 
 

@@ -26,7 +26,6 @@ CaughtUp waits for its ack.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 from .session import CLOSE_PROTOCOL, MAX_PAGES_IN_FLIGHT, State, SyncSession
 from .snapshot_messages import MAX_SNAPSHOT_ROWS, SnapshotAck, SnapshotPage
@@ -105,7 +104,7 @@ class SnapshotSession(SyncSession):
         for page in pages:
             if self.state is not State.OPEN or len(self._unacked) >= MAX_PAGES_IN_FLIGHT:
                 break
-            self._send(page)  # type: ignore[arg-type]
+            self._send(page)
             self._snapshot_sent += 1
             self._unacked.append((_SNAPSHOT, self._snapshot_sent, len(page.rows)))
             self._caught_up_sent = False
@@ -124,7 +123,7 @@ class SnapshotSession(SyncSession):
         if self.state is State.OPEN:
             self._applied_since_said = True
             self._snapshot_acked += 1
-            self._send(SnapshotAck(self._snapshot_acked))  # type: ignore[arg-type]
+            self._send(SnapshotAck(self._snapshot_acked))
 
     def _request(self, limit: int) -> None:
         if self._cursor is None or limit == 0:

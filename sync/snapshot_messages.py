@@ -17,6 +17,8 @@ __all__ = ["MAX_SNAPSHOT_ROWS", "SnapshotAck", "SnapshotPage"]
 
 MAX_SNAPSHOT_ROWS = 1000
 """Most rows one snapshot page may carry, like a log page's deltas."""
+
+
 @dataclass(frozen=True)
 class SnapshotPage:
     """Rows of one table with ids in ``(after, through]`` (``through`` None: to the end of the
@@ -46,7 +48,8 @@ class SnapshotPage:
         if len(fields) != 7:
             raise DecodeError(f"snapshot page has {len(fields)} fields, expected 7")
         vector, entries, code, after, through, rows, final = fields
-        table = table_by_code(code).name
+        schema = table_by_code(code)
+        table = schema.name
         if not isinstance(after, str) or not (through is None or isinstance(through, str)):
             raise DecodeError("a snapshot page's range must be row ids (through may be nil)")
         if not isinstance(rows, list) or len(rows) > MAX_SNAPSHOT_ROWS:
@@ -54,7 +57,7 @@ class SnapshotPage:
         if not isinstance(final, bool) or (final and through is not None):
             raise DecodeError("a snapshot page's final flag must be a bool, on a table's end")
         page = cls(Vector.from_fields([vector]).vector, Vector.from_fields([entries]).vector,
-                   int(code), after, through, tuple(_row(table, r) for r in rows), final)  # type: ignore[arg-type]  # fmt: skip
+                   schema.code, after, through, tuple(_row(table, r) for r in rows), final)  # fmt: skip
         page.check()
         return page
 
@@ -86,7 +89,7 @@ def _row(table: str, raw: object) -> Delta:
     if rest is not None and not isinstance(rest, list):
         raise DecodeError("a snapshot row's values must be an array or nil")
     values = None if rest is None else (row_id, *rest)
-    return Delta(table, RowId(row_id), hlc, check_node_id(origin), values)  # type: ignore[arg-type]
+    return Delta(table, RowId(row_id), hlc, check_node_id(origin), values)
 
 
 @dataclass(frozen=True)
