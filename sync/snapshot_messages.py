@@ -56,8 +56,9 @@ class SnapshotPage:
             raise DecodeError(f"a snapshot page holds at most {MAX_SNAPSHOT_ROWS} rows")
         if not isinstance(final, bool) or (final and through is not None):
             raise DecodeError("a snapshot page's final flag must be a bool, on a table's end")
+        held = tuple(_row(table, r) for r in rows)
         page = cls(Vector.from_fields([vector]).vector, Vector.from_fields([entries]).vector,
-                   schema.code, after, through, tuple(_row(table, r) for r in rows), final)  # fmt: skip
+                   schema.code, after, through, held, final)  # fmt: skip
         page.check()
         return page
 
