@@ -45,6 +45,9 @@ __all__ = ["MAX_EVENTS_PER_PUMP", "MAX_SKEW_MS", "SimNode"]
 P = ParamSpec("P")
 
 MAX_SKEW_MS = 300_000
+SNAPSHOT_ABOVE = 6
+"""A new device gets a snapshot once its sponsor's log holds more entries than this (the
+product's default is 1,000; the simulated logs are small)."""
 """The skew window every simulated node uses (FERAL's five minutes)."""
 
 MAX_EVENTS_PER_PUMP = 1_000
@@ -228,6 +231,7 @@ class SimNode:
             expected=peer if dialled else None,
             url=f"sim://{peer[:6]}",
             logger=SIM_LOG,
+            snapshot_above=SNAPSHOT_ABOVE,
         )
         self.eof_sent.discard(peer)
 

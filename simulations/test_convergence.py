@@ -53,6 +53,7 @@ from .forgery import forge_collision, relayed_entries
 from .memory_rules import MemoryModelRules
 from .network import Link
 from .profiles import TOTALS, pytest_settings
+from .pruning import RETENTION_MS, prune_device
 from .simnode import MAX_SKEW_MS, SimNode
 
 __all__ = ["MAX_ROUNDS", "ConvergenceMachine"]
@@ -233,7 +234,28 @@ class ConvergenceMachine(MemoryModelRules, RuleBasedStateMachine):
         until their clocks come within the window of them."""
         self.node(node).wall.skew_ms = skew
 
-    # -- node life -----------------------------------------------------------------------------
+    # -- pruning and snapshots (simulations/pruning.py) -----------------------------------------
+
+    @rule(node=node_index)
+    def prune(self, node: int) -> None:
+        """A device prunes its log and tombstones (``feral sync prune``): nothing a peer heard
+        from within the window lacks may go (checked against that peer's real holdings)."""
+        n = self.node(node)
+        if not n.is_down and not n.faults.active:
+            prune_device(self.c, n)
+
+    @rule(node=node_index)
+    def away_past_the_window(self, node: int) -> None:
+        """A device is cut off, more than the retention window passes, and every other device
+        prunes: when it comes back it holds less than their floors and gets a snapshot."""
+        n = self.node(node)
+        self.c.isolate(n)
+        self.c.time.advance(RETENTION_MS + 60_000)
+        for other in self.c.nodes:
+            if other is not n and not other.is_down and not other.faults.active:
+                prune_device(self.c, other)
+        TOTALS["absences"] += 1
+
 
     @rule(
         node=node_index, action=st.sampled_from(["restart", "backup", "restore", "restore-as-new"])
@@ -360,6 +382,12 @@ class ConvergenceMachine(MemoryModelRules, RuleBasedStateMachine):
         c.check_step()
         c.check_converged()
         self.check_graphs_agree()
+        if c.stats["pruned_entries"]:  # converged devices prune alike, and stay converged
+            for node in c.nodes:
+                prune_device(c, node)
+            TOTALS["rounds"] += c.settle(MAX_ROUNDS)
+            c.check_step()
+            c.check_converged()
 
     def check_graphs_agree(self) -> None:
         """Converged devices answer every graph query alike: the listing and a traversal from

@@ -3,7 +3,7 @@
 A log entry may go once every paired peer that still holds pruning back has acknowledged it
 (its acks and CaughtUps, kept in ``peer_status.vector``) **and** it is older than the retention
 window (``sync.retention_days``, 30 by default), judged by the wall clock in its stamp. A
-tombstone goes under the same rule, once no log entry of its row is left.
+tombstone goes under the same rule, judged by its own version.
 
 Which peers hold pruning back: a paired peer whose last CaughtUp (``last_sync_at``) is within
 the window. A peer silent longer than that, or one never heard from, no longer does: it gets a
@@ -122,26 +122,25 @@ def plan_prune(
             plan.entries += conn.execute(
                 "SELECT count(*) FROM delta_log WHERE origin = ? AND hlc <= ?", (origin, limit)
             ).fetchone()[0]
-    plan.tombstones = len(_collectable(conn, plan.limits, pruned=False))
+    plan.tombstones = len(_collectable(conn, plan.limits))
     plan.log_entries = conn.execute("SELECT count(*) FROM delta_log").fetchone()[0]
     return plan
 
 
-def _collectable(
-    conn: Connection, limits: dict[NodeId, int], *, pruned: bool
-) -> list[tuple[str, str]]:
-    """Tombstones under the limits, as ``(table, id)``; once ``pruned``, only those with no log
-    entry of their row left (before, the entries under the limits are about to go)."""
+def _collectable(conn: Connection, limits: dict[NodeId, int]) -> list[tuple[str, str]]:
+    """Tombstones whose version lies under its origin's limit, as ``(table, id)``.
+
+    The rule reads only the row's version, never this log's other entries of the row (which
+    differ between nodes: one that took a snapshot lacks the entries below it), so two nodes at
+    the same holdings, pruned at the same time, collect the same tombstones.
+    """
     found: list[tuple[str, str]] = []
     limits_json = json.dumps(limits)
     for table in TABLES:
         rows = conn.execute(
-            f'SELECT t.id FROM "{table.name}" t WHERE t.deleted = 1 '
-            "AND t.hlc <= coalesce(json_extract(?1, '$.' || t.origin), 0) "
-            "AND NOT EXISTS (SELECT 1 FROM delta_log d WHERE d.tbl = ?2 AND d.row_id = t.id "
-            "AND d.payload IS NULL AND (?3 OR d.hlc > "
-            "coalesce(json_extract(?1, '$.' || d.origin), 0)))",
-            (limits_json, table.code, int(pruned)),
+            f'SELECT id FROM "{table.name}" WHERE deleted = 1 '
+            "AND hlc <= coalesce(json_extract(?, '$.' || origin), 0)",
+            (limits_json,),
         )
         found.extend((table.name, str(r[0])) for r in rows)
     return found
@@ -160,7 +159,7 @@ def apply_prune(
             continue
         conn.execute("DELETE FROM delta_log WHERE origin = ? AND hlc <= ?", (origin, limit))
         raise_floor(conn, origin, int(top))
-    gone = _collectable(conn, plan.limits, pruned=True)
+    gone = _collectable(conn, plan.limits)
     for table in TABLES:
         ids = json.dumps([i for name, i in gone if name == table.name])
         conn.execute(f'DELETE FROM "{table.name}" WHERE deleted = 1 AND id IN '

@@ -175,8 +175,11 @@ def _adopt_holdings(conn: Connection, vector: VersionVector, entries: dict[NodeI
     """This node now holds what the snapshot's vector says, where it held less; its log has
     none of those entries, so its floor rises with it."""
     mine = delta_log.version_vector(conn)
+    counts = delta_log.log_entry_counts(conn)
     for origin, hlc in vector.items():
-        if hlc <= mine.get(origin, 0):
+        held, count = mine.get(origin, 0), counts.get(origin, 0)
+        # At an equal stamp with more entries, this copy had a hole (a restore): it is filled.
+        if hlc < held or (hlc == held and entries.get(origin, 0) <= count):
             continue
         conn.execute(
             "INSERT INTO version_vector(origin, hlc, entries) VALUES (?, ?, ?) "
