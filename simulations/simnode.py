@@ -29,7 +29,7 @@ from feral.sync.delta import Page
 from feral.sync.errors import FeralError, NotFoundError
 from feral.sync.hlc import COUNTER_BITS, DEFAULT_MAX_DRIFT_MS, HybridClock, delta_limit_ms
 from feral.sync.session import Event, Failed, LocalPeer, PageReceived, State, SyncSession
-from feral.sync.snapshot import SnapshotSession
+from feral.sync.snapshot import SnapshotReceived, SnapshotSession
 from feral.sync.types import NodeId, PackedHLC, VersionVector
 
 from .faults import Faults, FaultyConnection
@@ -288,6 +288,8 @@ class SimNode:
             self.stats["repairs"] += 1
         if isinstance(event, PageReceived):
             self._received(peer, event.page, handled, now)
+        elif isinstance(event, SnapshotReceived):  # its rows are checked as a page's deltas
+            self._received(peer, Page(peer, 0, event.page.rows), handled, now)
         return True
 
     def _store_failed(self, peer: NodeId, link: LinkHandler, exc: FeralError) -> None:

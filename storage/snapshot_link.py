@@ -88,4 +88,6 @@ def _apply(
         if rows:
             peer_status.record_transfer(conn, peer, received=rows)
         progress = peer_status.record_incoming(conn, peer, rows)
-    return Handled(committed=True, applied=rows, progress=progress)
+    # The final page moves the vector even when it holds no row: the other links must hear of it.
+    applied = rows or int(event.page.final)
+    return Handled(committed=True, applied=applied, progress=progress)
