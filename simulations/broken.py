@@ -233,7 +233,6 @@ def _row_live_above(conn: Conn, key: tuple[int, str], mark: tuple[int, str]) -> 
     return state is not None and not state[1] and state[0] > mark
 
 
-
 _real_peer_holds = prune._peer_holds
 _real_snapshot_pages = snapshot.snapshot_pages
 

@@ -75,8 +75,10 @@ def _pruned_origin(
     count = delta_log.log_entry_counts(node.conn).get(origin, 0)
     want = sum(1 for h in cluster.ledger.stamps(origin) if h <= hlc)
     if held != wrote or (count != want and origin not in cluster.holes_allowed):
-        return [f"{node.name} holds {len(held)} entries of {origin[:6]} above its floor {floor} "
-                f"(the origin wrote {len(wrote)} up to {hlc}), counts {count} of {want}"]
+        return [
+            f"{node.name} holds {len(held)} entries of {origin[:6]} above its floor {floor} "
+            f"(the origin wrote {len(wrote)} up to {hlc}), counts {count} of {want}"
+        ]
     return []
 
 

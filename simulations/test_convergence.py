@@ -256,7 +256,6 @@ class ConvergenceMachine(MemoryModelRules, RuleBasedStateMachine):
                 prune_device(self.c, other)
         TOTALS["absences"] += 1
 
-
     @rule(
         node=node_index, action=st.sampled_from(["restart", "backup", "restore", "restore-as-new"])
     )
