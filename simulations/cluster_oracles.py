@@ -16,7 +16,7 @@ from .faults import status_beyond_held
 from .forgery import alarms_between_honest_devices
 from .model import SimulationError, log_stamps, log_summary, store_records, words_kept_after_nuke
 from .nuking import erased_words_held
-from .pruning import above_floors
+from .pruning import above_floors, expected_after_pruning
 from .simnode import SimNode
 
 if TYPE_CHECKING:
@@ -99,8 +99,7 @@ def check_converged(cluster: Cluster) -> None:
         if list(export.export_lines(node.conn)) != lines:
             raise SimulationError(f"exports differ: {node.name} vs {first.name}")
         records = store_records(node.conn)
-        expected = {k: v for k, v in cluster.ledger.expected().items()
-                    if k in records or not v[3]}  # a collected tombstone  # fmt: skip
+        expected = expected_after_pruning(cluster, records)
         if records != expected:
             wrong = sorted(k for k in records.keys() | expected.keys()
                            if records.get(k) != expected.get(k))  # fmt: skip

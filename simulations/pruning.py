@@ -19,13 +19,14 @@ from feral.storage import prune, snapshot
 from feral.storage.store import run_write
 from feral.sync.types import NodeId
 
-from .model import SimulationError
+from .model import Record, SimulationError
+from .replica import RowKey
 
 if TYPE_CHECKING:
     from .cluster import Cluster
     from .simnode import SimNode
 
-__all__ = ["RETENTION_MS", "above_floors", "prune_device"]
+__all__ = ["RETENTION_MS", "above_floors", "expected_after_pruning", "prune_device"]
 
 RETENTION_MS = 20 * 60_000
 """The simulated retention window: 20 minutes of virtual time (the machines jump past it)."""
@@ -73,3 +74,24 @@ def above_floors(node: SimNode, stamps: dict[NodeId, list[int]]) -> dict[NodeId,
 
 def floors_json(node: SimNode) -> str:
     return json.dumps(snapshot.log_floors(node.conn), sort_keys=True)
+
+
+def expected_after_pruning(cluster: Cluster, records: dict[RowKey, Record]) -> dict[RowKey, Record]:
+    """The ledger's last-write-wins winners, as pruning leaves them in ``records``.
+
+    A winning tombstone may have been collected (the row is gone). And once a device was away
+    past the window, or restored from an older copy, a write older than a tombstone may reach a
+    device only after that device collected the tombstone: it brings the row back, everywhere
+    alike (docs/PROTOCOL.md §11, the limit of collecting tombstones). Anything else is a bug.
+    """
+    stale = cluster.stats["absences"] + cluster.stats["restores"] > 0
+    expected: dict[RowKey, Record] = {}
+    for key, winner in cluster.ledger.expected().items():
+        held = records.get(key)
+        if winner[3] and held is None:
+            continue  # a collected tombstone
+        if stale and winner[3] and held is not None and not held[3] and held[1:3] < winner[1:3]:
+            expected[key] = held  # an older write that outran a collected tombstone
+            continue
+        expected[key] = winner
+    return expected

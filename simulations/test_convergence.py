@@ -254,7 +254,7 @@ class ConvergenceMachine(MemoryModelRules, RuleBasedStateMachine):
         for other in self.c.nodes:
             if other is not n and not other.is_down and not other.faults.active:
                 prune_device(self.c, other)
-        TOTALS["absences"] += 1
+        self.c.stats["absences"] += 1
 
     @rule(
         node=node_index, action=st.sampled_from(["restart", "backup", "restore", "restore-as-new"])
