@@ -248,13 +248,19 @@ class ConvergenceMachine(MemoryModelRules, RuleBasedStateMachine):
     def away_past_the_window(self, node: int) -> None:
         """A device is cut off, more than the retention window passes, and every other device
         prunes: when it comes back it holds less than their floors and gets a snapshot."""
-        n = self.node(node)
-        self.c.isolate(n)
-        self.c.time.advance(RETENTION_MS + 60_000)
-        for other in self.c.nodes:
+        n, c = self.node(node), self.c
+        c.isolate(n)
+        c.time.advance(RETENTION_MS + 60_000)
+        edges, away = c.edges, c.nodes.index(n)
+        c.edges = [edge for edge in edges if away not in edge]  # the others keep syncing
+        try:
+            c.run_rounds(SETTLE_ROUNDS)
+        finally:
+            c.edges = edges
+        for other in c.nodes:
             if other is not n and not other.is_down and not other.faults.active:
-                prune_device(self.c, other)
-        self.c.stats["absences"] += 1
+                prune_device(c, other)
+        c.stats["absences"] += 1
 
     @rule(
         node=node_index, action=st.sampled_from(["restart", "backup", "restore", "restore-as-new"])
