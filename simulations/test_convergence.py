@@ -382,17 +382,22 @@ class ConvergenceMachine(MemoryModelRules, RuleBasedStateMachine):
         c.anti_entropy()  # the ticks of the time that passed: held-back entries are sent now
         # One round finds and repairs every hole: quiet means both sides hold the same.
         TOTALS["rounds"] += c.sync_until_quiet(MAX_ROUNDS)
+        self.prune_alike()
         c.check_converged()
         TOTALS["rounds"] += c.settle(MAX_ROUNDS)
+        self.prune_alike()
         c.check_step()
         c.check_converged()
         self.check_graphs_agree()
-        if c.stats["pruned_entries"]:  # converged devices prune alike, and stay converged
+
+    def prune_alike(self) -> None:
+        """Devices that pruned may still hold different tombstones (each collects at its own
+        pace); once every one has pruned at the same time they hold the same, and stay in sync."""
+        c = self.c
+        if c.stats["pruned_entries"]:
             for node in c.nodes:
                 prune_device(c, node)
-            TOTALS["rounds"] += c.settle(MAX_ROUNDS)
-            c.check_step()
-            c.check_converged()
+            TOTALS["rounds"] += c.sync_until_quiet(MAX_ROUNDS)
 
     def check_graphs_agree(self) -> None:
         """Converged devices answer every graph query alike: the listing and a traversal from
