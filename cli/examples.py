@@ -48,6 +48,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "feral memory digest": ("feral memory digest --topic 'dentist' --max-tokens 400",),
     "feral memory prompt": ("feral memory prompt --scope user",),
     "feral sync": ("feral sync status",),
+    "feral sync prune": ("feral sync prune --dry-run",),
     "feral sync node-id": ("feral sync node-id",),
     "feral sync peers": ("feral sync peers --json",),
     "feral sync peers add": (

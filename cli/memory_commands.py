@@ -291,6 +291,12 @@ def stats(home: Path, scope: str | None, as_json: bool) -> None:
         click.echo(f"embedder       {name} ({dim} dims), {count} vectors{unused}")
     click.echo(f"embed queue    {queue_line(result['embed_pending'])}")
     click.echo(f"conflicts      {result['conflicting_values']} slot(s) with conflicting values")
+    pruning = result["prune"]
+    oldest = pruning["oldest_unacknowledged_peer"]
+    lagging = "none" if oldest is None else f"{oldest['name'] or oldest['node_id']}"
+    click.echo(f"prunable       {pruning['prunable_entries']} log entries, "
+               f"{pruning['prunable_tombstones']} tombstones (feral sync prune)")  # fmt: skip
+    click.echo(f"oldest unacked {lagging}")
 
 
 @memory.command()

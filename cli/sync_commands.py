@@ -274,6 +274,30 @@ def status(home: Path, as_json: bool) -> None:
         click.echo(line)
 
 
+@sync.command()
+@click.option("--dry-run", is_flag=True, help="Say what would go; remove nothing.")
+@json_option("prune")
+@pass_home
+def prune(home: Path, dry_run: bool, as_json: bool) -> None:
+    """Collect log entries and tombstones every peer acknowledged, once older than
+    sync.retention_days (a peer silent longer gets a snapshot instead)."""
+    from feral.node.prune import prune_now
+
+    done = with_node(home, lambda node: prune_now(node, dry_run=dry_run))
+    if as_json:
+        echo_json(done)
+        return
+    verb = "would remove" if dry_run else "removed"
+    click.echo(f"{verb} {done['prunable_entries']} log entries and "
+               f"{done['prunable_tombstones']} tombstones; the log holds "
+               f"{done['log_entries']} entries")  # fmt: skip
+    oldest = done["oldest_unacknowledged_peer"]
+    if isinstance(oldest, dict):
+        state = "holds pruning back" if oldest["holds"] else "silent too long: gets a snapshot"
+        click.echo(f"oldest unacknowledged peer: {oldest['name'] or oldest['node_id']} "
+                   f"({oldest['lacking']} entries behind, {state})")  # fmt: skip
+
+
 def _status_cells(p: dict[str, Any], now: int) -> tuple[str, ...]:
     """One peer's row for people: short id, durations and counts in their units."""
     if p["link_up"]:

@@ -164,6 +164,8 @@ EmbedderName = Annotated[
     ),
 ]
 SkewMs = Annotated[int, Meta(ge=1, le=MAX_CLOCK_SKEW_MS)]
+RetentionDays = Annotated[float, Meta(gt=0, le=36_500)]
+SnapshotAbove = Annotated[int, Meta(ge=-1)]
 Trigger = Annotated[float, Meta(gt=0, le=1)]
 """A fraction of the budget: 1 is the whole budget, 0 would compact on every message."""
 
@@ -238,6 +240,14 @@ class SyncSettings:
     """MiB a paired peer may send per minute; beyond, it is slowed (never dropped for it)."""
     flood_drop_s: LinkSeconds = 10.0
     """A peer held back by the frame cap this long without a pause is dropped (``rate_limited``)."""
+    retention_days: RetentionDays = 30
+    """Log entries and tombstones every peer acknowledged are collected once this old; a peer
+    silent longer gets a snapshot (storage/prune.py)."""
+    prune_every_s: LinkSeconds = 3600.0
+    """How often ``feral serve`` prunes (``feral sync prune`` runs one at once)."""
+    snapshot_above_entries: SnapshotAbove = 1000
+    """A peer with an empty store gets a snapshot instead of the log once the log holds more
+    entries than this (-1: only when the log no longer holds what it lacks)."""
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from feral.storage.search import content_of
 from feral.sync.errors import InvalidInput
 
 from .limits import MAX_IMPORTANCE
+from .prune import prune_figures
 from .scopes import DEFAULT_SCOPE, check_scope, session_scope
 
 if TYPE_CHECKING:
@@ -83,6 +84,7 @@ async def list_memories(
 async def scoped_stats(node: Node, scope: str | None) -> dict[str, Any]:
     """``feral memory stats``, its tiers counted within ``scope`` when one is given."""
     result = await node.stats()
+    result["prune"] = await prune_figures(node)  # node/prune.py
     if scope is not None:
         result["scope"] = check_scope(scope)
         result["tiers"] = await node.store.read(listing.scope_counts, scope)

@@ -28,8 +28,8 @@ from feral.sync.session import (
     JoinOffered,
     LocalPeer,
     State,
-    SyncSession,
 )
+from feral.sync.snapshot import SnapshotSession
 from feral.sync.text import printable
 from feral.sync.types import NodeId
 
@@ -120,7 +120,7 @@ class PeerLink:
         """This link's row in ``peer_links`` while it is up, read by ``sync status``."""
         self._linked = False
         self._reports = LinkReport(progress, serve_log=failures is not None)
-        self.session = SyncSession(self._local_peer(), page_limit=1000)
+        self.session = SnapshotSession(self._local_peer(), page_limit=1000)
         self.handler = LinkHandler(
             self.session,
             expected=expected,
@@ -128,6 +128,7 @@ class PeerLink:
             encrypted=transport.encrypted,
             max_skew_ms=lambda: node.settings.sync.max_clock_skew_ms,
             certificate=getattr(transport, "certificate", None),  # node/transport.py's
+            snapshot_above=node.settings.sync.snapshot_above_entries,
         )
 
     @property

@@ -52,6 +52,7 @@ from .listener import sole_server
 from .mcp_mount import LazyMcp
 from .node import Node
 from .peer import FailureLog, LinkResult, PeerLink
+from .prune import prune_on_schedule
 from .tls import identity_fingerprint, server_context
 from .transport import ServerTransport
 
@@ -214,6 +215,7 @@ class SyncService:
         stalled = asyncio.create_task(
             close_stalled_requests(server, lambda: self.node.settings.sync.handshake_timeout_s)
         )
+        pruning = asyncio.create_task(prune_on_schedule(self.node))  # storage/prune.py
         self._start_dialers()
         sockets = [self.listener] if self.listener is not None else None
         serving = asyncio.create_task(server.serve(sockets=sockets))
@@ -226,10 +228,11 @@ class SyncService:
         finally:
             watcher.cancel()
             stalled.cancel()
+            pruning.cancel()
             await self._close_links()
             for task in self._dialers.values():
                 task.cancel()
-            await asyncio.gather(watcher, stalled, *self._dialers.values(),
+            await asyncio.gather(watcher, stalled, pruning, *self._dialers.values(),
                                  return_exceptions=True)  # fmt: skip
 
     async def _close_links(self) -> None:

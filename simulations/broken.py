@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from feral.storage import conflicts, delta_log, erase, integrity, link, memories
+from feral.storage import conflicts, delta_log, erase, integrity, link, memories, prune, snapshot
 from feral.storage.connection import DatabaseError
 from feral.storage.store import roll_back
 from feral.sync import merge
@@ -257,6 +257,22 @@ def _forks_of_writes_not_in_line(writes: Iterable[LoggedWrite], **_: object) -> 
     ]
 
 
+_real_peer_holds = prune._peer_holds
+_real_snapshot_pages = snapshot.snapshot_pages
+
+
+def _no_peer_holds_back(conn: Conn, paired: Any, now_ms: int, window_ms: int) -> Any:
+    """Every entry older than the window goes, acknowledged or not."""
+    holds, _ = _real_peer_holds(conn, paired, now_ms, window_ms)
+    return holds, []
+
+
+def _snapshot_without_tombstones(conn: Conn, cursor: Any, limit: int) -> Any:
+    """A snapshot of the live rows only: the tombstones are left out of its pages."""
+    pages = _real_snapshot_pages(conn, cursor, limit)
+    return [replace(p, rows=tuple(r for r in p.rows if r.values is not None)) for p in pages]
+
+
 VARIANTS = (
     Variant(
         "tie_break_ignores_node_id",
@@ -354,5 +370,15 @@ VARIANTS = (
         "wal_keeps_nuked_words",
         "convergence",
         ((erase, "checkpoint_wal", lambda conn: True),),
+    ),
+    Variant(
+        "prune_before_every_peer_acked",
+        "convergence",
+        ((prune, "_peer_holds", _no_peer_holds_back),),
+    ),
+    Variant(
+        "snapshot_drops_tombstones",
+        "convergence",
+        ((snapshot, "snapshot_pages", _snapshot_without_tombstones),),
     ),
 )

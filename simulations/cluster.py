@@ -15,7 +15,7 @@ from collections import Counter
 from itertools import combinations
 from pathlib import Path
 
-from feral.storage import delta_log
+from feral.storage import delta_log, snapshot
 from feral.sync.types import NodeId
 
 from .cluster_oracles import check_converged, check_step
@@ -230,6 +230,9 @@ class Cluster:
         for member in self.nodes:  # the backup may hold words nuked since: they may spread
             member.erased_words = frozenset()
         surviving = {(o, h) for n in self.nodes for o, hs in log_stamps(n.conn).items() for h in hs}
+        floors = [snapshot.log_floors(n.conn) for n in self.nodes]  # pruned entries were held
+        surviving |= {(o, h) for o, h in self.ledger.all_stamps()
+                      if h <= max((f.get(o, 0) for f in floors), default=0)}  # fmt: skip
         self.ledger.keep_only(surviving)
         self.stats["restores"] += 1
 

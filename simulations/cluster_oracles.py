@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from feral.storage import delta_log, export, row_digest
+from feral.storage import delta_log, export, row_digest, snapshot
+from feral.sync.types import NodeId
 
 from .conflict_oracle import check_conflicts
 from .faults import status_beyond_held
 from .forgery import alarms_between_honest_devices
 from .model import SimulationError, log_stamps, log_summary, store_records, words_kept_after_nuke
 from .nuking import erased_words_held
+from .pruning import above_floors, expected_after_pruning
 from .simnode import SimNode
 
 if TYPE_CHECKING:
@@ -41,9 +43,15 @@ def check_step(cluster: Cluster) -> None:
         problems += erased_words_held(node, cluster.secrets)
         summary = log_summary(node.conn)
         counts = delta_log.log_entry_counts(node.conn)
-        if counts != {origin: count for origin, (count, _) in summary.items()}:
+        floors = snapshot.log_floors(node.conn)
+        unpruned = {o: c for o, c in counts.items() if o not in floors}
+        if unpruned != {origin: count for origin, (count, _) in summary.items()
+                        if origin not in floors}:  # fmt: skip
             problems.append(f"{node.name}'s entry counts {counts} differ from its log")
         for origin, hlc in vector.items():
+            if origin in floors:
+                problems += _pruned_origin(cluster, node, origin, hlc, floors[origin])
+                continue
             count, top = summary.get(origin, (0, 0))
             want = sum(1 for h in cluster.ledger.stamps(origin) if h <= hlc)
             if origin in cluster.holes_allowed:
@@ -58,6 +66,23 @@ def check_step(cluster: Cluster) -> None:
         raise SimulationError("\n".join(problems))
 
 
+def _pruned_origin(
+    cluster: Cluster, node: SimNode, origin: NodeId, hlc: int, floor: int
+) -> list[str]:
+    """An origin whose log this node pruned (or took from a snapshot): its log holds exactly
+    the origin's writes above the floor, up to its vector, and its count is of them all."""
+    held = [h for h in log_stamps(node.conn).get(origin, []) if h > floor]
+    wrote = [h for h in cluster.ledger.stamps(origin) if floor < h <= hlc]
+    count = delta_log.log_entry_counts(node.conn).get(origin, 0)
+    want = sum(1 for h in cluster.ledger.stamps(origin) if h <= hlc)
+    if held != wrote or (count != want and origin not in cluster.holes_allowed):
+        return [
+            f"{node.name} holds {len(held)} entries of {origin[:6]} above its floor {floor} "
+            f"(the origin wrote {len(wrote)} up to {hlc}), counts {count} of {want}"
+        ]
+    return []
+
+
 def check_converged(cluster: Cluster) -> None:
     """After quiescence: equal vectors, byte-identical exports, every row its LWW winner,
     every log every write, row digests equal and equal to the digest computed afresh
@@ -66,7 +91,6 @@ def check_converged(cluster: Cluster) -> None:
     storage/erase.py's ``_WITHDRAW_ALARMS``)."""
     first = cluster.nodes[0]
     lines = list(export.export_lines(first.conn))
-    expected = cluster.ledger.expected()
     stamps = {
         o: cluster.ledger.stamps(o) for o in cluster.ledger.entries if cluster.ledger.stamps(o)
     }
@@ -76,6 +100,7 @@ def check_converged(cluster: Cluster) -> None:
         if list(export.export_lines(node.conn)) != lines:
             raise SimulationError(f"exports differ: {node.name} vs {first.name}")
         records = store_records(node.conn)
+        expected = expected_after_pruning(cluster, records)
         if records != expected:
             wrong = sorted(k for k in records.keys() | expected.keys()
                            if records.get(k) != expected.get(k))  # fmt: skip
@@ -83,7 +108,7 @@ def check_converged(cluster: Cluster) -> None:
                 f"{k[1]}: holds {records.get(k)}, LWW winner {expected.get(k)}" for k in wrong
             )
             raise SimulationError(f"{node.name} does not hold the LWW winners: {detail}")
-        if log_stamps(node.conn) != stamps:
+        if above_floors(node, log_stamps(node.conn)) != above_floors(node, stamps):
             raise SimulationError(f"{node.name}'s log differs from every write made")
         _check_digests(node, first)
         if alarms := alarms_between_honest_devices(node):

@@ -31,6 +31,7 @@ from feral.sync.delta import Page
 from feral.sync.errors import FeralError, NotFoundError
 from feral.sync.hlc import COUNTER_BITS, DEFAULT_MAX_DRIFT_MS, HybridClock, delta_limit_ms
 from feral.sync.session import Event, Failed, LocalPeer, PageReceived, State, SyncSession
+from feral.sync.snapshot import SnapshotReceived, SnapshotSession
 from feral.sync.types import NodeId, PackedHLC, VersionVector
 from feral.sync.versions import ProtocolRange
 
@@ -47,6 +48,9 @@ __all__ = ["MAX_EVENTS_PER_PUMP", "MAX_SKEW_MS", "SimNode"]
 P = ParamSpec("P")
 
 MAX_SKEW_MS = 300_000
+SNAPSHOT_ABOVE = 6
+"""A new device gets a snapshot once its sponsor's log holds more entries than this (the
+product's default is 1,000; the simulated logs are small)."""
 """The skew window every simulated node uses (FERAL's five minutes)."""
 
 MAX_EVENTS_PER_PUMP = 1_000
@@ -157,7 +161,7 @@ class SimNode:
             nonce=hashlib.sha256(seed).digest(),
             protocols=protocols,
         )
-        return SyncSession(local, page_limit=page_limit)
+        return SnapshotSession(local, page_limit=page_limit)
 
     # -- local writes (node/node.py) -----------------------------------------------------------
 
@@ -233,6 +237,7 @@ class SimNode:
             expected=peer if dialled else None,
             url=f"sim://{peer[:6]}",
             logger=SIM_LOG,
+            snapshot_above=SNAPSHOT_ABOVE,
         )
         self.eof_sent.discard(peer)
 
@@ -294,6 +299,8 @@ class SimNode:
             self.stats["repairs"] += 1
         if isinstance(event, PageReceived):
             self._received(peer, event.page, handled, now)
+        elif isinstance(event, SnapshotReceived):  # its rows are checked as a page's deltas
+            self._received(peer, Page(peer, 0, event.page.rows), handled, now)
         return True
 
     def _store_failed(self, peer: NodeId, link: LinkHandler, exc: FeralError) -> None:

@@ -55,6 +55,7 @@ from .forgery import forge_collision, relayed_entries
 from .memory_rules import MemoryModelRules
 from .network import Link
 from .profiles import TOTALS, pytest_settings
+from .pruning import RETENTION_MS, prune_device
 from .simnode import MAX_SKEW_MS, SimNode
 from .version_rules import VersionRules
 
@@ -236,7 +237,33 @@ class ConvergenceMachine(MemoryModelRules, VersionRules, RuleBasedStateMachine):
         until their clocks come within the window of them."""
         self.node(node).wall.skew_ms = skew
 
-    # -- node life -----------------------------------------------------------------------------
+    # -- pruning and snapshots (simulations/pruning.py) -----------------------------------------
+
+    @rule(node=node_index)
+    def prune(self, node: int) -> None:
+        """A device prunes its log and tombstones (``feral sync prune``): nothing a peer heard
+        from within the window lacks may go (checked against that peer's real holdings)."""
+        n = self.node(node)
+        if not n.is_down and not n.faults.active:
+            prune_device(self.c, n)
+
+    @rule(node=node_index)
+    def away_past_the_window(self, node: int) -> None:
+        """A device is cut off, more than the retention window passes, and every other device
+        prunes: when it comes back it holds less than their floors and gets a snapshot."""
+        n, c = self.node(node), self.c
+        c.isolate(n)
+        c.time.advance(RETENTION_MS + 60_000)
+        edges, away = c.edges, c.nodes.index(n)
+        c.edges = [edge for edge in edges if away not in edge]  # the others keep syncing
+        try:
+            c.run_rounds(SETTLE_ROUNDS)
+        finally:
+            c.edges = edges
+        for other in c.nodes:
+            if other is not n and not other.is_down and not other.faults.active:
+                prune_device(c, other)
+        c.stats["absences"] += 1
 
     @rule(
         node=node_index, action=st.sampled_from(["restart", "backup", "restore", "restore-as-new"])
@@ -358,11 +385,22 @@ class ConvergenceMachine(MemoryModelRules, VersionRules, RuleBasedStateMachine):
         c.anti_entropy()  # the ticks of the time that passed: held-back entries are sent now
         # One round finds and repairs every hole: quiet means both sides hold the same.
         TOTALS["rounds"] += c.sync_until_quiet(MAX_ROUNDS)
+        self.prune_alike()
         c.check_converged()
         TOTALS["rounds"] += c.settle(MAX_ROUNDS)
+        self.prune_alike()
         c.check_step()
         c.check_converged()
         self.check_graphs_agree()
+
+    def prune_alike(self) -> None:
+        """Devices that pruned may still hold different tombstones (each collects at its own
+        pace); once every one has pruned at the same time they hold the same, and stay in sync."""
+        c = self.c
+        if c.stats["pruned_entries"]:
+            for node in c.nodes:
+                prune_device(c, node)
+            TOTALS["rounds"] += c.sync_until_quiet(MAX_ROUNDS)
 
     def check_graphs_agree(self) -> None:
         """Converged devices answer every graph query alike: the listing and a traversal from

@@ -33,6 +33,7 @@ __all__ = [
     "changes_since",
     "clock_high_water",
     "log_entry_counts",
+    "merge_rows",
     "own_high_water",
     "prior_from_columns",
     "version_vector",
@@ -95,6 +96,14 @@ def apply_deltas(conn: Connection, deltas: Sequence[Delta]) -> None:
     One pass builds both the rows and the log entries: this runs for every write, local or
     remote, and its Python work is a visible share of a batch's time.
     """
+    for origin, origin_entries in merge_rows(conn, deltas).items():
+        _append_log(conn, origin, origin_entries)
+
+
+def merge_rows(conn: Connection, deltas: Sequence[Delta]) -> dict[NodeId, list[_LogEntry]]:
+    """Merge ``deltas`` into their rows (erasing as :func:`apply_deltas` says) and keep the row
+    digest; returns the log entries they make, by origin, for the caller to append (a snapshot,
+    storage/snapshot.py, merges rows without logging them)."""
     rows: dict[str, list[list[Value]]] = defaultdict(list)
     entries: dict[NodeId, list[_LogEntry]] = defaultdict(list)
     for delta in erase_outdated(conn, deltas):
@@ -129,8 +138,7 @@ def apply_deltas(conn: Connection, deltas: Sequence[Delta]) -> None:
         change += row_digest.change_of(conn, name, table_rows)
         conn.executemany(_UPSERT[name], table_rows)
     row_digest.store_digest(conn, change)
-    for origin, origin_entries in entries.items():
-        _append_log(conn, origin, origin_entries)
+    return entries
 
 
 def _append_log(conn: Connection, origin: NodeId, entries: list[_LogEntry]) -> None:

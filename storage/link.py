@@ -46,11 +46,13 @@ from feral.sync.session import (
     PeerPending,
     SyncSession,
 )
+from feral.sync.snapshot import SnapshotRequested
 from feral.sync.types import NodeId
 
 from . import delta_log, peers as peer_status, row_digest
 from .connection import Connection, DatabaseError
 from .held_back import held_back_messages, holding_back_messages
+from .snapshot_link import SNAPSHOT_EVENTS, answer_snapshot, handle_snapshot_event
 from .store import roll_back
 
 __all__ = ["FailureLog", "Handled", "LinkHandler", "LinkResult", "writes"]
@@ -138,7 +140,7 @@ class FailureLog:
 def writes(event: Event) -> bool:
     """Whether answering ``event`` writes: a request for deltas only reads, and runs outside a
     write transaction, so a peer catching up never holds the database's write lock."""
-    return not isinstance(event, DeltasRequested)
+    return not isinstance(event, DeltasRequested | SnapshotRequested)
 
 
 class LinkHandler:
@@ -166,8 +168,11 @@ class LinkHandler:
         max_skew_ms: Callable[[], int] | None = None,
         certificate: str | None = None,
         logger: logging.Logger = log,
+        snapshot_above: int = 1000,
     ) -> None:
         self.session = session
+        self.snapshot_above = snapshot_above
+        """A peer with an empty store gets a snapshot once the log holds more entries."""
         self.expected = expected
         self.url = url
         self.encrypted = encrypted
@@ -187,8 +192,11 @@ class LinkHandler:
             return Handled()
         if isinstance(event, Authenticated):
             return self._authenticated(conn, event)
+        if isinstance(event, SNAPSHOT_EVENTS):
+            return handle_snapshot_event(self, conn, event)
         if isinstance(event, DeltasRequested):
-            self._answer(conn, event)
+            if not answer_snapshot(self, conn, event):
+                self._answer(conn, event)
         elif isinstance(event, PageReceived):
             return self._apply(conn, event)
         elif isinstance(event, PageAcked):

@@ -266,6 +266,17 @@ CREATE TABLE conflict_queue (
 """,
     ),
     Migration(
+        # Logs and tombstones collected (issue 16): per origin, the newest stamp this log no
+        # longer holds every entry up to (pruned, or taken from a snapshot); a peer below it
+        # is sent a snapshot (storage/snapshot.py). Tombstones leave the row digest, so it is
+        # computed again at the next write.
+        "0014_prune",
+        """
+CREATE TABLE log_floor (origin TEXT PRIMARY KEY NOT NULL, hlc INTEGER NOT NULL) STRICT;
+DELETE FROM meta WHERE key = 'row_digest';
+""",
+    ),
+    Migration(
         # Mixed versions sync (issue 16): the values of columns a newer schema added and this
         # one does not know, kept with their row as a JSON array (sync/unknown.py), merged and
         # relayed with it; the index finds the few rows that hold any.

@@ -89,10 +89,16 @@ def _hash(table: str, record: Sequence[object]) -> int:
     (about 3 µs): one packer a thread, and the REAL columns (one, in facts) fixed up only when
     one holds an int (a generator expression here cost a fifth of the time).
 
-    ``record`` ends with the row's ``opaque`` column. The row is hashed in its wire form
-    (sync/unknown.py), so that nodes of two schema versions holding the same row agree: a row
-    without unknown values in a table this version did not extend hashes as it always has.
-    """
+    ``record`` ends with the row's ``deleted`` flag and its ``opaque`` column. The row is hashed
+    in its wire form (sync/unknown.py), so that nodes of two schema versions holding the same row
+    agree: a row without unknown values in a table this version did not extend hashes as it
+    always has.
+
+    A tombstone hashes to 0: it holds no words, and tombstones are collected (storage/prune.py)
+    on each node at its own pace, so two nodes at equal vectors may hold different ones; a
+    live row one side holds and the other deleted still shows in the digests."""
+    if record[-2]:
+        return 0
     if record[-1] is None and _PLAIN[table]:
         record = record[:-1]
     else:

@@ -28,6 +28,7 @@ from .errors import DecodeError, FeralError
 from .invitation import Join
 from .messages import Ack, Auth, CaughtUp, ErrorMessage, Hello, Pending, Vector
 from .schema import Value, table_by_code, table_by_name
+from .snapshot_messages import SnapshotAck, SnapshotPage
 from .types import NodeId, RowId
 from .versions import FIRST_NEGOTIATING, ProtocolRange
 
@@ -201,12 +202,31 @@ def _prior_from(prior: object) -> Version | None:
     return Version(hlc, NodeId(origin))
 
 
-Message = Hello | Auth | Vector | Page | Ack | CaughtUp | ErrorMessage | Pending | Join
+Message = (
+    Hello | Auth | Vector | Page | Ack | CaughtUp | ErrorMessage | Pending | Join
+    | SnapshotPage | SnapshotAck
+)  # fmt: skip
 """Everything that travels in a ``/sync`` frame."""
 
-_MESSAGE_TYPES: dict[
-    int, type[Hello | Auth | Vector | Ack | CaughtUp | ErrorMessage | Pending | Join]
-] = {cls.KIND: cls for cls in (Hello, Auth, Vector, Ack, CaughtUp, ErrorMessage, Pending, Join)}
+_Fielded = (
+    Hello | Auth | Vector | Ack | CaughtUp | ErrorMessage | Pending | Join | SnapshotPage
+    | SnapshotAck
+)  # fmt: skip
+_MESSAGE_TYPES: dict[int, type[_Fielded]] = {
+    cls.KIND: cls
+    for cls in (
+        Hello,
+        Auth,
+        Vector,
+        Ack,
+        CaughtUp,
+        ErrorMessage,
+        Pending,
+        Join,
+        SnapshotPage,
+        SnapshotAck,
+    )  # fmt: skip
+}
 
 
 def encode_message(message: Message, version: int = PROTOCOL_VERSION) -> bytes:

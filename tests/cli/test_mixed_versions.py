@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from feral.sync.schema import SCHEMA_VERSION
+
 from .servers import FeralNode, Mesh, export_rows, pair, wait_until
 
 HELPER = Path(__file__).with_name("newer_schema.py")
@@ -82,7 +84,8 @@ def test_a_newer_column_crosses_an_older_relay_intact(mesh: Mesh):
     refused = laptop.run("memory", "export", check=False)
     assert refused.returncode == 1 and refused.stdout == ""
     assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
-    assert "schema version 3" in refused.stderr and "knows schema version 2" in refused.stderr
+    newer, known = f"schema version {SCHEMA_VERSION + 1}", f"knows schema version {SCHEMA_VERSION}"
+    assert newer in refused.stderr and known in refused.stderr
 
     server.start()
     server.wait_ready()

@@ -1,0 +1,97 @@
+"""Pruning on the simulated devices, and what the oracles allow once logs are pruned.
+
+The devices prune with the product's code (storage/prune.py, looked up at call time so
+broken.py can swap it). :func:`prune_device` also checks the spec's rule against the truth the
+simulation knows: no entry goes that a peer which still holds pruning back (heard from within
+the window) does not actually hold, whatever the pruning node has recorded of it.
+
+Once a log is pruned (or a device took a snapshot), it holds each origin's entries only above
+that origin's floor (storage/snapshot.py's ``log_floor``); the oracles compare logs there, and a
+tombstone the ledger says wins may have been collected.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from feral.storage import prune, snapshot
+from feral.storage.store import run_write
+from feral.sync.types import NodeId
+
+from .model import Record, SimulationError
+from .replica import RowKey
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
+    from .simnode import SimNode
+
+__all__ = ["RETENTION_MS", "above_floors", "expected_after_pruning", "prune_device"]
+
+RETENTION_MS = 20 * 60_000
+"""The simulated retention window: 20 minutes of virtual time (the machines jump past it)."""
+
+
+def prune_device(cluster: Cluster, node: SimNode) -> int:
+    """Prune ``node`` as ``feral sync prune`` does; returns how many entries went.
+
+    Raises:
+        SimulationError: an entry went that a holding peer does not hold.
+    """
+    before = _stamps(node)
+    peers = [n for n in cluster.nodes if n is not node]
+    holding = _holding(node, peers)
+    run_write(node.conn, prune.apply_prune, paired=[p.node_id for p in peers],
+              now_ms=node.wall(), window_ms=RETENTION_MS)  # fmt: skip
+    gone = before - _stamps(node)
+    for origin, hlc in gone:
+        for peer in holding:
+            if not peer.is_down and hlc > peer.vector().get(origin, 0):
+                raise SimulationError(
+                    f"{node.name} pruned {origin[:6]}@{hlc}, which {peer.name} (heard from "
+                    "within the window) does not hold"
+                )
+    cluster.stats["pruned_entries"] += len(gone)
+    return len(gone)
+
+
+def _holding(node: SimNode, peers: list[SimNode]) -> list[SimNode]:
+    rows = dict(node.conn.execute("SELECT node_id, last_sync_at FROM peer_status").fetchall())
+    cutoff = node.wall() - RETENTION_MS
+    return [p for p in peers if rows.get(p.node_id) is not None and rows[p.node_id] >= cutoff]
+
+
+def _stamps(node: SimNode) -> set[tuple[NodeId, int]]:
+    return {(NodeId(o), int(h)) for o, h in node.conn.execute("SELECT origin, hlc FROM delta_log")}
+
+
+def above_floors(node: SimNode, stamps: dict[NodeId, list[int]]) -> dict[NodeId, list[int]]:
+    """``stamps`` without those at or below ``node``'s floors (what its log need not hold)."""
+    floors = snapshot.log_floors(node.conn)
+    kept = {o: [h for h in hs if h > floors.get(o, 0)] for o, hs in stamps.items()}
+    return {o: hs for o, hs in kept.items() if hs}
+
+
+def floors_json(node: SimNode) -> str:
+    return json.dumps(snapshot.log_floors(node.conn), sort_keys=True)
+
+
+def expected_after_pruning(cluster: Cluster, records: dict[RowKey, Record]) -> dict[RowKey, Record]:
+    """The ledger's last-write-wins winners, as pruning leaves them in ``records``.
+
+    A winning tombstone may have been collected (the row is gone). And once a device was away
+    past the window, or restored from an older copy, a write older than a tombstone may reach a
+    device only after that device collected the tombstone: it brings the row back, everywhere
+    alike (docs/PROTOCOL.md §11, the limit of collecting tombstones). Anything else is a bug.
+    """
+    stale = cluster.stats["absences"] + cluster.stats["restores"] > 0
+    expected: dict[RowKey, Record] = {}
+    for key, winner in cluster.ledger.expected().items():
+        held = records.get(key)
+        if winner[3] and held is None:
+            continue  # a collected tombstone
+        if stale and winner[3] and held is not None and not held[3] and held[1:3] < winner[1:3]:
+            expected[key] = held  # an older write that outran a collected tombstone
+            continue
+        expected[key] = winner
+    return expected

@@ -1,0 +1,189 @@
+"""Sending and applying snapshots (sync/snapshot.py says what they are; PROTOCOL.md §7).
+
+The sender reads its rows table by table in id order, :data:`MAX_SNAPSHOT_ROWS` a page at
+most, each read in its own short read (a snapshot of a large store is never one long
+transaction). Rows written while it is read are fine: a row newer than the snapshot's vector
+also arrives as a log entry above it, and merges to the same row.
+
+The receiver applies each page in one transaction: it merges the rows last-write-wins without
+logging them (they are rows, not entries), drops the rows of the page's range that the
+snapshot's vector covers and the page does not hold (their tombstones were collected at the
+sender), and on the final page moves its vector, entry counts and log floor up to the
+snapshot's.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from feral.sync.delta import Delta
+from feral.sync.errors import ClockSkewError
+from feral.sync.hlc import check_skew
+from feral.sync.schema import TABLES, Table, table_by_code
+from feral.sync.snapshot import SnapshotCursor, SnapshotPage
+from feral.sync.text import printable
+from feral.sync.types import NodeId, RowId, VersionVector
+
+from . import delta_log, row_digest
+from .connection import Connection
+from .vectors import drop_vectors
+
+__all__ = [
+    "apply_snapshot_page",
+    "log_floors",
+    "needs_snapshot",
+    "raise_floor",
+    "snapshot_pages",
+    "snapshot_rows",
+    "start_snapshot",
+]
+
+_CODES = sorted(table.code for table in TABLES)
+
+
+def log_floors(conn: Connection) -> VersionVector:
+    """Per origin, the newest stamp up to which this log may lack entries (pruned, or taken
+    from a snapshot): a peer holding less of that origin must be sent a snapshot."""
+    return {NodeId(o): int(h) for o, h in conn.execute("SELECT origin, hlc FROM log_floor")}
+
+
+def raise_floor(conn: Connection, origin: NodeId, hlc: int) -> None:
+    """The log no longer holds every entry of ``origin`` up to ``hlc``."""
+    conn.execute(
+        "INSERT INTO log_floor(origin, hlc) VALUES (?, ?) "
+        "ON CONFLICT(origin) DO UPDATE SET hlc = max(hlc, excluded.hlc)",
+        (origin, hlc),
+    )
+
+
+def needs_snapshot(conn: Connection, since: VersionVector, empty_above: int) -> bool:
+    """Whether a peer that holds ``since`` must get a snapshot rather than log pages.
+
+    It must when, for some origin, it holds less than this log's floor (those entries are
+    gone). It also gets one when it holds nothing at all and this log holds more than
+    ``empty_above`` entries (a new device: the rows are fewer than the entries, and cheaper to
+    apply); ``empty_above`` below 0 turns that off.
+    """
+    floors = log_floors(conn)
+    if any(since.get(origin, 0) < floor for origin, floor in floors.items()):
+        return True
+    if since or empty_above < 0:
+        return False
+    row = conn.execute("SELECT coalesce(sum(entries), 0) FROM version_vector").fetchone()
+    return int(row[0]) > empty_above
+
+
+def start_snapshot(conn: Connection) -> SnapshotCursor:
+    """A snapshot as of now: this node's vector and counts, from the first table."""
+    vector = delta_log.version_vector(conn)
+    return SnapshotCursor(vector, delta_log.log_entry_counts(conn), _CODES[0], "")
+
+
+def snapshot_rows(conn: Connection) -> int:
+    """How many rows a snapshot sends (every row, tombstones included): its ``Pending``."""
+    return sum(conn.execute(f'SELECT count(*) FROM "{t.name}"').fetchone()[0] for t in TABLES)
+
+
+def _select(table: Table) -> str:
+    names = ", ".join(f'"{n}"' for n in (*table.column_names, "hlc", "origin", "deleted"))
+    return f'SELECT {names} FROM "{table.name}" WHERE id > ? ORDER BY id LIMIT ?'
+
+
+_SELECT = {table.code: _select(table) for table in TABLES}
+_BOOLS = {
+    table.code: tuple(i for i, c in enumerate(table.columns) if c.kind == "bool")
+    for table in TABLES
+}
+
+
+def _delta(table: Table, record: tuple[Any, ...]) -> Delta:
+    *values, hlc, origin, deleted = record
+    if deleted:
+        return Delta(table.name, RowId(str(values[0])), int(hlc), NodeId(str(origin)), None)
+    for index in _BOOLS[table.code]:
+        values[index] = bool(values[index])
+    return Delta(table.name, RowId(str(values[0])), int(hlc), NodeId(str(origin)), tuple(values))
+
+
+def snapshot_pages(conn: Connection, cursor: SnapshotCursor, limit: int) -> list[SnapshotPage]:
+    """The next pages of the snapshot from ``cursor``, ``limit`` rows in all (at least one
+    page: an empty table still gets its page, which tells the receiver the table's end)."""
+    pages: list[SnapshotPage] = []
+    budget = max(limit, 1)
+    for code in (c for c in _CODES if c >= cursor.table):
+        after = cursor.after if code == cursor.table else ""
+        table = table_by_code(code)
+        records = conn.execute(_SELECT[code], (after, budget)).fetchall()
+        rows = tuple(_delta(table, tuple(r)) for r in records)
+        ended = len(rows) < budget
+        through = None if ended else rows[-1].row_id
+        final = ended and code == _CODES[-1]
+        pages.append(SnapshotPage(cursor.vector, cursor.entries, code, after, through, rows,
+                                  final))  # fmt: skip
+        budget -= len(rows)
+        if budget <= 0 or not ended:
+            break
+    return pages
+
+
+def apply_snapshot_page(
+    conn: Connection, page: SnapshotPage, *, now_ms: int, max_skew_ms: int, peer: str | None
+) -> int:
+    """Apply one snapshot page inside the caller's write transaction; returns its rows.
+
+    Raises:
+        ClockSkewError: a row stamped more than twice the window ahead (nothing is written).
+    """
+    for delta in page.rows:
+        try:
+            check_skew(delta.hlc, now_ms, max_skew_ms, peer, delta.origin)
+        except ClockSkewError as exc:
+            raise exc.named(printable(delta.origin[:8])) from None
+    _drop_collected(conn, page)
+    if page.rows:
+        delta_log.merge_rows(conn, page.rows)
+    if page.final:
+        _adopt_holdings(conn, page.vector, page.entries)
+    return len(page.rows)
+
+
+def _drop_collected(conn: Connection, page: SnapshotPage) -> None:
+    """Drop the rows of the page's range that the sender has seen and no longer holds: their
+    tombstones were collected there. Their log entries lose their words, as a nuke's do."""
+    table = table_by_code(page.table)
+    held = conn.execute(
+        f'SELECT id, hlc, origin FROM "{table.name}" WHERE id > ? AND (? IS NULL OR id <= ?) '
+        "AND id NOT IN (SELECT value FROM json_each(?))",
+        (page.after, page.through, page.through, json.dumps([d.row_id for d in page.rows])),
+    ).fetchall()
+    gone = [str(i) for i, hlc, origin in held if page.covers((int(hlc), str(origin)))]
+    if not gone:
+        return
+    ids = json.dumps(gone)
+    row_digest.store_digest(conn, -row_digest.rows_hash(conn, table.name, gone))
+    drop_vectors(conn, table.name, gone)
+    conn.execute(f'DELETE FROM "{table.name}" WHERE id IN (SELECT value FROM json_each(?))', (ids,))
+    conn.execute(
+        "UPDATE delta_log SET payload = NULL WHERE tbl = ? AND payload IS NOT NULL "
+        "AND row_id IN (SELECT value FROM json_each(?))",
+        (page.table, ids),
+    )
+
+
+def _adopt_holdings(conn: Connection, vector: VersionVector, entries: dict[NodeId, int]) -> None:
+    """This node now holds what the snapshot's vector says, where it held less; its log has
+    none of those entries, so its floor rises with it."""
+    mine = delta_log.version_vector(conn)
+    counts = delta_log.log_entry_counts(conn)
+    for origin, hlc in vector.items():
+        held, count = mine.get(origin, 0), counts.get(origin, 0)
+        # At an equal stamp with more entries, this copy had a hole (a restore): it is filled.
+        if hlc < held or (hlc == held and entries.get(origin, 0) <= count):
+            continue
+        conn.execute(
+            "INSERT INTO version_vector(origin, hlc, entries) VALUES (?, ?, ?) "
+            "ON CONFLICT(origin) DO UPDATE SET hlc = excluded.hlc, entries = excluded.entries",
+            (origin, hlc, entries.get(origin, 0)),
+        )
+        raise_floor(conn, origin, hlc)

@@ -1,0 +1,150 @@
+"""Snapshots: a peer whose holdings the log can no longer serve gets the rows instead
+(docs/PROTOCOL.md §7, "Snapshots"; DESIGN §4).
+
+A node prunes its log (storage/prune.py): entries every paired peer acknowledged and older than
+the retention window go, and so do tombstones. A peer that lacks some of those entries, because
+it was silent longer than the window or its store is new or wiped, cannot be sent them any more,
+so it is sent a **snapshot**: every row this node holds, tombstones included, with its clock,
+in pages ordered by table and id. Every page carries the snapshot's vector and entry counts,
+taken when it began, so it stands on its own:
+
+* its rows merge last-write-wins, like deltas;
+* each page covers a range of ids of one table (``after`` exclusive, ``through`` inclusive, or
+  to the end of the table): a row the receiver holds in that range, absent from the page, whose
+  version the snapshot's vector covers, was seen by the sender and is gone there (its tombstone
+  was collected), so the receiver drops it too. A row the vector does not cover (a write the
+  sender has not seen) stays and travels back as usual;
+* the final page also moves the receiver's vector and counts up to the snapshot's, for the
+  origins where it held less; below that it holds no log, so it serves a snapshot in turn.
+
+The session here is :class:`SyncSession` with the snapshot's messages added, so the rest of the
+flow (Vector, Pending, pages of the log above the snapshot, CaughtUp, quiet) is unchanged: a
+snapshot page takes a slot in the same window of unacknowledged pages as a log page, and a
+CaughtUp waits for its ack.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .session import CLOSE_PROTOCOL, MAX_PAGES_IN_FLIGHT, State, SyncSession
+from .snapshot_messages import MAX_SNAPSHOT_ROWS, SnapshotAck, SnapshotPage
+from .types import NodeId, VersionVector
+
+__all__ = [
+    "MAX_SNAPSHOT_ROWS",
+    "SnapshotAck",
+    "SnapshotAcked",
+    "SnapshotCursor",
+    "SnapshotPage",
+    "SnapshotReceived",
+    "SnapshotRequested",
+    "SnapshotSession",
+]
+
+_SNAPSHOT = NodeId("")
+"""The origin a snapshot page takes in the window of unacknowledged pages (no node's id)."""
+
+
+@dataclass(frozen=True)
+class SnapshotCursor:
+    """Where a snapshot being sent stands: its vector and counts, and the next rows to read."""
+
+    vector: VersionVector
+    entries: dict[NodeId, int]
+    table: int
+    after: str
+
+
+@dataclass(frozen=True)
+class SnapshotRequested:
+    """Answer with :meth:`SnapshotSession.send_snapshot`: the next snapshot pages from
+    ``cursor``, ``limit`` rows in all."""
+
+    cursor: SnapshotCursor
+    limit: int
+
+
+@dataclass(frozen=True)
+class SnapshotReceived:
+    """Apply ``page`` in one transaction (storage/snapshot.py), then call
+    :meth:`SnapshotSession.ack_snapshot` (or ``fail``)."""
+
+    page: SnapshotPage
+
+
+@dataclass(frozen=True)
+class SnapshotAcked:
+    """The peer committed a snapshot page of ``rows`` rows."""
+
+    rows: int
+
+
+class SnapshotSession(SyncSession):
+    """A :class:`SyncSession` that can send and receive snapshots (module docstring)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._cursor: SnapshotCursor | None = None
+        """The snapshot being sent, or None."""
+        self._snapshot_sent = 0
+        self._snapshot_received = 0
+        self._snapshot_acked = 0
+
+    @property
+    def sending_snapshot(self) -> bool:
+        return self._cursor is not None
+
+    def send_snapshot(self, pages: list[SnapshotPage]) -> None:
+        """Send snapshot pages (the answer to a request the log could not serve, or to a
+        :class:`SnapshotRequested`); after the final one the stream goes on from the
+        snapshot's vector, with the log entries above it."""
+        self._requested = False
+        self._stale = False
+        for page in pages:
+            if self.state is not State.OPEN or len(self._unacked) >= MAX_PAGES_IN_FLIGHT:
+                break
+            self._send(page)
+            self._snapshot_sent += 1
+            self._unacked.append((_SNAPSHOT, self._snapshot_sent, len(page.rows)))
+            self._caught_up_sent = False
+            if page.final:
+                self._cursor = None
+                for origin, hlc in page.vector.items():
+                    self._sent[origin] = max(self._sent.get(origin, 0), hlc)
+            else:
+                after = page.through if page.through is not None else ""
+                table = page.table if page.through is not None else page.table + 1
+                self._cursor = SnapshotCursor(page.vector, page.entries, table, after)
+        self._maybe_request()
+
+    def ack_snapshot(self, page: SnapshotPage) -> None:
+        """The node committed snapshot ``page``: tell the peer."""
+        if self.state is State.OPEN:
+            self._applied_since_said = True
+            self._snapshot_acked += 1
+            self._send(SnapshotAck(self._snapshot_acked))
+
+    def _request(self, limit: int) -> None:
+        if self._cursor is None or limit == 0:
+            super()._request(limit)
+        elif self.state is State.OPEN and not self._requested:
+            self._requested = True
+            self._events.append(SnapshotRequested(self._cursor, limit))  # type: ignore[arg-type]
+
+    def _receive_open(self, message: object) -> None:
+        if isinstance(message, SnapshotPage):
+            self._peer_caught_up = False
+            self._snapshot_received += 1
+            self._events.append(SnapshotReceived(message))  # type: ignore[arg-type]
+        elif isinstance(message, SnapshotAck):
+            expected = self._unacked[0][:2] if self._unacked else None
+            if expected != (_SNAPSHOT, message.seq):
+                self.fail("protocol_error", "an ack for a snapshot page that was not sent",
+                          CLOSE_PROTOCOL)  # fmt: skip
+                return
+            _, _, rows = self._unacked.popleft()
+            self._events.append(SnapshotAcked(rows))  # type: ignore[arg-type]
+            self._maybe_request()
+        else:
+            super()._receive_open(message)  # type: ignore[arg-type]
