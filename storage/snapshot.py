@@ -25,7 +25,7 @@ from feral.sync.snapshot import SnapshotCursor, SnapshotPage
 from feral.sync.text import printable
 from feral.sync.types import NodeId, RowId, VersionVector
 
-from . import delta_log, row_digest
+from . import delta_log, opaque, row_digest
 from .connection import Connection
 from .vectors import drop_vectors
 
@@ -86,7 +86,7 @@ def snapshot_rows(conn: Connection) -> int:
 
 
 def _select(table: Table) -> str:
-    names = ", ".join(f'"{n}"' for n in (*table.column_names, "hlc", "origin", "deleted"))
+    names = ", ".join(f'"{n}"' for n in (*table.column_names, "hlc", "origin", "deleted", "opaque"))
     return f'SELECT {names} FROM "{table.name}" WHERE id > ? ORDER BY id LIMIT ?'
 
 
@@ -98,12 +98,15 @@ _BOOLS = {
 
 
 def _delta(table: Table, record: tuple[Any, ...]) -> Delta:
-    *values, hlc, origin, deleted = record
+    """The row as the wire carries it: the values of columns this schema does not know
+    (storage/opaque.py) follow its own, so a snapshot relays them as a page would."""
+    *values, hlc, origin, deleted, stored = record
     if deleted:
         return Delta(table.name, RowId(str(values[0])), int(hlc), NodeId(str(origin)), None)
     for index in _BOOLS[table.code]:
         values[index] = bool(values[index])
-    return Delta(table.name, RowId(str(values[0])), int(hlc), NodeId(str(origin)), tuple(values))
+    wire = tuple(opaque.wire_values(table, values, stored))
+    return Delta(table.name, RowId(str(values[0])), int(hlc), NodeId(str(origin)), wire)
 
 
 def snapshot_pages(conn: Connection, cursor: SnapshotCursor, limit: int) -> list[SnapshotPage]:

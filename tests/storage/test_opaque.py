@@ -137,3 +137,21 @@ def test_the_schema_cannot_be_extended_once_storage_has_built_its_statements():
     with pytest.raises(SchemaError, match="before feral.storage is imported"):
         add_column("facts", color)
     assert "color" not in FACTS.column_names
+
+
+def test_a_snapshot_carries_the_unknown_values_of_each_row(make_replica: MakeReplica):
+    """A new device taking its rows from an older node's snapshot gets the newer columns too."""
+    from feral.storage.snapshot import apply_snapshot_page, snapshot_pages, start_snapshot
+
+    relay, joiner = make_replica("relay", B), make_replica("joiner", A)
+    page, row_id = newer_fact(pack(T0, 0), "azure", 7)
+    relay.apply(page)
+    pages = snapshot_pages(relay.conn, start_snapshot(relay.conn), 1000)
+    sent = [d for p in pages for d in p.rows if d.row_id == row_id]
+    assert [d.values for d in sent] == [page.deltas[0].values]
+    with joiner.conn:
+        for snapshot_page in pages:
+            apply_snapshot_page(joiner.conn, snapshot_page, now_ms=T0, max_skew_ms=60_000, peer="B")
+    stored = joiner.conn.execute("SELECT opaque FROM facts WHERE id = ?", (row_id,)).fetchone()
+    assert json.loads(stored[0]) == ["azure", 7]
+    assert row_digest(joiner.conn) == row_digest(relay.conn) == computed_afresh(joiner.conn)
