@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from feral.sync.schema import MEMORY_META
 
 from .connection import Connection
+from .memories import Row
 from .memory_model import DEFAULT_SCOPE, Meta
 from .search import Hit
 
@@ -28,6 +29,7 @@ __all__ = [
     "IMPORTANCE_CAP",
     "Weights",
     "hit_metas",
+    "in_scope",
     "temporal_factor",
     "weigh",
 ]
@@ -79,6 +81,19 @@ def hit_metas(conn: Connection, hits: Sequence[Hit]) -> dict[str, Meta]:
         h.id: stored.get(h.id) or Meta(h.id, updated_at=int(h.row.get("created_at") or 0))
         for h in hits
     }
+
+
+def in_scope(conn: Connection, rows: Sequence[Row], scope: str) -> list[Row]:
+    """The rows (memories, each with an ``id``) of ``scope``, in their order; a row without a
+    meta row is in the default scope."""
+    scopes = dict(
+        conn.execute(
+            "SELECT id, scope FROM memory_meta WHERE id IN (SELECT value FROM json_each(?)) "
+            "AND deleted = 0",
+            (json.dumps([str(row["id"]) for row in rows]),),
+        ).fetchall()
+    )
+    return [row for row in rows if (scopes.get(str(row["id"])) or DEFAULT_SCOPE) == scope]
 
 
 def weigh(conn: Connection, hits: Sequence[Hit], weights: Weights) -> list[Hit]:
