@@ -1,10 +1,11 @@
-"""Ranking by time and importance: ``final = relevance × temporal × importance``.
+"""Ranking by time, importance and use: ``final = relevance × temporal × importance × access``.
 
 ``relevance`` is what the search legs gave a hit (storage/search.py, storage/fusion.py);
 ``temporal = max(0, 1 − decay × days since the memory was last updated)``, except for facts in
 the ``identity`` category (a birthday does not go stale), which keep 1; ``importance`` is the
 replicated multiplier of the memory's meta row (``feral memory boost``), 1 without one. A memory
-without a meta row was last updated when it was created.
+without a meta row was last updated when it was created. ``access`` is this device's own
+retrievals of the memory (storage/access_strength.py: 1 to 1.2, local, never replicated).
 
 The meta rows are read here in one statement per search, inside the search's read, so every
 hit is weighed against the same state. Nothing here writes: rankings are derived and local.
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 
 from feral.sync.schema import MEMORY_META
 
+from .access_strength import access_factor, read_access
+from .access_strength import Access as _Access
 from .connection import Connection
 from .memories import Row
 from .memory_model import DEFAULT_SCOPE, Meta
@@ -100,9 +103,10 @@ def weigh(conn: Connection, hits: Sequence[Hit], weights: Weights) -> list[Hit]:
     """The hits of the wanted scope with ``score`` set to the final score, best first.
 
     Each kept hit's ``extra`` shows the parts: ``relevance`` (the legs' score), ``temporal``,
-    ``importance``, and the memory's ``scope`` and ``category``.
+    ``importance``, ``access``, and the memory's ``scope`` and ``category``.
     """
     metas = hit_metas(conn, hits)
+    accesses = read_access(conn, [h.id for h in hits])
     kept: list[Hit] = []
     for hit in hits:
         meta = metas[hit.id]
@@ -110,12 +114,14 @@ def weigh(conn: Connection, hits: Sequence[Hit], weights: Weights) -> list[Hit]:
             continue
         temporal = temporal_factor(meta, weights.now_ms, weights.decay_per_day)
         importance = min(max(meta.importance, 0.0), IMPORTANCE_CAP)
+        access = access_factor(accesses.get(hit.id, _Access()), weights.now_ms)
         relevance = hit.score
-        hit.score = relevance * temporal * importance
+        hit.score = relevance * temporal * importance * access
         hit.extra.update(
             relevance=round(relevance, 6),
             temporal=round(temporal, 6),
             importance=importance,
+            access=round(access, 6),
             scope=meta.scope,
             category=meta.category,
         )

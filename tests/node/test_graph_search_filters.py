@@ -66,7 +66,7 @@ async def test_graph_hits_are_weighed_and_min_score_drops_them(node: Node):
     answer = result.results[0]
     assert answer["via"] == "graph"
     assert answer["score"] == pytest.approx(answer["relevance"] * answer["temporal"]
-                                            * answer["importance"])  # fmt: skip
+                                            * answer["importance"] * answer["access"])  # fmt: skip
     linked = [hit for hit in result.results if hit.get("via") == "graph_link"]
     assert linked and all(0 < hit["score"] < answer["score"] for hit in linked)
     await curation.boost(node, answer["id"], 0.1, "an old school")
