@@ -6,7 +6,11 @@
 3. **classify**: the phrasing rules (node/phrases.py) make the text a triple and give it a
    category (node/fact_rules.py); the new text is embedded at once with the node's embedder
    (before the write transaction: a model never runs inside one), and node/classify.py
-   compares it with what is stored (storage/absorb_store.py reads the candidates).
+   compares it with what is stored (storage/absorb_store.py reads the candidates). The
+   nearest stored facts come from the vectors a long-running process holds in memory
+   (``feral serve``, ``feral mcp``: storage/vector_index.py, kept in step with every vector
+   written, loaded before the write transaction if stale), else from sqlite-vec's scan, which
+   a one-shot command pays once instead of loading every vector.
 4. **write**: in the same transaction as the candidates were read: the fact, its meta row,
    superseded facts archived, the edges (``supersedes``, ``contradicts``, ``related_to``),
    and the vector made in step 3, so the embedding queue does not embed the text again.
@@ -138,10 +142,19 @@ async def absorb(
     words = fact_text(subject, predicate, obj)
     vector = await _vector(node, words)
     packed = pack_vector(vector.values, vector.embedder.dim) if vector is not None else None
+    held = node.embedding.index
+    if held is not None and packed is not None:
+        await node.store.read(held.refresh)  # a stale copy loads here, not in the write
 
     def candidates_of(conn: Connection) -> Candidates:
         return read_candidates(
-            conn, (subject, predicate, obj), slot_predicates, opposite(predicate), words, packed
+            conn,
+            (subject, predicate, obj),
+            slot_predicates,
+            opposite(predicate),
+            words,
+            packed,
+            held if packed is not None else None,
         )
 
     def meta(memory_id: str) -> Meta | None:

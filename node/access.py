@@ -3,7 +3,8 @@
 After each search the memories it answered with are noted as retrieved, in a local table: no
 stamp, no delta-log entry, nothing for a peer, and no wake of the links (a read changes nothing
 anyone else holds). It is bookkeeping, so it never fails a search: a database open only for
-reading (a full disk) notes nothing, and a write that fails is logged in one line and dropped.
+reading (a full disk) notes nothing, and a write that fails is dropped with one line in the
+log at INFO (`feral serve` shows it; a CLI search prints nothing but its answer).
 """
 
 from __future__ import annotations
@@ -32,4 +33,4 @@ async def note_retrieved(store: Store, hits: Sequence[dict[str, Any]], now_ms: i
     try:
         await store.write(record_access, ids, now_ms)
     except StorageError as exc:
-        log.warning("! access strength not noted: %s", exc)
+        log.info("! access strength not noted: %s", exc)
