@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -21,7 +22,7 @@ from .memory_commands import memory
 from .output import echo_json, json_option
 from .secret_options import screened, secrets_option
 
-__all__ = ["parse_import_line"]
+__all__ = ["EXPORT_KEYS", "is_export_line", "parse_import_line"]
 
 NOTE = ("user", "note")
 
@@ -72,12 +73,35 @@ def parse_import_line(line: str, number: int) -> tuple[str, str, str] | None:
     raise InvalidInput(f"line {number}: expected subject/predicate/object strings or a 'fact'")
 
 
-def _read_import(path: Path) -> list[tuple[int, tuple[str, str, str]]]:
-    """Every line's triple, with its line number (blank lines left out)."""
+EXPORT_KEYS = ("table", "hlc", "origin")
+"""What marks a line of ``feral memory export``: a row as it was stored, clock fields included."""
+
+
+def is_export_line(line: str) -> bool:
+    """Whether ``line`` is a row of an export (classified where it was made), not a new line."""
+    text = line.strip()
+    if not text.startswith("{"):
+        return False
+    try:
+        item = json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(item, dict) and all(key in item for key in EXPORT_KEYS)
+
+
+Numbered = tuple[int, tuple[str, str, str], bool]
+
+
+def _read_import(path: Path) -> list[Numbered]:
+    """Every line's triple, with its line number and whether it is an export's row (blank
+    lines left out)."""
     try:
         with path.open(encoding="utf-8") as handle:
-            parsed = ((n, parse_import_line(line, n)) for n, line in enumerate(handle, 1))
-            return [(n, t) for n, t in parsed if t is not None]
+            parsed = (
+                (n, parse_import_line(line, n), is_export_line(line))
+                for n, line in enumerate(handle, 1)
+            )
+            return [(n, t, exported) for n, t, exported in parsed if t is not None]
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
@@ -91,13 +115,24 @@ def _read_import(path: Path) -> list[tuple[int, tuple[str, str, str]]]:
 def import_(home: Path, file: Path, secrets: Policy) -> None:
     """Remember facts in bulk: one per line, plain text or JSON Lines.
 
+    Each line goes through the absorb pipeline as `remember` does (duplicates merged, a new
+    value superseding the old); the fact lines of an export are written as they were, since
+    they were classified where they were made.
     Every line is checked before anything is written, so a bad line imports nothing; a line
     holding what looks like a secret is refused the same way, or left out with --secrets skip.
     """
-    triples = screened(*screen_lines(_read_import(file), triple_text, secrets))
-    with click.progressbar(length=len(triples), label="Importing", file=sys.stderr) as bar:
-        written = with_node(home, lambda node: node.import_facts(triples, progress=bar.update))
-    click.echo(f"Imported {len(triples)} line(s): {written} new fact(s)", err=True)
+    numbered = [(n, (t, exported)) for n, t, exported in _read_import(file)]
+    kept = screened(*screen_lines(numbered, lambda item: triple_text(item[0]), secrets))
+    exported = [t for t, from_export in kept if from_export]
+    new = [t for t, from_export in kept if not from_export]
+
+    async def run(node: Node, bar: Any) -> int:
+        written = await node.import_facts(exported, progress=bar.update, classify=False)
+        return written + await node.import_facts(new, progress=bar.update)
+
+    with click.progressbar(length=len(kept), label="Importing", file=sys.stderr) as bar:
+        written = with_node(home, lambda node: run(node, bar))
+    click.echo(f"Imported {len(kept)} line(s): {written} new fact(s)", err=True)
 
 
 def _content(message: Message) -> str:

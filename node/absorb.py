@@ -62,7 +62,15 @@ from .secret_scan import refuse_secrets, refuse_triple
 if TYPE_CHECKING:
     from .node import Node
 
-__all__ = ["Absorbed", "absorb", "prepare_triple", "scan_text"]
+__all__ = [
+    "Absorbed",
+    "Fact",
+    "absorb",
+    "embed_facts",
+    "held_vectors",
+    "prepare_triple",
+    "scan_text",
+]
 
 log = logging.getLogger("feral.classify")
 
@@ -122,7 +130,7 @@ def prepare_triple(text: str | None, triple: Triple | None) -> Triple:
     return parse_fact(text)
 
 
-async def _vectors(node: Node, texts: list[str]) -> list[NewVector | None]:
+async def embed_facts(node: Node, texts: list[str]) -> list[NewVector | None]:
     """The texts' vectors, made now in one call on a worker thread (``None`` each with no model,
     or a database that takes no writes, which has no vectors to compare with either)."""
     embedder = node.embedder
@@ -135,7 +143,7 @@ async def _vectors(node: Node, texts: list[str]) -> list[NewVector | None]:
 
 
 @dataclass(frozen=True)
-class _Fact:
+class Fact:
     """One fact on its way through the pipeline: what classify reads it with, and its meta."""
 
     triple: Triple
@@ -167,7 +175,7 @@ class _Fact:
         return Meta(memory_id, category=category, updated_at=now_ms)
 
 
-async def _held(node: Node, vectors: list[NewVector | None]) -> HeldVectors | None:
+async def held_vectors(node: Node, vectors: list[NewVector | None]) -> HeldVectors | None:
     """The vectors held in memory, current (a stale copy loads here, not in the write)."""
     held = node.embedding.index
     if held is not None and any(v is not None for v in vectors):
@@ -188,8 +196,8 @@ async def absorb(
     ``scope`` (checked by the caller: node/scopes.py) puts the stored fact in that scope, in the
     same transaction, a duplicate included; ``None`` leaves the scope it has."""
     parsed = prepare_triple(text, triple)
-    vectors = await _vectors(node, [fact_text(*parsed)])
-    fact = _Fact(parsed, vectors[0], await _held(node, vectors))
+    vectors = await embed_facts(node, [fact_text(*parsed)])
+    fact = Fact(parsed, vectors[0], await held_vectors(node, vectors))
     decide_now = await _decider(node, fact, limits)
     outcome: Outcome = await node._write(
         _absorb_in_scope,
@@ -213,7 +221,7 @@ def _absorbed(outcome: Outcome) -> Absorbed:
 
 
 async def _decider(
-    node: Node, fact: _Fact, limits: Thresholds | None
+    node: Node, fact: Fact, limits: Thresholds | None
 ) -> Callable[[Candidates], Decision]:
     """How the write decides: the rules, or (``memory.classifier: "llm"``) the model's answer
     to a question asked now, outside any transaction, if the write finds what it was asked

@@ -198,6 +198,7 @@ def absorb_fact(
     *,
     now_ms: int,
     vector: NewVector | None = None,
+    source_episode: str | None = None,
 ) -> Outcome:
     """Read the candidates, decide, and write the outcome, all in this one transaction.
 
@@ -205,12 +206,15 @@ def absorb_fact(
     (an archived copy comes back), its meta row written (``meta`` gets the row's id; ``None``
     writes none: the row keeps storage/memory_model.py's defaults), each
     superseded fact archived, and one edge written per link, from the new row.
+    ``source_episode`` names the episode a fact was extracted from (a new row only).
     """
     candidates = candidates_of(conn)
     decision = decide(candidates)
     if decision.duplicate_of is not None:
         return Outcome(cast(FactRow, find_row(conn, decision.duplicate_of)[1]), decision)
-    row = remember_fact(conn, origin, stamp, candidates.triple, now_ms=now_ms)
+    row = remember_fact(
+        conn, origin, stamp, candidates.triple, now_ms=now_ms, source_episode=source_episode
+    )
     described = meta(str(row["id"]))
     if described is not None:
         write_meta(conn, origin, stamp, described)

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 
 from feral.sync.schema import MEMORY_META
 
-from .access_strength import access_factor, read_access
-from .access_strength import Access as _Access
+from .access_strength import Access as _Access, access_factor, read_access
 from .connection import Connection
 from .memories import Row
 from .memory_model import DEFAULT_SCOPE, Meta

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from feral.node.node import Node
 from feral.storage.access_strength import (
     ACCESS_WEIGHT,
     MAX_STRENGTH,
@@ -76,7 +75,7 @@ async def test_ranking_uses_what_this_device_retrieved(mesh: Mesh):
     first, second = ranked
     assert set(ranked) == set(ids)
     twin = {first: TWINS[ids.index(first)], second: TWINS[ids.index(second)]}
-    for day in range(1, 4):  # the one ranked second is looked for, on days apart
+    for _ in range(1, 4):  # the one ranked second is looked for, on days apart
         clock.advance(DAY_MS)
         found = (await node.search(twin[second][2].split()[-1])).results
         assert [hit["id"] for hit in found] == [second]

@@ -126,8 +126,8 @@ def test_a_timeout_lets_the_rules_decide_with_one_log_line(caplog):
 @pytest.fixture
 async def llm_node(
     tmp_path: Path,
-    endpoint: str,
-    monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+    endpoint: str,  # noqa: F811 - the fixture imported above
+    monkeypatch: pytest.MonkeyPatch,
 ) -> AsyncIterator[Node]:
     monkeypatch.setenv("no_proxy", "*")
     monkeypatch.setenv("FERAL_TEST_KEY", "sk-test")
