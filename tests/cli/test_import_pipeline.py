@@ -29,7 +29,8 @@ def facts(home: Path) -> dict[str, bool]:
 def test_import_classifies_each_line_against_the_store_and_the_lines_before(tmp_path):
     home = tmp_path / "home"
     feral(home, "init")
-    assert feral_json(home, "memory", "remember", "my doctor is Dr. Chen")["classification"] == "new"
+    chen = feral_json(home, "memory", "remember", "my doctor is Dr. Chen")
+    assert chen["classification"] == "new"  # type: ignore[index]
     source = write_lines(
         tmp_path / "facts.jsonl",
         {"subject": "user", "predicate": "doctor", "object": "Dr. Lee"},
