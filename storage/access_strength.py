@@ -5,10 +5,13 @@ strengthens a memory, more when it comes after the memory had started to fade (s
 when it repeats one a minute ago (massed), and the strength fades again when the memory is not
 retrieved. Here:
 
-- ``retention = 2 ** (−days since the last retrieval / half-life)``, where the half-life grows
-  with the strength: ``HALF_LIFE_DAYS × (1 + strength)`` (a well-rehearsed memory fades slower);
-- a retrieval adds what had faded: ``strength ← min(MAX_STRENGTH, strength + 1 − retention)``
-  (the first retrieval gives 1; one right after another adds almost nothing);
+- ``retention = 2 ** (−days since the last counted retrieval / half-life)``, where the half-life
+  grows with the strength: ``HALF_LIFE_DAYS × (1 + strength)`` (a rehearsed memory fades slower);
+- the first retrieval starts the clock (strength 0); a later one adds what had faded since:
+  ``strength ← min(MAX_STRENGTH, strength + 1 − retention)``; one within :data:`MIN_SPACING_MS`
+  of the last counted one is massed, not spaced, and counts for nothing (nor is it written). So
+  searches within an hour of each other never change each other's ranking: the same search
+  asked twice answers alike;
 - ranking multiplies by ``access = 1 + ACCESS_WEIGHT × strength / MAX_STRENGTH × retention``:
   1 for a memory never retrieved here, at most ``1 + ACCESS_WEIGHT``, back towards 1 as it
   fades. It can reorder near-ties, never overturn a clear difference of relevance, and it never
@@ -33,6 +36,7 @@ __all__ = [
     "ACCESS_WEIGHT",
     "HALF_LIFE_DAYS",
     "MAX_STRENGTH",
+    "MIN_SPACING_MS",
     "Access",
     "access_factor",
     "bumped",
@@ -42,6 +46,8 @@ __all__ = [
 ]
 
 DAY_MS = 86_400_000
+MIN_SPACING_MS = 3_600_000
+"""Retrievals closer together than an hour are one retrieval (a burst is not rehearsal)."""
 HALF_LIFE_DAYS = 7.0
 """A memory retrieved once is half faded after a week without another retrieval."""
 MAX_STRENGTH = 5.0
@@ -68,10 +74,13 @@ def retention(access: Access, now_ms: int) -> float:
 
 
 def bumped(access: Access, now_ms: int) -> Access:
-    """The access after one more retrieval at ``now_ms``."""
+    """The access after one more retrieval at ``now_ms`` (the same one if it is massed)."""
+    if access.accesses == 0:
+        return Access(0.0, now_ms, 1)
+    if now_ms - access.last_access_ms < MIN_SPACING_MS:
+        return access
     strength = min(MAX_STRENGTH, access.strength + 1.0 - retention(access, now_ms))
-    last = max(access.last_access_ms, now_ms)
-    return Access(strength, last, access.accesses + 1)
+    return Access(strength, now_ms, access.accesses + 1)
 
 
 def access_factor(access: Access, now_ms: int) -> float:
@@ -94,13 +103,16 @@ def read_access(conn: Connection, memory_ids: Sequence[str]) -> dict[str, Access
 
 def record_access(conn: Connection, memory_ids: Sequence[str], now_ms: int) -> int:
     """One retrieval of each of ``memory_ids`` at ``now_ms`` (inside a write transaction; the
-    same id twice counts once). Returns how many rows were written."""
+    same id twice counts once). Returns how many rows were written (a massed retrieval writes
+    none)."""
     unique = sorted(set(memory_ids))
     current = read_access(conn, unique)
     rows = []
     for memory_id in unique:
-        after = bumped(current.get(memory_id, Access()), now_ms)
-        rows.append((memory_id, after.strength, after.last_access_ms, after.accesses))
+        before = current.get(memory_id, Access())
+        after = bumped(before, now_ms)
+        if after != before:
+            rows.append((memory_id, after.strength, after.last_access_ms, after.accesses))
     conn.executemany(
         "INSERT INTO access_strength(memory_id, strength, last_access_ms, accesses) "
         "VALUES (?, ?, ?, ?) ON CONFLICT(memory_id) DO UPDATE SET strength = excluded.strength, "

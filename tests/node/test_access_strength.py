@@ -12,6 +12,7 @@ import pytest
 from feral.storage.access_strength import (
     ACCESS_WEIGHT,
     MAX_STRENGTH,
+    MIN_SPACING_MS,
     Access,
     access_factor,
     bumped,
@@ -46,11 +47,14 @@ def log_and_access(conn: Connection) -> tuple[int, list[tuple[str, int]]]:
 
 def test_a_retrieval_adds_what_had_faded_so_spaced_ones_count_more():
     first = bumped(Access(), START_MS)
-    assert (first.strength, first.accesses) == (1.0, 1)
-    massed = bumped(first, START_MS + 60_000)  # a minute later: almost nothing to add
-    spaced = bumped(first, START_MS + 30 * DAY_MS)  # a month later: most of it had faded
-    assert massed.strength - first.strength < 0.001
-    assert spaced.strength - first.strength > 0.5
+    assert (first.strength, first.accesses) == (0.0, 1)  # it starts the clock
+    assert access_factor(first, START_MS) == 1.0
+    massed = bumped(first, START_MS + MIN_SPACING_MS - 1)  # a burst is one retrieval
+    assert massed == first
+    day = bumped(first, START_MS + DAY_MS)
+    month = bumped(first, START_MS + 30 * DAY_MS)  # most of it had faded: rehearsal counts
+    assert 0 < day.strength < 0.2 < 0.5 < month.strength
+    assert day.accesses == month.accesses == 2
     many = first
     for month in range(1, 60):
         many = bumped(many, START_MS + month * 30 * DAY_MS)
@@ -97,11 +101,11 @@ async def test_retrievals_never_enter_the_delta_log_the_export_or_the_links(mesh
     node.links[mesh.ids["b"]] = link  # type: ignore[index]
     before = await node.export_lines(), await node.version_vector(), await node.state_digest()
     entries, _ = await node.store.read(log_and_access)
-    for _ in range(3):
-        await node.search(QUERY)
+    results = [(await node.search(QUERY)).as_dict()["results"] for _ in range(3)]
+    assert results[0] == results[1] == results[2]  # a burst of searches ranks alike
     after = await node.export_lines(), await node.version_vector(), await node.state_digest()
     assert after == before
-    assert await node.store.read(log_and_access) == (entries, sorted((i, 3) for i in ids))
+    assert await node.store.read(log_and_access) == (entries, sorted((i, 1) for i in ids))
     assert link.calls == 0
     assert "access_strength" not in {table.name for table in TABLES}  # no delta can name it
 
