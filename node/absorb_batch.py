@@ -1,18 +1,17 @@
 """The absorb pipeline in bulk: ``feral memory import`` and the facts ``ingest`` extracts.
 
-Each fact is classified and written as :func:`~feral.node.absorb.absorb` would (a duplicate
-writes nothing, a new value of a single-valued slot supersedes the old one behind an edge, an
-opposite is linked as a contradiction, near facts as related), in order, so a line is compared
-with the lines before it as well as with what was stored. What differs is only the cost:
+Each fact is classified and written by the rules :func:`~feral.node.absorb.absorb` uses, in
+order, so a line is compared with the lines before it as well as with what was stored: a
+repeat (or the same value of its slot) writes nothing, a new value of a single-valued slot
+supersedes the old one behind a ``supersedes`` edge, an opposite is linked by ``contradicts``.
 
-- the texts of :data:`CHUNK` facts are embedded in one call, outside any transaction, and the
-  chunk is written in one transaction (each fact's vector stored with its row, never made
-  twice);
-- a bulk of :data:`HOLD_FROM` facts or more holds the vectors in memory for its duration
-  (storage/vector_index.py, kept in step with every vector the chunk writes), so each fact's
-  neighbours cost one matrix product instead of sqlite-vec's scan of every stored vector;
-- the rules decide, never the LLM classifier (one request per line of a large file would make
-  an import as slow as the endpoint; ``remember`` is where that choice applies).
+What differs from ``remember`` is that a bulk write never waits for the model: embedding stays
+off its write path (node/embedding.py), so the rows are queued and embedded afterwards as
+before, and a fact is compared with the stored ones as a row still waiting for its vector is,
+by its words (a near-duplicate needs a word overlap of
+:data:`~feral.node.classify.QUEUED_OVERLAP`); ``related_to`` edges, which need vectors, are
+``remember``'s. The LLM classifier is never asked (one request per line of a large file would
+make an import as slow as the endpoint). Each chunk of facts is one transaction.
 
 The secret scan runs before any of this (the callers refuse or skip lines holding secrets).
 """
@@ -31,20 +30,14 @@ from feral.storage.memories import Stamp
 from feral.storage.memory_model import add_edge
 from feral.sync.types import NodeId
 
-from .absorb import Fact, embed_facts, held_vectors
-from .classify import decide, fact_text
+from .absorb import Fact
+from .classify import decide
 from .phrases import Triple
 
 if TYPE_CHECKING:
     from .node import Node
 
-__all__ = ["CHUNK", "HOLD_FROM", "Absorbed", "absorb_many", "absorb_groups"]
-
-CHUNK = 64
-"""Facts embedded per model call and written per transaction (the embedding queue's batch)."""
-HOLD_FROM = 32
-"""From this many facts a bulk holds the vectors in memory: one load of every vector costs
-about as much as a dozen of sqlite-vec's scans at 10k stored facts."""
+__all__ = ["Absorbed", "absorb_groups", "absorb_many"]
 
 
 @dataclass
@@ -71,29 +64,18 @@ async def absorb_many(
     source_episode: str | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> Absorbed:
-    """Classify and write ``triples`` in order (already validated and scanned by the caller);
-    ``progress`` gets each chunk's size once it is written."""
+    """Classify and write ``triples`` in order, in one transaction (the caller sizes the
+    chunk; they are validated and scanned already); ``progress`` gets their count once
+    written."""
     result = Absorbed()
-    held_before = node.embedding.index
-    if held_before is None and len(triples) >= HOLD_FROM and node.embedding.active:
-        node.embedding.hold_vectors()
-    try:
-        for start in range(0, len(triples), CHUNK):
-            chunk = [tuple(p.strip() for p in t) for t in triples[start : start + CHUNK]]
-            facts = await _facts(node, [(t[0], t[1], t[2]) for t in chunk], source_episode)
-            result.add(await node._write(_absorb_chunk, facts, now_ms=node.now_ms()))
-            await node._committed()
-            if progress:
-                progress(len(chunk))
-    finally:
-        node.embedding.index = held_before
+    facts = [Fact((t[0].strip(), t[1].strip(), t[2].strip()), None, None, source_episode)
+             for t in triples]  # fmt: skip
+    if facts:
+        result.add(await node._write(_absorb_chunk, facts, now_ms=node.now_ms()))
+        await node._committed()
+    if progress:
+        progress(len(facts))
     return result
-
-
-async def _facts(node: Node, triples: list[Triple], source_episode: str | None) -> list[Fact]:
-    vectors = await embed_facts(node, [fact_text(*t) for t in triples])
-    held = await held_vectors(node, vectors)
-    return [Fact(t, v, held, source_episode) for t, v in zip(triples, vectors, strict=True)]
 
 
 def _absorb_chunk(

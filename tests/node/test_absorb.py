@@ -146,7 +146,10 @@ async def test_each_fact_gets_a_category_and_its_vector_with_the_write(node: Nod
 
 
 async def test_two_live_values_of_one_slot_are_flagged_as_conflicting(node: Node):
-    await node.import_facts([("user", "doctor", "Dr. Lee"), ("user", "doctor", "Dr. Patel")])
+    # Written as an export's facts are, unclassified: two live values, as two offline devices
+    # that each superseded the same doctor leave them (import classifies: Patel would win).
+    both = [("user", "doctor", "Dr. Lee"), ("user", "doctor", "Dr. Patel")]
+    await node.import_facts(both, classify=False)
     conflicts = await node.store.read(conflicting_values)
     assert [(c["subject"], c["predicate"], len(c["ids"])) for c in conflicts] == [
         ("user", "doctor", 2)
