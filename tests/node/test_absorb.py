@@ -185,3 +185,15 @@ async def test_without_a_model_exact_duplicates_slots_and_opposites_still_classi
         assert (await node.absorb(text="I like green olives")).classification == "new"
     finally:
         await node.close()
+
+
+def test_a_number_only_one_text_holds_keeps_look_alikes_apart():
+    stored, new = (
+        parse_fact("fact number 5 about topic 5"),
+        parse_fact("fact number 102 about topic 5"),
+    )
+    candidates = pair_candidates(stored, new, 0.9)
+    assert decide(candidates).classification != "duplicate"
+    queued = pair_candidates(stored, new, 0.9)
+    queued.neighbours[0] = (queued.neighbours[0][0], None)  # no vector yet: words alone
+    assert decide(queued).classification != "duplicate"
