@@ -6,7 +6,7 @@ household set instead (benchmarks/retrieval_bench.py), one table row per embedde
 
 ``python -m benchmarks absorb-pairs [--json]`` and ``python -m benchmarks absorb [--json]
 [--facts N] [--writes N]``: the absorb pipeline's near-duplicate threshold and its cost
-(benchmarks/absorb_bench.py).
+(benchmarks/absorb_bench.py, benchmarks/absorb_cost.py).
 
 ``python -m benchmarks cli [--json] [--facts N] [--runs N]``: how fast ``feral --help``,
 ``remember`` and ``search`` answer, whole processes against ``python -c pass``
@@ -94,7 +94,8 @@ def _retrieval(argv: list[str]) -> int:
 
 
 def _absorb(command: str, argv: list[str]) -> int:
-    from .absorb_bench import measure_pairs, render_pairs, run_absorb
+    from .absorb_bench import measure_pairs, render_pairs
+    from .absorb_cost import run_absorb
 
     parser = argparse.ArgumentParser(prog=f"python -m benchmarks {command}")
     parser.add_argument("--json", action="store_true", help="print JSON")

@@ -1,4 +1,4 @@
-"""The absorb pipeline: where its near-duplicate threshold comes from, and what it costs.
+"""The absorb pipeline: where its near-duplicate threshold comes from.
 
 ``python -m benchmarks absorb-pairs [--json] [--embedder NAME]``: the labelled pairs of
 benchmarks/absorb/near_duplicates.jsonl (the same fact said twice, and look-alikes: two
@@ -7,38 +7,24 @@ duplicate cosine from 0.50 to 0.95: precision and recall of "duplicate" per thre
 the full rule (cosine, word overlap, the same names and numbers, the same polarity) and with
 the cosine alone, to show what the guards buy.
 
-``python -m benchmarks absorb [--json] [--facts N] [--writes N]``: ``remember`` through the
-pipeline (:meth:`Node.absorb`) against the plain write (:meth:`Node.remember` of the parsed
-triple) with N facts stored and embedded (default 10,000), median milliseconds of each over
-``--writes`` fresh facts, interleaved, in wall time and in CPU time (all threads: the CPU
-figure is the one a busy machine does not inflate). ``_searchable`` adds the embedding queue's
-drain that follows (as a CLI command drains at its end): the plain write's row is embedded
-then, the pipeline's was embedded before its write and stored with it. ``ratio_write_cpu``
-is the figure with the goal (at most 2); ``ratio_searchable_cpu`` is what a user waits for.
+``python -m benchmarks absorb``: what the pipeline costs (benchmarks/absorb_cost.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-import statistics
-import tempfile
-import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from feral.node.classify import Thresholds, decide, fact_text
 from feral.node.fact_rules import is_single_valued, opposite, slot
-from feral.node.node import Node
 from feral.node.phrases import parse_fact
 from feral.storage.absorb_store import Candidates
 from feral.storage.embedders import DEFAULT_EMBEDDER, load_embedder
 from feral.sync.ids import fact_id, normalise
 
-from .corpus import make_triples
-
-__all__ = ["PAIRS_FILE", "Pair", "load_pairs", "measure_pairs", "render_pairs", "run_absorb"]
+__all__ = ["PAIRS_FILE", "Pair", "load_pairs", "measure_pairs", "render_pairs"]
 
 PAIRS_FILE = Path(__file__).resolve().parent / "absorb" / "near_duplicates.jsonl"
 THRESHOLDS = tuple(round(0.5 + 0.05 * step, 2) for step in range(10))
@@ -134,55 +120,3 @@ def render_pairs(table: list[dict[str, Any]]) -> str:
             f"{r['cosine_recall']:8.3f}  {r['cosine_merged_lookalikes']:18d}"
         )
     return "\n".join(lines)
-
-
-@dataclass(frozen=True)
-class AbsorbCost:
-    facts: int
-    writes: int
-    remember_p50_ms: float
-    absorb_p50_ms: float
-    remember_cpu_p50_ms: float
-    absorb_cpu_p50_ms: float
-    remember_searchable_cpu_p50_ms: float
-    absorb_searchable_cpu_p50_ms: float
-    ratio_write_cpu: float
-    ratio_searchable_cpu: float
-
-
-async def _timed(work: Any, node: Node) -> tuple[float, float, float]:
-    """Wall and CPU seconds of ``work``, and CPU seconds until its row is embedded too."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    await work
-    done_wall, done_cpu = time.perf_counter() - wall, time.process_time() - cpu
-    await node.embed_queued()
-    return done_wall, done_cpu, time.process_time() - cpu
-
-
-async def _cost(home: Path, facts: int, writes: int) -> AbsorbCost:
-    node = await Node.open(home, embedder=load_embedder(DEFAULT_EMBEDDER))
-    try:
-        await node.import_facts(make_triples(facts))
-        await node.embed_queued()
-        fresh = make_triples(facts + 2 * writes)[facts:]
-        plain, piped = [], []
-        for i in range(writes):
-            text = " ".join(fresh[2 * i])
-            plain.append(await _timed(node.remember(parse_fact(text)), node))
-            piped.append(await _timed(node.absorb(text=" ".join(fresh[2 * i + 1])), node))
-    finally:
-        await node.close()
-    p = [
-        [statistics.median(t[k] for t in runs) * 1000 for k in range(3)] for runs in (plain, piped)
-    ]
-    return AbsorbCost(
-        facts, writes, round(p[0][0], 3), round(p[1][0], 3), round(p[0][1], 3),
-        round(p[1][1], 3), round(p[0][2], 3), round(p[1][2], 3), round(p[1][1] / p[0][1], 3),
-        round(p[1][2] / p[0][2], 3),
-    )  # fmt: skip
-
-
-def run_absorb(facts: int = 10_000, writes: int = 100) -> dict[str, Any]:
-    """The cost figures (see the module docstring), measured in a fresh home."""
-    with tempfile.TemporaryDirectory() as folder:
-        return asdict(asyncio.run(_cost(Path(folder), facts, writes)))

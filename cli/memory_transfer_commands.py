@@ -6,14 +6,17 @@ import dataclasses
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import click
 
 from feral.node.node import Node
 from feral.node.secret_scan import Policy, screen_lines, triple_text
 from feral.node.working_memory import Message, parse_transcript_line
+from feral.storage.export_import import import_archived
 from feral.sync.errors import InvalidInput
 
 from .context import pass_home, with_node
@@ -22,7 +25,7 @@ from .memory_commands import memory
 from .output import echo_json, json_option
 from .secret_options import screened, secrets_option
 
-__all__ = ["parse_import_line"]
+__all__ = ["EXPORT_KEYS", "ImportLine", "export_row", "parse_import_line"]
 
 NOTE = ("user", "note")
 
@@ -91,12 +94,67 @@ def _unless_json(text: str, number: int) -> tuple[str, str, str]:
     )
 
 
-def _read_import(path: Path) -> list[tuple[int, tuple[str, str, str]]]:
-    """Every line's triple, with its line number (blank lines left out)."""
+EXPORT_KEYS = ("table", "hlc", "origin")
+"""What marks a line of ``feral memory export``: a row as it was stored, clock fields included."""
+
+
+def export_row(line: str) -> dict[str, Any] | None:
+    """The row ``line`` holds if it is a line of an export (classified where it was made, with
+    its clock fields), else ``None``: a new line for the pipeline."""
+    text = line.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        item = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if isinstance(item, dict) and all(key in item for key in EXPORT_KEYS):
+        return item
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class ImportLine:
+    """One line to import: its triple, and how an export held it (``None``: a new line)."""
+
+    triple: tuple[str, str, str]
+    exported: str | None = None
+    """``"live"`` or ``"archived"`` for a fact of an export."""
+
+
+def _import_line(line: str, number: int) -> ImportLine | str | None:
+    """The line's fact; an export's row of another table (or a tombstone) gives its table's
+    name, to be left out and counted."""
+    row = export_row(line)
+    if row is None:
+        triple = parse_import_line(line, number)
+        return None if triple is None else ImportLine(triple)
+    if row["table"] != "facts" or row.get("deleted"):
+        return str(row["table"]) if not row.get("deleted") else "tombstones"
+    parts = tuple(row.get(key) for key in ("subject", "predicate", "object"))
+    if not all(isinstance(part, str) for part in parts):
+        raise InvalidInput(f"line {number}: an export's fact without subject/predicate/object")
+    return ImportLine(cast("tuple[str, str, str]", parts), _exported_state(row))
+
+
+def _exported_state(row: dict[str, Any]) -> str:
+    return "archived" if row.get("archived") else "live"
+
+
+def _read_import(path: Path) -> tuple[list[tuple[int, ImportLine]], list[str]]:
+    """Every line to import with its number (blank lines left out), and the tables of the
+    export rows left out."""
+    lines: list[tuple[int, ImportLine]] = []
+    left_out: list[str] = []
     try:
         with path.open(encoding="utf-8") as handle:
-            parsed = ((n, parse_import_line(line, n)) for n, line in enumerate(handle, 1))
-            return [(n, t) for n, t in parsed if t is not None]
+            for number, line in enumerate(handle, 1):
+                parsed = _import_line(line, number)
+                if isinstance(parsed, str):
+                    left_out.append(parsed)
+                elif parsed is not None:
+                    lines.append((number, parsed))
+            return lines, left_out
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
@@ -111,16 +169,40 @@ def _read_import(path: Path) -> list[tuple[int, tuple[str, str, str]]]:
 def import_(home: Path, file: Path, secrets: Policy, as_json: bool) -> None:
     """Remember facts in bulk: one per line, plain text or JSON Lines.
 
+    Each line goes through the absorb pipeline as `remember` does (duplicates merged, a new
+    value superseding the old); the fact lines of an export are written as they were, since
+    they were classified where they were made.
     Every line is checked before anything is written, so a bad line imports nothing; a line
     holding what looks like a secret is refused the same way, or left out with --secrets skip.
     """
-    triples = screened(*screen_lines(_read_import(file), triple_text, secrets))
-    with click.progressbar(length=len(triples), label="Importing", file=sys.stderr) as bar:
-        written = with_node(home, lambda node: node.import_facts(triples, progress=bar.update))
+    numbered, left_out = _read_import(file)
+    kept = screened(*screen_lines(numbered, lambda line: triple_text(line.triple), secrets))
+    if left_out:
+        click.echo(_left_out_summary(left_out), err=True)
+    with click.progressbar(length=len(kept), label="Importing", file=sys.stderr) as bar:
+        written = with_node(home, lambda node: _import(node, kept, bar.update))
     if as_json:
-        echo_json({"lines": len(triples), "new_facts": written})
+        echo_json({"lines": len(kept), "new_facts": written})
         return
-    click.echo(f"Imported {len(triples)} line(s): {written} new fact(s)", err=True)
+    click.echo(f"Imported {len(kept)} line(s): {written} new fact(s)", err=True)
+
+
+def _left_out_summary(tables: list[str]) -> str:
+    counts = ", ".join(f"{n} {t}" for t, n in sorted(Counter(tables).items()))
+    return f"left out {len(tables)} export row(s) that are not facts ({counts}): sync brings them"
+
+
+async def _import(node: Node, lines: list[ImportLine], progress: Callable[[int], None]) -> int:
+    """An export's facts as they were (live, then archived), then the new lines through the
+    absorb pipeline, compared with all of it."""
+    live = [line.triple for line in lines if line.exported == "live"]
+    archived = [line.triple for line in lines if line.exported == "archived"]
+    new = [line.triple for line in lines if line.exported is None]
+    written = await node.import_facts(live, progress=progress, classify=False)
+    if archived:
+        written += await node.commit(import_archived, archived, now_ms=node.now_ms())
+        progress(len(archived))
+    return written + await node.import_facts(new, progress=progress)
 
 
 def _content(message: Message) -> str:

@@ -6,7 +6,11 @@
 3. **classify**: the phrasing rules (node/phrases.py) make the text a triple and give it a
    category (node/fact_rules.py); the new text is embedded at once with the node's embedder
    (before the write transaction: a model never runs inside one), and node/classify.py
-   compares it with what is stored (storage/absorb_store.py reads the candidates).
+   compares it with what is stored (storage/absorb_store.py reads the candidates). The
+   nearest stored facts come from the vectors a long-running process holds in memory
+   (``feral serve``, ``feral mcp``: storage/vector_index.py, kept in step with every vector
+   written, loaded before the write transaction if stale), else from sqlite-vec's scan, which
+   a one-shot command pays once instead of loading every vector.
 4. **write**: in the same transaction as the candidates were read: the fact, its meta row,
    superseded facts archived, the edges (``supersedes``, ``contradicts``, ``related_to``),
    and the vector made in step 3, so the embedding queue does not embed the text again.
@@ -19,17 +23,22 @@ row's.
 
 Offline and deterministic: with no embedding model (``memory.embedder`` is ``"none"``) only
 exact duplicates, slot values and opposites are found; near-duplicates and related facts need
-vectors. There is no LLM classifier.
+vectors. An LLM classifier may decide instead (``memory.classifier: "llm"``, off by default;
+node/llm_classify.py): asked before the write transaction, the rules behind it on any failure.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from feral.storage.absorb_store import (
     Candidates,
+    Decision,
+    HeldVectors,
     NewVector,
     Outcome,
     absorb_fact,
@@ -46,13 +55,24 @@ from feral.sync.types import NodeId
 
 from .classify import Thresholds, decide, fact_text
 from .fact_rules import category_of, is_single_valued, opposite, slot
+from .llm_classify import llm_classifier_for, same_candidates
 from .phrases import Triple, parse_fact
 from .secret_scan import refuse_secrets, refuse_triple
 
 if TYPE_CHECKING:
     from .node import Node
 
-__all__ = ["Absorbed", "absorb", "prepare_triple", "scan_text"]
+__all__ = [
+    "Absorbed",
+    "Fact",
+    "absorb",
+    "embed_facts",
+    "held_vectors",
+    "prepare_triple",
+    "scan_text",
+]
+
+log = logging.getLogger("feral.classify")
 
 
 @dataclass(frozen=True)
@@ -110,14 +130,57 @@ def prepare_triple(text: str | None, triple: Triple | None) -> Triple:
     return parse_fact(text)
 
 
-async def _vector(node: Node, text: str) -> NewVector | None:
-    """The new text's vector, made now on a worker thread (``None`` with no model, or a
-    database that takes no writes, which has no vectors to compare with either)."""
+async def embed_facts(node: Node, texts: list[str]) -> list[NewVector | None]:
+    """The texts' vectors, made now in one call on a worker thread (``None`` each with no model,
+    or a database that takes no writes, which has no vectors to compare with either)."""
     embedder = node.embedder
-    if embedder is None or not node.embedding.active:
-        return None
-    vectors = await asyncio.to_thread(embedder.embed, [text])
-    return NewVector(embedder, text, vectors[0], node.embedding.index)
+    if embedder is None or not node.embedding.active or not texts:
+        return [None] * len(texts)
+    vectors = await asyncio.to_thread(embedder.embed, texts)
+    return [
+        NewVector(embedder, t, v, node.embedding.index) for t, v in zip(texts, vectors, strict=True)
+    ]
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One fact on its way through the pipeline: what classify reads it with, and its meta."""
+
+    triple: Triple
+    vector: NewVector | None
+    held: HeldVectors | None
+    source_episode: str | None = None
+
+    @property
+    def words(self) -> str:
+        return fact_text(*self.triple)
+
+    def candidates_of(self, conn: Connection) -> Candidates:
+        subject, predicate, obj = self.triple
+        name = slot(predicate)
+        slot_predicates = [name, f"{name}_name"] if is_single_valued(name) else []
+        vector = self.vector
+        packed = pack_vector(vector.values, vector.embedder.dim) if vector is not None else None
+        held = self.held if packed is not None else None
+        return read_candidates(
+            conn, self.triple, slot_predicates, opposite(predicate), self.words, packed, held
+        )
+
+    def meta(self, memory_id: str, now_ms: int) -> Meta | None:
+        """A note needs no meta row: the defaults say the same (category note, updated when
+        created), and one row per note is what replicates."""
+        category = category_of(self.triple[1], self.triple[2])
+        if category == "note":
+            return None
+        return Meta(memory_id, category=category, updated_at=now_ms)
+
+
+async def held_vectors(node: Node, vectors: list[NewVector | None]) -> HeldVectors | None:
+    """The vectors held in memory, current (a stale copy loads here, not in the write)."""
+    held = node.embedding.index
+    if held is not None and any(v is not None for v in vectors):
+        await node.store.read(held.refresh)
+    return held
 
 
 async def absorb(
@@ -132,41 +195,51 @@ async def absorb(
 
     ``scope`` (checked by the caller: node/scopes.py) puts the stored fact in that scope, in the
     same transaction, a duplicate included; ``None`` leaves the scope it has."""
-    subject, predicate, obj = prepare_triple(text, triple)
-    name = slot(predicate)
-    slot_predicates = [name, f"{name}_name"] if is_single_valued(name) else []
-    words = fact_text(subject, predicate, obj)
-    vector = await _vector(node, words)
-    packed = pack_vector(vector.values, vector.embedder.dim) if vector is not None else None
-
-    def candidates_of(conn: Connection) -> Candidates:
-        return read_candidates(
-            conn, (subject, predicate, obj), slot_predicates, opposite(predicate), words, packed
-        )
-
-    def meta(memory_id: str) -> Meta | None:
-        """A note needs no meta row: the defaults say the same (category note, updated when
-        created), and one row per note is what replicates."""
-        category = category_of(predicate, obj)
-        if category == "note":
-            return None
-        return Meta(memory_id, category=category, updated_at=node.now_ms())
-
+    parsed = prepare_triple(text, triple)
+    vectors = await embed_facts(node, [fact_text(*parsed)])
+    fact = Fact(parsed, vectors[0], await held_vectors(node, vectors))
+    decide_now = await _decider(node, fact, limits)
     outcome: Outcome = await node._write(
         _absorb_in_scope,
         scope,
-        candidates_of,
-        lambda found: decide(found, limits),
-        meta,
+        fact.candidates_of,
+        decide_now,
+        lambda memory_id: fact.meta(memory_id, node.now_ms()),
         now_ms=node.now_ms(),
-        vector=vector,
+        vector=fact.vector,
     )
     if outcome.decision.duplicate_of is None or scope is not None:
         await node._committed()
+    return _absorbed(outcome)
+
+
+def _absorbed(outcome: Outcome) -> Absorbed:
     merged = 1 if outcome.decision.classification == "duplicate" else 0
     return Absorbed(
         str(outcome.row["id"]), outcome.decision.classification, outcome.row, outcome.edges, merged
     )
+
+
+async def _decider(
+    node: Node, fact: Fact, limits: Thresholds | None
+) -> Callable[[Candidates], Decision]:
+    """How the write decides: the rules, or (``memory.classifier: "llm"``) the model's answer
+    to a question asked now, outside any transaction, if the write finds what it was asked
+    about (node/llm_classify.py); the rules whenever it gives none."""
+    classifier = llm_classifier_for(node.settings.memory)
+    if classifier is None:
+        return lambda found: decide(found, limits)
+    asked = await node.store.read(fact.candidates_of)
+    verdict = await asyncio.to_thread(classifier.classify, asked)
+
+    def decide_now(found: Candidates) -> Decision:
+        if verdict is not None and same_candidates(asked, found):
+            return verdict
+        if verdict is not None:
+            log.warning("! the stored facts changed while the LLM classifier answered: rules")
+        return decide(found, limits)
+
+    return decide_now
 
 
 def _absorb_in_scope(

@@ -120,8 +120,15 @@ def marks(text: str) -> set[str]:
 
 
 def _same_marks(a: set[str], b: set[str]) -> bool:
-    """The same marks, or one text naming more of the same ("Acme" and "Acme Corp")."""
+    """The same marks, or one text naming more of the same ("Acme" and "Acme Corp"); but the
+    same numbers always: "fact 5 about topic 5" is not "fact 102 about topic 5"."""
+    if _numbers(a) != _numbers(b):
+        return False
     return a == b or (bool(a) and bool(b) and (a <= b or b <= a))
+
+
+def _numbers(found: set[str]) -> set[str]:
+    return {mark for mark in found if any(c.isdigit() for c in mark)}
 
 
 def negated(text: str) -> bool:

@@ -93,6 +93,11 @@ MAX_SETTINGS_BYTES = 1024 * 1024
 ConflictResolution = Literal["last_write_wins"]
 CONFLICT_RESOLUTIONS: tuple[str, ...] = get_args(ConflictResolution)
 CompactionStrategy = Literal["extractive", "llm"]
+ClassifierName = Literal["rules", "llm"]
+CLASSIFIERS: tuple[str, ...] = get_args(ClassifierName)
+"""How ``remember`` classifies a fact against what is stored: ``rules`` (offline, deterministic,
+the default) or ``llm`` (``memory.llm``'s endpoint; any failure falls back to the rules:
+node/llm_classify.py)."""
 COMPACTION_STRATEGIES: tuple[str, ...] = get_args(CompactionStrategy)
 """``extractive`` needs no model, so compaction works offline; ``llm`` needs ``memory.llm`` and
 falls back to ``extractive`` whenever the endpoint fails (node/summarise.py)."""
@@ -194,6 +199,8 @@ class MemorySettings:
     """How an episode's summary is made; see :data:`COMPACTION_STRATEGIES`."""
     llm: LLMSettings | None = None
     """The endpoint the ``llm`` strategy uses (``null``: none)."""
+    classifier: ClassifierName = "rules"
+    """How absorb classifies a new fact; see :data:`CLASSIFIERS`."""
     embedder: EmbedderName = DEFAULT_EMBEDDER
     """The model that embeds episodes and facts: the encoder shipped inside feral by default,
     ``"minilm-static-256"`` (the light static model) for small devices, or ``"none"`` to turn
@@ -358,6 +365,8 @@ def _check_across_keys(settings: Settings) -> None:
         raise Invalid.value(
             ("memory", "llm"), 'must be set when compaction_strategy is "llm"', None
         )
+    if memory.classifier == "llm" and memory.llm is None:
+        raise Invalid.value(("memory", "llm"), 'must be set when classifier is "llm"', None)
     peers = settings.sync.peers
     for index, peer in enumerate(peers):
         for earlier, other in enumerate(peers[:index]):

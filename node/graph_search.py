@@ -19,6 +19,12 @@ is left to the ordinary ranking, which already matches the name. A hop may be se
 one predicate, as the phrasing rules store them (node/phrases.py): "my sister's doctor" tries
 ``user sister_doctor`` before ``user sister`` then ``doctor``, and ``doctor_name`` counts as
 ``doctor``. Every hop must resolve; if one does not, the search is the ordinary one, unchanged.
+
+The graph's hits obey the search's filters as every hit does: with a ``scope``, each hop
+resolves through facts of that scope only (so neither an answer nor its ``graph_path`` shows
+another scope's memory), and the answers and linked memories are weighed like any hit
+(``relevance × temporal × importance``, storage/ranking.py, with a relevance of
+:data:`ANSWER_RELEVANCE` or :data:`LINKED_RELEVANCE`), so ``min_score`` drops them too.
 """
 
 from __future__ import annotations
@@ -31,16 +37,29 @@ from feral.storage import graph
 from feral.storage.connection import Connection
 from feral.storage.memories import Row, find_row
 from feral.storage.memory_model import edges_of
+from feral.storage.ranking import in_scope
 from feral.storage.search import Hit, content_of
 from feral.sync.errors import NotFoundError
 from feral.sync.ids import normalise
 
 from .phrases import USER, snake_case
 
-__all__ = ["MAX_LINKED", "Path", "follow_graph", "find_path"]
+__all__ = [
+    "ANSWER_RELEVANCE",
+    "LINKED_RELEVANCE",
+    "MAX_LINKED",
+    "Path",
+    "follow_graph",
+    "find_path",
+]
 
 MAX_LINKED = 3
 """The most memories one hop away from the answers that a graph search pulls in."""
+ANSWER_RELEVANCE = 1.0
+"""A graph answer's relevance before time and importance: the path named it exactly, as
+much as the best hit of a leg (each leg's scores are normalised to at most 1)."""
+LINKED_RELEVANCE = 0.5
+"""A linked memory's: one hop further from what the query named."""
 MAX_HOP_WORDS = 3
 """The most words one hop's predicate may have ("swimming club", "head teacher")."""
 
@@ -144,22 +163,35 @@ def _hop(
 
 
 def follow_graph(
-    conn: Connection, query: str, k: int, rank: Callable[[str], list[Hit]]
+    conn: Connection,
+    query: str,
+    k: int,
+    rank: Callable[[str], list[Hit]],
+    *,
+    scope: str | None = None,
+    keep: Callable[[list[Hit]], list[Hit]] = list,
 ) -> list[Hit] | None:
     """The hits of a query that names a resolvable path, else ``None`` (rank it as usual).
 
     ``rank`` is the ordinary search (in the same read), called with the rewritten query.
+    ``scope``: the path resolves through facts of that scope only (``None``: every scope).
+    ``keep`` weighs the graph's own hits as the ordinary ranking weighs its hits and drops those
+    it would drop (another scope, below ``min_score``), keeping their order; an answer's
+    relevance is :data:`ANSWER_RELEVANCE`, a linked memory's :data:`LINKED_RELEVANCE`.
     """
     path = find_path(query)
     if path is None:
         return None
-    resolved = _resolve(graph.facts_where(conn, "predicate", _predicates(path)), path)
+    facts = graph.facts_where(conn, "predicate", _predicates(path))
+    resolved = _resolve(facts if scope is None else in_scope(conn, facts, scope), path)
     if resolved is None:
         return None
-    answers = [_fact_hit(row, _trail(resolved.hops, row), "graph") for row in resolved.hops[-1]]
+    answers = keep(
+        [_fact_hit(row, _trail(resolved.hops, row), "graph") for row in resolved.hops[-1]]
+    )
     names = sorted({row["object"] for row in resolved.hops[-1]}, key=normalise)
-    shown = {hit.id for hit in answers}
-    linked = _linked(conn, resolved.hops[-1], shown)
+    shown = {row["id"] for row in resolved.hops[-1]}
+    linked = keep(_linked(conn, resolved.hops[-1], shown))[:MAX_LINKED]
     shown |= {hit.id for hit in linked}
     rewritten = " ".join(p for p in (path.before, *names, resolved.leftover, path.after) if p)
     ordinary = [hit for hit in rank(rewritten) if hit.id not in shown]
@@ -178,7 +210,7 @@ def _trail(hops: Sequence[Sequence[Row]], answer: Row) -> list[str]:
     return [content_of({**row, "table": "facts"}) for row in trail]
 
 
-def _fact_hit(row: Row, trail: list[str] | None, via: str, score: float = 1.0) -> Hit:
+def _fact_hit(row: Row, trail: list[str] | None, via: str, score: float = ANSWER_RELEVANCE) -> Hit:
     extra: dict[str, object] = {"via": via}
     if trail is not None:
         extra["graph_path"] = trail
@@ -186,16 +218,16 @@ def _fact_hit(row: Row, trail: list[str] | None, via: str, score: float = 1.0) -
 
 
 def _linked(conn: Connection, answers: Sequence[Row], shown: set[str]) -> list[Hit]:
-    """Up to :data:`MAX_LINKED` memories one hop from the answers, in one order everywhere."""
+    """The memories one hop from the answers, in one order everywhere: facts about what the
+    path reached, then memories joined to an answer by an edge (the caller keeps the first
+    :data:`MAX_LINKED` its filters leave)."""
     reached = {normalise(row["object"]) for row in answers}
     about = [f for f in graph.facts_where(conn, "subject", reached) if f["id"] not in shown]
     about.sort(key=lambda f: (normalise(f["predicate"]), f["id"]))
-    hits = [_fact_hit(f, None, "graph_link", 0.0) for f in about[:MAX_LINKED]]
+    hits = [_fact_hit(f, None, "graph_link", LINKED_RELEVANCE) for f in about]
     seen = shown | {hit.id for hit in hits}
     for answer in answers:
         for edge in edges_of(conn, answer["id"]):
-            if len(hits) >= MAX_LINKED:
-                return hits
             other = edge["to_id"] if edge["from_id"] == answer["id"] else edge["from_id"]
             if other in seen:
                 continue
@@ -203,7 +235,7 @@ def _linked(conn: Connection, answers: Sequence[Row], shown: set[str]) -> list[H
             hit = _edge_hit(conn, other, edge)
             if hit is not None:
                 hits.append(hit)
-    return hits[:MAX_LINKED]
+    return hits
 
 
 def _edge_hit(conn: Connection, row_id: str, edge: Row) -> Hit | None:
@@ -214,4 +246,4 @@ def _edge_hit(conn: Connection, row_id: str, edge: Row) -> Hit | None:
     if row.get("archived") or table.name not in ("facts", "episodes"):
         return None
     extra: dict[str, object] = {"via": "graph_link", "edge": edge["type"]}
-    return Hit({**row, "table": table.name}, score=0.0, extra=extra)
+    return Hit({**row, "table": table.name}, score=LINKED_RELEVANCE, extra=extra)

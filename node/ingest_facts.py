@@ -6,7 +6,8 @@ the user stating it. Each message is cut into sentences (a full stop after a tit
 what becomes a triple is kept; what the rules can only store as a note is left to the episode,
 which already holds the words. So "my sister's doctor is Dr. Lee" gives ``user sister_doctor
 Dr. Lee``, never ``user doctor``. The facts are written when the episode holding their message is
-stored, with that episode as their ``source_episode`` (storage/extraction.py).
+stored, with that episode as their ``source_episode``, through the absorb pipeline
+(node/absorb_batch.py).
 """
 
 from __future__ import annotations

@@ -22,7 +22,6 @@ from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 from feral.storage import (
     curation,
     delta_log,
-    extraction,
     graph,
     memories,
     memory_model,
@@ -41,6 +40,7 @@ from feral.sync.ids import new_ulid
 from feral.sync.types import NodeId, PackedHLC, RowId, VersionVector
 
 from .absorb import Absorbed, absorb
+from .absorb_batch import absorb_groups, absorb_many
 from .clock_mark import read_mark, write_mark
 from .config import Settings, load_settings
 from .conflicts import record_conflicts
@@ -271,12 +271,9 @@ class Node(NodeReads):
         return row
 
     async def remember_extracted(self, episode_id: str, groups: list[list[Triple]]) -> int:
-        """Remember facts taken from an episode's messages (node/ingest_facts.py)."""
-        rows = await self._write(
-            extraction.remember_extracted, groups, episode_id=episode_id, now_ms=self.now_ms()
-        )
-        await self._committed()
-        return rows
+        """Remember facts taken from an episode's messages (node/ingest_facts.py), through the
+        absorb pipeline (node/absorb_batch.py)."""
+        return await absorb_groups(self, episode_id, groups)
 
     def open_sessions(self) -> SessionMemory:
         """Working memory for sessions (DESIGN §2): in this process's RAM, episodes replicate."""
@@ -300,12 +297,20 @@ class Node(NodeReads):
         triples: Iterable[tuple[str, str, str]],
         progress: Callable[[int], None] | None = None,
         batch: int = IMPORT_BATCH,
+        *,
+        classify: bool = True,
     ) -> int:
-        """Remember many facts, ``batch`` per transaction; ``progress`` gets each batch's size.
-        A batch holding a secret is refused whole (the CLI screens every line first)."""
+        """Remember many facts, ``batch`` per check; ``progress`` gets each written chunk's size.
+        A batch holding a secret is refused whole (the CLI screens every line first). Facts go
+        through the absorb pipeline (node/absorb_batch.py); ``classify=False`` writes them as
+        given (the facts of an export: classified where they were made). Returns how many
+        facts were written."""
         written = 0
         for number, chunk in enumerate(_chunks(triples, batch)):
             refuse_triples(chunk, first=number * batch + 1)
+            if classify:
+                written += (await absorb_many(self, chunk, progress=progress)).written
+                continue
             written += await self._write(memories.import_facts, chunk, now_ms=self.now_ms())
             await self._committed()
             if progress:

@@ -17,6 +17,7 @@ from feral.storage.store import Store
 from feral.storage.vectors import Embedder
 from feral.sync.schema import EPISODES, FACTS
 
+from .access import note_retrieved
 from .config import Settings
 from .embedding import Embedding
 from .identity import Identity
@@ -101,15 +102,14 @@ class NodeReads:
     ) -> SearchResult:
         """Search episodes and facts (node/search.py); options left out come from settings.
 
+        The memories answered are noted as retrieved, on this device only (node/access.py).
         The values are the caller's to check (the CLI's options, the API's
         :class:`~feral.node.search.SearchRequest`): they are not checked again here.
         """
         request = SearchRequest(query, top_k, strategy, alpha, mmr, mmr_lambda, min_score, scope)
-        return await run_search(
-            self.store,
-            self.embedder,
-            self.settings.search,
-            request,
-            self.embedding.index,
-            self.now_ms(),
+        now = self.now_ms()
+        result = await run_search(
+            self.store, self.embedder, self.settings.search, request, self.embedding.index, now
         )
+        await note_retrieved(self.store, result.results, now)  # local: access strength
+        return result

@@ -174,9 +174,22 @@ def _search(
     """Inside one read: a query naming a relation path follows the graph first
     (node/graph_search.py); any other is ranked as usual."""
     followed = follow_graph(
-        conn, plan.query, plan.k, lambda q: _plain(conn, replace(plan, query=q), embedder, index)
+        conn,
+        plan.query,
+        plan.k,
+        lambda q: _plain(conn, replace(plan, query=q), embedder, index),
+        scope=plan.weights.scope,
+        keep=lambda hits: _weighed_in_order(conn, hits, plan),
     )
     return followed if followed is not None else _plain(conn, plan, embedder, index)
+
+
+def _weighed_in_order(conn: Connection, hits: list[ranking.Hit], plan: _Plan) -> list[ranking.Hit]:
+    """The graph's hits weighed as :func:`_plain` weighs its own (scope, ``min_score``), in
+    the order the graph gave them: a path's answers come first whatever their scores."""
+    order = {hit.id: i for i, hit in enumerate(hits)}
+    kept = [h for h in weigh(conn, hits, plan.weights) if h.score >= plan.min_score]
+    return sorted(kept, key=lambda hit: order[hit.id])
 
 
 def _plain(

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Protocol, cast
 
 from feral.sync.ids import fact_id
-from feral.sync.schema import FACTS
+from feral.sync.schema import FACTS, Table
 from feral.sync.types import NodeId
 
 from .connection import Connection
@@ -41,6 +41,7 @@ from .vectors import (
 __all__ = [
     "NEIGHBOURS",
     "Candidates",
+    "HeldVectors",
     "Decision",
     "NewVector",
     "Outcome",
@@ -54,6 +55,15 @@ NEIGHBOURS = 8
 """How many nearest stored facts (by vector, and by full text among queued rows) are compared."""
 
 Triple = tuple[str, str, str]
+
+
+class HeldVectors(Protocol):
+    """Vectors held in memory (storage/vector_index.py's ``VectorIndex``): the nearest rows
+    from a matrix product instead of sqlite-vec's scan, the same rows either way."""
+
+    def nearest(
+        self, conn: Connection, table: Table, query_vector: bytes, k: int
+    ) -> list[tuple[int, float]]: ...
 
 
 @dataclass(frozen=True)
@@ -119,12 +129,16 @@ def _row(conn: Connection, row_id: str) -> Row | None:
 
 
 def _neighbours(
-    conn: Connection, text: str, vector: bytes | None, own_id: str
+    conn: Connection, text: str, vector: bytes | None, own_id: str, held: HeldVectors | None
 ) -> list[tuple[Row, float | None]]:
-    """The nearest live facts by vector, then the full-text hits still waiting for one."""
+    """The nearest live facts by vector (from ``held`` when the process holds them), then the
+    full-text hits still waiting for one."""
     found: dict[str, tuple[Row, float | None]] = {}
     if vector is not None and embedder_in_use(conn) is not None:
-        nearest = search_similar(conn, FACTS, vector, NEIGHBOURS + 1)
+        if held is not None:
+            nearest = held.nearest(conn, FACTS, vector, NEIGHBOURS + 1)
+        else:
+            nearest = search_similar(conn, FACTS, vector, NEIGHBOURS + 1)
         rowids = [rowid for rowid, _ in nearest]
         marks = ", ".join("?" * len(rowids))
         rows = {
@@ -155,8 +169,10 @@ def read_candidates(
     opposite: str,
     text: str,
     vector: bytes | None,
+    held: HeldVectors | None = None,
 ) -> Candidates:
-    """Everything :func:`absorb_fact`'s ``decide`` compares a new fact with."""
+    """Everything :func:`absorb_fact`'s ``decide`` compares a new fact with (``held``: the
+    vectors this process holds in memory, if it does)."""
     subject, predicate, obj = (part.strip() for part in triple)
     own = fact_id(subject, predicate, obj)
     slot = [r for r in slot_rows(conn, subject, slot_predicates) if r["id"] != own]
@@ -168,7 +184,7 @@ def read_candidates(
         _row(conn, own),
         slot,
         against,
-        _neighbours(conn, text, vector, own),
+        _neighbours(conn, text, vector, own, held),
     )
 
 
@@ -182,6 +198,7 @@ def absorb_fact(
     *,
     now_ms: int,
     vector: NewVector | None = None,
+    source_episode: str | None = None,
 ) -> Outcome:
     """Read the candidates, decide, and write the outcome, all in this one transaction.
 
@@ -189,12 +206,15 @@ def absorb_fact(
     (an archived copy comes back), its meta row written (``meta`` gets the row's id; ``None``
     writes none: the row keeps storage/memory_model.py's defaults), each
     superseded fact archived, and one edge written per link, from the new row.
+    ``source_episode`` names the episode a fact was extracted from (a new row only).
     """
     candidates = candidates_of(conn)
     decision = decide(candidates)
     if decision.duplicate_of is not None:
         return Outcome(cast(FactRow, find_row(conn, decision.duplicate_of)[1]), decision)
-    row = remember_fact(conn, origin, stamp, candidates.triple, now_ms=now_ms)
+    row = remember_fact(
+        conn, origin, stamp, candidates.triple, now_ms=now_ms, source_episode=source_episode
+    )
     described = meta(str(row["id"]))
     if described is not None:
         write_meta(conn, origin, stamp, described)

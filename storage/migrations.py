@@ -295,6 +295,22 @@ DELETE FROM meta WHERE key = 'row_digest';
             )
         ),
     ),
+    Migration(
+        # Access strength (storage/access_strength.py): how this device has retrieved each
+        # memory. Local, like the vectors: never logged, exported or sent. A hard delete (here
+        # or from a peer) takes the memory's row with it.
+        "0016_access_strength",
+        """
+CREATE TABLE access_strength (
+  memory_id TEXT PRIMARY KEY NOT NULL, strength REAL NOT NULL,
+  last_access_ms INTEGER NOT NULL, accesses INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE TRIGGER facts_access_erased AFTER UPDATE OF deleted ON facts WHEN new.deleted = 1
+BEGIN DELETE FROM access_strength WHERE memory_id = new.id; END;
+CREATE TRIGGER episodes_access_erased AFTER UPDATE OF deleted ON episodes WHEN new.deleted = 1
+BEGIN DELETE FROM access_strength WHERE memory_id = new.id; END;
+""",
+    ),
 )
 
 _registered: list[Migration] = []

@@ -1,10 +1,11 @@
-"""Ranking by time and importance: ``final = relevance × temporal × importance``.
+"""Ranking by time, importance and use: ``final = relevance × temporal × importance × access``.
 
 ``relevance`` is what the search legs gave a hit (storage/search.py, storage/fusion.py);
 ``temporal = max(0, 1 − decay × days since the memory was last updated)``, except for facts in
 the ``identity`` category (a birthday does not go stale), which keep 1; ``importance`` is the
 replicated multiplier of the memory's meta row (``feral memory boost``), 1 without one. A memory
-without a meta row was last updated when it was created.
+without a meta row was last updated when it was created. ``access`` is this device's own
+retrievals of the memory (storage/access_strength.py: 1 to 1.2, local, never replicated).
 
 The meta rows are read here in one statement per search, inside the search's read, so every
 hit is weighed against the same state. Nothing here writes: rankings are derived and local.
@@ -18,7 +19,9 @@ from dataclasses import dataclass
 
 from feral.sync.schema import MEMORY_META
 
+from .access_strength import Access as _Access, access_factor, read_access
 from .connection import Connection
+from .memories import Row
 from .memory_model import DEFAULT_SCOPE, Meta
 from .search import Hit
 
@@ -28,6 +31,7 @@ __all__ = [
     "IMPORTANCE_CAP",
     "Weights",
     "hit_metas",
+    "in_scope",
     "temporal_factor",
     "weigh",
 ]
@@ -81,13 +85,27 @@ def hit_metas(conn: Connection, hits: Sequence[Hit]) -> dict[str, Meta]:
     }
 
 
+def in_scope(conn: Connection, rows: Sequence[Row], scope: str) -> list[Row]:
+    """The rows (memories, each with an ``id``) of ``scope``, in their order; a row without a
+    meta row is in the default scope."""
+    scopes = dict(
+        conn.execute(
+            "SELECT id, scope FROM memory_meta WHERE id IN (SELECT value FROM json_each(?)) "
+            "AND deleted = 0",
+            (json.dumps([str(row["id"]) for row in rows]),),
+        ).fetchall()
+    )
+    return [row for row in rows if (scopes.get(str(row["id"])) or DEFAULT_SCOPE) == scope]
+
+
 def weigh(conn: Connection, hits: Sequence[Hit], weights: Weights) -> list[Hit]:
     """The hits of the wanted scope with ``score`` set to the final score, best first.
 
     Each kept hit's ``extra`` shows the parts: ``relevance`` (the legs' score), ``temporal``,
-    ``importance``, and the memory's ``scope`` and ``category``.
+    ``importance``, ``access``, and the memory's ``scope`` and ``category``.
     """
     metas = hit_metas(conn, hits)
+    accesses = read_access(conn, [h.id for h in hits])
     kept: list[Hit] = []
     for hit in hits:
         meta = metas[hit.id]
@@ -95,12 +113,14 @@ def weigh(conn: Connection, hits: Sequence[Hit], weights: Weights) -> list[Hit]:
             continue
         temporal = temporal_factor(meta, weights.now_ms, weights.decay_per_day)
         importance = min(max(meta.importance, 0.0), IMPORTANCE_CAP)
+        access = access_factor(accesses.get(hit.id, _Access()), weights.now_ms)
         relevance = hit.score
-        hit.score = relevance * temporal * importance
+        hit.score = relevance * temporal * importance * access
         hit.extra.update(
             relevance=round(relevance, 6),
             temporal=round(temporal, 6),
             importance=importance,
+            access=round(access, 6),
             scope=meta.scope,
             category=meta.category,
         )

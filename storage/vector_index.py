@@ -97,7 +97,11 @@ class _Matrix:
         n = self.count
         if n == 0 or k <= 0:
             return []
-        scores = self.rows[:n] @ query
+        # einsum, not ``@``: one pass on this thread. ``@`` is BLAS's matrix-vector product,
+        # which wakes a pool of threads for a 10k-row matrix; on a busy two-core machine their
+        # spinning cost several times the CPU of the product itself (7.7 ms against 1.4 ms of
+        # CPU for 10k rows of 384 dimensions, and 30 ms against 1.5 ms of wall time).
+        scores = np.einsum("ij,j->i", self.rows[:n], query)
         top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
         order = top[np.argsort(-scores[top], kind="stable")]
         return [(int(self.rowids[i]), float(scores[i])) for i in order]
@@ -142,17 +146,25 @@ class VectorIndex:
                 matrix.put(rowid, blob)
         self._generation = after
 
+    def refresh(self, conn: Connection) -> None:
+        """Load every vector now if the copy is stale (the absorb pipeline calls it before its
+        write transaction, so that transaction finds the copy current and loads nothing)."""
+        self._refresh(conn)
+
     def _refresh(self, conn: Connection) -> None:
         """Load every vector again if the token moved; token and vectors come from one read
-        transaction, so they always belong together."""
+        transaction, so they always belong together (inside a write's transaction, that one)."""
         if vector_generation(conn) == self._generation:
             return
-        conn.execute("BEGIN")
+        own = not conn.in_transaction
+        if own:
+            conn.execute("BEGIN")
         try:
             generation = vector_generation(conn)
             tables = self._load(conn)
         finally:
-            conn.execute("COMMIT")
+            if own:
+                conn.execute("COMMIT")
         self._tables, self._generation = tables, generation
         self.loads += 1
 

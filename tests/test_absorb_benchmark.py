@@ -22,5 +22,7 @@ def test_a_tiny_cost_run_reports_positive_ratios(capsys):
     assert main(["absorb", "--facts", "20", "--writes", "2", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert (result["facts"], result["writes"]) == (20, 2)
-    for name in ("ratio_write_cpu", "ratio_searchable_cpu"):
-        assert math.isfinite(result[name]) and result[name] > 0
+    for phase in ("scan", "held"):
+        for name in ("ratio_write_cpu", "ratio_searchable_cpu"):
+            assert math.isfinite(result[f"{phase}_{name}"]) and result[f"{phase}_{name}"] > 0
+    assert result["index_loads"] == 1  # the held phase's writes kept the copy current

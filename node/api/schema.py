@@ -95,6 +95,7 @@ _ANSWERS: dict[str, Any] = {
             "relevance": {"type": "number"},
             "temporal": _FRACTION,
             "importance": {"type": "number"},
+            "access": {"type": "number", "minimum": 1},
             "scope": _STRING,
             "category": _STRING,
             "via": {"enum": ["graph", "graph_link"]},

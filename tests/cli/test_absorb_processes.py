@@ -43,6 +43,10 @@ def test_two_offline_devices_superseding_one_doctor_both_show_the_conflict(mesh:
     # Offline, each device learns a new doctor: each supersedes Dr. Chen.
     lee = json.loads(laptop.cli("memory", "remember", "my doctor is now Dr. Lee", "--json"))
     patel = json.loads(phone.cli("memory", "remember", "my doctor is Dr. Patel", "--json"))
+    laptop.cli("graph", "add", "--relation", "person:Dr. Lee", "works_at", "place:Riverside clinic")
+    phone.cli(
+        "graph", "add", "--relation", "person:Dr. Patel", "works_at", "place:Riverside clinic"
+    )
     for answer in (lee, patel):
         assert answer["classification"] == "supersede"
         assert [(e["type"], e["to_id"]) for e in answer["edges"]] == [("supersedes", chen["id"])]
@@ -56,6 +60,11 @@ def test_two_offline_devices_superseding_one_doctor_both_show_the_conflict(mesh:
     assert rows[("facts", lee["id"])]["archived"] is False
     assert rows[("facts", patel["id"])]["archived"] is False
     assert _fact_id(exports[0], "Dr. Lee") == lee["id"]
+    walk = ("graph", "query", "--start", "place:Riverside clinic", "--direction", "inbound")
+    walked = [json.loads(node.cli(*walk, "--json")) for node in (laptop, phone)]
+    assert walked[0] == walked[1]  # identical graph query results
+    names = {row["name"] for row in walked[0]["results"]}
+    assert {"Dr. Lee", "Dr. Patel"} <= names
 
     for node in (laptop, phone):
         shown = node.json("memory", "get", lee["id"], "--follow", "full_history")

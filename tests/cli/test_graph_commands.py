@@ -61,11 +61,12 @@ def test_add_list_and_query_a_small_graph(home: Path):
 
 def test_conflicting_values_are_listed_both(home: Path, tmp_path: Path):
     """Two live values of a one-value attribute, as two devices that each superseded the old
-    one leave them (``remember`` would supersede; an import writes both as they are)."""
+    one leave them (``remember`` would supersede; an export's facts are imported as they were)."""
     feral(home, "graph", "add", "person", "Sam")
+    exported = {"table": "facts", "hlc": 1, "origin": "x", "archived": False}
     lines = [
-        {"subject": "Sam", "predicate": "doctor", "object": "Dr. Lee"},
-        {"subject": "sam", "predicate": "doctor", "object": "Dr. Patel"},
+        {**exported, "subject": "Sam", "predicate": "doctor", "object": "Dr. Lee"},
+        {**exported, "subject": "sam", "predicate": "doctor", "object": "Dr. Patel"},
     ]
     both = tmp_path / "both.jsonl"
     both.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")

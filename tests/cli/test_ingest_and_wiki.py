@@ -170,11 +170,14 @@ def remember_all(home: Path, *texts: str) -> None:
 
 
 def test_wiki_compile_list_and_show(tmp_path):
-    # Imported, not remembered: remember would let Dr. Lee supersede Dr. Chen.
+    # Two live values, as an export of two devices that each superseded one doctor holds them
+    # (an export's facts are imported as they were; remember or a new line would supersede).
     lines = tmp_path / "facts.jsonl"
+    exported = {"table": "facts", "hlc": 1, "origin": "x", "archived": False}
     lines.write_text(
         "".join(
-            json.dumps({"subject": "user", "predicate": "doctor_name", "object": name}) + "\n"
+            json.dumps({**exported, "subject": "user", "predicate": "doctor_name", "object": name})
+            + "\n"
             for name in ("Dr. Chen", "Dr. Lee")
         )
     )

@@ -46,9 +46,11 @@ def test_link_writes_one_edge_and_get_follows_it(tmp_path):
 
 def test_get_full_history_shows_superseded_versions_and_conflicts(tmp_path):
     lines = tmp_path / "doctors.jsonl"
-    lines.write_text(
-        '{"subject": "user", "predicate": "doctor", "object": "Dr. Lee"}\n'
-        '{"subject": "user", "predicate": "doctor", "object": "Dr. Patel"}\n'
+    lines.write_text(  # an export's two live values: imported as they were, not classified
+        '{"table": "facts", "hlc": 1, "origin": "x", "archived": false, '
+        '"subject": "user", "predicate": "doctor", "object": "Dr. Lee"}\n'
+        '{"table": "facts", "hlc": 2, "origin": "x", "archived": false, '
+        '"subject": "user", "predicate": "doctor", "object": "Dr. Patel"}\n'
     )
     feral(tmp_path, "memory", "import", str(lines))
     kim = feral_json(tmp_path, "memory", "remember", "my doctor is Dr. Kim")

@@ -146,7 +146,10 @@ async def test_each_fact_gets_a_category_and_its_vector_with_the_write(node: Nod
 
 
 async def test_two_live_values_of_one_slot_are_flagged_as_conflicting(node: Node):
-    await node.import_facts([("user", "doctor", "Dr. Lee"), ("user", "doctor", "Dr. Patel")])
+    # Written as an export's facts are, unclassified: two live values, as two offline devices
+    # that each superseded the same doctor leave them (import classifies: Patel would win).
+    both = [("user", "doctor", "Dr. Lee"), ("user", "doctor", "Dr. Patel")]
+    await node.import_facts(both, classify=False)
     conflicts = await node.store.read(conflicting_values)
     assert [(c["subject"], c["predicate"], len(c["ids"])) for c in conflicts] == [
         ("user", "doctor", 2)
@@ -182,3 +185,15 @@ async def test_without_a_model_exact_duplicates_slots_and_opposites_still_classi
         assert (await node.absorb(text="I like green olives")).classification == "new"
     finally:
         await node.close()
+
+
+def test_a_number_only_one_text_holds_keeps_look_alikes_apart():
+    stored, new = (
+        parse_fact("fact number 5 about topic 5"),
+        parse_fact("fact number 102 about topic 5"),
+    )
+    candidates = pair_candidates(stored, new, 0.9)
+    assert decide(candidates).classification != "duplicate"
+    queued = pair_candidates(stored, new, 0.9)
+    queued.neighbours[0] = (queued.neighbours[0][0], None)  # no vector yet: words alone
+    assert decide(queued).classification != "duplicate"

@@ -1,4 +1,4 @@
-"""Ingest extracts facts from users' messages (node/ingest_facts.py, storage/extraction.py)."""
+"""Ingest extracts facts from users' messages (node/ingest_facts.py, node/absorb_batch.py)."""
 
 from __future__ import annotations
 
@@ -95,3 +95,25 @@ def test_only_user_messages_state_facts():
     assert message_facts(Message("s", "user", said)) == [("user", "doctor", "Dr. Chen")]
     assert message_facts(Message("s", "assistant", said)) == []
     assert message_facts(Message("s", "system", said)) == []
+
+
+async def test_extracted_facts_go_through_the_pipeline_a_new_value_supersedes(node: Node):
+    chen = await node.absorb(text="my doctor is Dr. Chen")
+    transcript = (
+        Message("clinic", "user", "My doctor is now Dr. Lee. My doctor's name is Dr. Lee."),
+        Message("clinic", "user", "I live in Porto."),
+    )
+    result = await node.ingest(transcript)
+    assert result.facts == 3  # the repeat of the new value counted, not written
+    facts = await live_facts(node)
+    assert ("user", "doctor", "Dr. Chen") not in facts
+    lee = facts[("user", "doctor", "Dr. Lee")]
+    assert ("user", "doctor_name", "Dr. Lee") not in facts  # a duplicate of the slot's value
+    (episode,) = await node.episodes()
+    assert lee["source_episode"] == episode["id"]
+    edges = await node.store.read(edges_of, lee["id"])
+    assert {(e["type"], e["to_id"]) for e in edges if e["type"] == "supersedes"} == {
+        ("supersedes", chen.memory_id)
+    }
+    archived = await node.get(chen.memory_id)
+    assert archived["archived"] is True
