@@ -25,6 +25,8 @@ from feral.node.live_sessions import ROLES, LiveSessions
 from feral.node.mcp_resources import RESOURCE_TEMPLATES, RESOURCES
 from feral.node.mcp_server import TOOL_NAMES, build_server
 from feral.node.node import Node
+from tests import mcp_answers
+from tests.mcp_answers import call
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "MCP.md"
 
@@ -52,16 +54,9 @@ async def served(tmp_path: Path) -> AsyncIterator[tuple[Client, Node, LiveSessio
         await node.close()
 
 
-async def call(client: Client, tool: str, /, **arguments: Any) -> Any:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    return json.loads(result.content[0].text)  # type: ignore[union-attr]
-
-
 async def refusal(client: Client, tool: str, /, **arguments: Any) -> str:
-    result = await client.call_tool(tool, arguments)
-    assert result.is_error, result.content
-    text: str = result.content[0].text  # type: ignore[union-attr]
+    """The tool's refusal, which never shows a traceback."""
+    text = await mcp_answers.refusal(client, tool, **arguments)
     assert "Traceback" not in text
     return text
 
