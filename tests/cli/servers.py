@@ -330,6 +330,12 @@ def pair(node: FeralNode, peer: FeralNode, *, dial: bool) -> None:
     node.cli(*args)
 
 
+def pair_dialing(dialer: FeralNode, listener: FeralNode) -> None:
+    """Pair two nodes one way round: ``dialer`` dials ``listener``, which accepts it only."""
+    pair(dialer, listener, dial=True)
+    pair(listener, dialer, dial=False)
+
+
 def run_parallel(
     calls: Iterable[tuple[FeralNode, Sequence[str]]],
 ) -> list[subprocess.CompletedProcess[str]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .servers import FeralNode, Mesh, export_rows, pair
+from .servers import FeralNode, Mesh, export_rows, pair_dialing
 
 
 def sync_round(laptop: FeralNode) -> None:
@@ -42,8 +42,7 @@ def test_a_concurrent_edit_is_surfaced_on_both_resolved_on_both_and_a_later_edit
     mesh: Mesh,
 ) -> None:
     laptop, phone = mesh.add("laptop", "phone")
-    pair(laptop, phone, dial=True)
-    pair(phone, laptop, dial=False)
+    pair_dialing(laptop, phone)
     fact = laptop.json("memory", "remember", "the dentist is on Elm Road")
     fact_id = fact["id"] if "id" in fact else fact["row"]["id"]
     mesh.start(phone)

@@ -22,6 +22,7 @@ from feral.node.mcp_resources import RESOURCES
 from feral.node.mcp_server import TOOL_NAMES
 from feral.node.memory_graph import FOLLOW_MODES
 from feral.storage.listing import LISTED_TIERS, STATUSES
+from tests.mcp_answers import call, refusal
 
 from .helpers import feral, feral_command, feral_process, turn_off_embeddings
 from .servers import Mesh, pair, wait_until
@@ -38,20 +39,6 @@ async def mcp_session(home: Path) -> AsyncIterator[ClientSession]:
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
-
-
-async def call(session: ClientSession, tool: str, /, **arguments: Any) -> Any:
-    """The tool's answer, decoded; a tool error fails the test with its message."""
-    result = await session.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    return json.loads(result.content[0].text)  # type: ignore[union-attr]
-
-
-async def refusal(session: ClientSession, tool: str, /, **arguments: Any) -> str:
-    result = await session.call_tool(tool, arguments)
-    assert result.is_error, result.content
-    text: str = result.content[0].text  # type: ignore[union-attr]
-    return text
 
 
 def enum_of(schema: dict[str, Any], name: str) -> list[str]:

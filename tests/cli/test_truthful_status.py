@@ -21,7 +21,7 @@ from feral.sync.session import SyncSession
 
 from .helpers import turn_off_embeddings
 from .hostile_support import authenticate, local_peer, open_sync, pack, receive
-from .servers import FeralNode, Mesh, pair, wait_until
+from .servers import FeralNode, Mesh, pair_dialing, wait_until
 
 LINK_UP_S = 30.0
 
@@ -38,8 +38,7 @@ def test_status_shows_a_link_up_now_and_after_the_peer_stops_when_it_last_was(
     mesh: Mesh,
 ) -> None:
     laptop, server = mesh.add("laptop", "server")
-    pair(laptop, server, dial=True)
-    pair(server, laptop, dial=False)
+    pair_dialing(laptop, server)
     mesh.start(laptop, server)
     server.run("memory", "remember", "a fact that needs a link")
     assert wait_until(lambda: holds(laptop, "a fact that needs a link"), LINK_UP_S), "no link"
@@ -70,8 +69,7 @@ def test_last_error_is_shown_with_its_time_and_cleared_by_the_next_successful_sy
     mesh: Mesh,
 ) -> None:
     laptop, server = mesh.add("laptop", "server")
-    pair(laptop, server, dial=True)
-    pair(server, laptop, dial=False)
+    pair_dialing(laptop, server)
 
     failed = laptop.run("sync", "now", check=False)
     assert failed.returncode == 1, failed
@@ -91,8 +89,7 @@ async def test_backlogs_to_send_and_to_receive_are_counted_before_a_sync_and_zer
     mesh: Mesh,
 ) -> None:
     laptop, server = mesh.add("laptop", "server")
-    pair(laptop, server, dial=False)
-    pair(server, laptop, dial=True)
+    pair_dialing(server, laptop)
     mesh.start(laptop)
     server.run("sync", "now")
     for n in range(3):
@@ -129,8 +126,7 @@ def test_catch_up_progress_is_in_status_and_the_serve_log(mesh: Mesh, tmp_path: 
     facts = tmp_path / "facts.txt"
     facts.write_text("".join(f"bulk fact {n}\n" for n in range(2500)))
     server.cli("memory", "import", str(facts))
-    pair(laptop, server, dial=True)
-    pair(server, laptop, dial=False)
+    pair_dialing(laptop, server)
     mesh.start(server, laptop)
 
     def caught_up() -> dict[str, Any] | None:
@@ -152,8 +148,7 @@ async def test_equal_vectors_with_different_content_are_reported_diverged_not_in
     """A paired device forges the laptop's entry before the real one reaches the server: both
     then hold the laptop's log up to the same stamp with the same count, but other content."""
     laptop, server = mesh.add("laptop", "server")
-    pair(laptop, server, dial=True)
-    pair(server, laptop, dial=False)
+    pair_dialing(laptop, server)
     mesh.start(server)
     laptop.run("sync", "now")
     laptop.run("memory", "remember", "what the laptop really wrote")

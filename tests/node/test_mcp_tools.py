@@ -25,6 +25,8 @@ from feral.node.live_sessions import ROLES, LiveSessions
 from feral.node.mcp_resources import RESOURCE_TEMPLATES, RESOURCES
 from feral.node.mcp_server import TOOL_NAMES, build_server
 from feral.node.node import Node
+from tests import mcp_answers
+from tests.mcp_answers import call
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "MCP.md"
 
@@ -37,31 +39,32 @@ def small_budget(home: Path, budget: int) -> None:
 
 
 @asynccontextmanager
-async def served(tmp_path: Path) -> AsyncIterator[tuple[Client, Node, LiveSessions]]:
-    """A client of a server on a fresh home (a context manager, not a fixture: the SDK's task
-    groups must be left by the task that entered them)."""
+async def opened(tmp_path: Path, budget: int) -> AsyncIterator[tuple[Node, LiveSessions]]:
+    """A node on a fresh home with ``budget`` tokens of working memory, and its live sessions;
+    both closed afterwards (the sessions first, as the server does when it stops)."""
     home = tmp_path / "home"
-    small_budget(home, 120)
+    small_budget(home, budget)
     node = await Node.open(home)
     sessions = LiveSessions(node)
     try:
-        async with Client(build_server(node, sessions)) as client:
-            yield client, node, sessions
+        yield node, sessions
     finally:
         await sessions.close()
         await node.close()
 
 
-async def call(client: Client, tool: str, /, **arguments: Any) -> Any:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    return json.loads(result.content[0].text)  # type: ignore[union-attr]
+@asynccontextmanager
+async def served(tmp_path: Path) -> AsyncIterator[tuple[Client, Node, LiveSessions]]:
+    """A client of a server on a fresh home (a context manager, not a fixture: the SDK's task
+    groups must be left by the task that entered them)."""
+    async with opened(tmp_path, 120) as (node, sessions):
+        async with Client(build_server(node, sessions)) as client:
+            yield client, node, sessions
 
 
 async def refusal(client: Client, tool: str, /, **arguments: Any) -> str:
-    result = await client.call_tool(tool, arguments)
-    assert result.is_error, result.content
-    text: str = result.content[0].text  # type: ignore[union-attr]
+    """The tool's refusal, which never shows a traceback."""
+    text = await mcp_answers.refusal(client, tool, **arguments)
     assert "Traceback" not in text
     return text
 
@@ -207,15 +210,9 @@ async def test_session_messages_compact_into_episodes_as_ingest_does(tmp_path: P
 async def test_what_is_left_in_a_session_becomes_an_episode_when_the_server_stops(
     tmp_path: Path,
 ) -> None:
-    home = tmp_path / "home"
-    small_budget(home, 8000)
-    node = await Node.open(home)
-    sessions = LiveSessions(node)
-    try:
+    async with opened(tmp_path, 8000) as (node, sessions):
         async with Client(build_server(node, sessions)) as client:
             await call(client, "session_append", session="s", role="user", content="I like figs.")
         assert (await node.stats())["tiers"]["episodic"]["live"] == 0
         assert await sessions.close() == 1
         assert (await node.stats())["tiers"]["episodic"]["live"] == 1
-    finally:
-        await node.close()

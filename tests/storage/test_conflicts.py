@@ -4,6 +4,7 @@ sequential edits, in any order of arrival and through relays, never are (storage
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -39,13 +40,20 @@ def set_importance(replica: Replica, row_id: str, importance: float) -> None:
     run_write(replica.conn, boost, replica.node_id, replica.clock.tick, row_id, importance, "")
 
 
-def test_two_devices_editing_one_fact_offline_make_one_record_everywhere(make_replica: Make):
+def one_concurrent_edit(make_replica: Make) -> tuple[Replica, Replica, dict[str, Any]]:
+    """Two synced stores, then one fact boosted on each before they sync again (to 3.0 on a,
+    to 5.0 on b): one conflict record, drained on both."""
     a, b = make_replica("a", A), make_replica("b", B)
     fact = a.remember("alice", "likes", "tea")
     sync_and_drain([(a, b)])
     set_importance(a, fact["id"], 3.0)
     set_importance(b, fact["id"], 5.0)
     sync_and_drain([(a, b)])
+    return a, b, fact
+
+
+def test_two_devices_editing_one_fact_offline_make_one_record_everywhere(make_replica: Make):
+    a, b, fact = one_concurrent_edit(make_replica)
     listed = [conflicts.list_conflicts(r.conn) for r in (a, b)]
     assert listed[0] == listed[1]
     (record,) = listed[0]
@@ -57,12 +65,7 @@ def test_two_devices_editing_one_fact_offline_make_one_record_everywhere(make_re
 def test_resolve_keeps_the_chosen_side_everywhere_and_a_later_edit_is_no_conflict(
     make_replica: Make,
 ):
-    a, b = make_replica("a", A), make_replica("b", B)
-    fact = a.remember("alice", "likes", "tea")
-    sync_and_drain([(a, b)])
-    set_importance(a, fact["id"], 3.0)
-    set_importance(b, fact["id"], 5.0)
-    sync_and_drain([(a, b)])
+    a, b, fact = one_concurrent_edit(make_replica)
     (record,) = conflicts.list_conflicts(a.conn)
     loser, lost_value = record["versions"][0], record["values"][0]["importance"]
     a.time.advance()
@@ -129,12 +132,7 @@ def test_three_way_race_reports_every_pair_once_everywhere(make_replica: Make):
 
 
 def test_resolving_refuses_unknown_ids_and_versions(make_replica: Make):
-    a, b = make_replica("a", A), make_replica("b", B)
-    fact = a.remember("alice", "likes", "tea")
-    sync_and_drain([(a, b)])
-    set_importance(a, fact["id"], 3.0)
-    set_importance(b, fact["id"], 5.0)
-    sync_and_drain([(a, b)])
+    a, b, fact = one_concurrent_edit(make_replica)
     (record,) = conflicts.list_conflicts(a.conn)
     for conflict, keep in (("cnope", record["versions"][0]), (record["id"], "12:zz"),
                            (record["id"], "not-a-version")):  # fmt: skip
@@ -144,12 +142,7 @@ def test_resolving_refuses_unknown_ids_and_versions(make_replica: Make):
 
 
 def test_a_nuke_takes_the_rows_conflict_records_with_it(make_replica: Make):
-    a, b = make_replica("a", A), make_replica("b", B)
-    fact = a.remember("alice", "likes", "tea")
-    sync_and_drain([(a, b)])
-    set_importance(a, fact["id"], 3.0)
-    set_importance(b, fact["id"], 5.0)
-    sync_and_drain([(a, b)])
+    a, b, fact = one_concurrent_edit(make_replica)
     a.nuke(fact["id"])
     sync_and_drain([(a, b)])
     for replica in (a, b):

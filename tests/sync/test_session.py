@@ -46,23 +46,6 @@ from .session_support import (
 )
 
 
-@pytest.fixture
-def keys():
-    return FakeKeys()
-
-
-@pytest.fixture
-def laptop(keys):
-    return SimNode("laptop", keys)
-
-
-@pytest.fixture
-def phone(keys, laptop):
-    node = SimNode("phone", keys)
-    node.pair(laptop)
-    return node
-
-
 def open_link(a: SimNode, b: SimNode, **options: Any) -> Link:
     """A link that has finished its handshake and first round (both sides quiet)."""
     link = Link(a, b, **options).run()

@@ -16,24 +16,7 @@ from feral.sync.schema import SCHEMA_VERSION
 from feral.sync.session import CLOSE_POLICY, SyncSession
 from feral.sync.versions import ProtocolRange, mismatch_text
 
-from .session_support import FakeKeys, Link, SimNode, messages
-
-
-@pytest.fixture
-def keys():
-    return FakeKeys()
-
-
-@pytest.fixture
-def laptop(keys):
-    return SimNode("laptop", keys)
-
-
-@pytest.fixture
-def phone(keys, laptop):
-    node = SimNode("phone", keys)
-    node.pair(laptop)
-    return node
+from .session_support import Link, SimNode, messages
 
 
 def link_speaking(a: SimNode, b: SimNode, a_range: ProtocolRange, b_range: ProtocolRange) -> Link:
