@@ -104,10 +104,17 @@ def _batch_marks(tombstones: Sequence[Delta]) -> dict[_Row, _Version]:
     return marks
 
 
+LOGS_ERASED = (
+    "SELECT 1 FROM delta_log INDEXED BY delta_log_tombstones WHERE tbl = ? AND payload IS NULL "
+    "LIMIT 1"
+)
+"""Whether the log holds an entry without payload of a table. Left to choose, the planner reads
+it through ``delta_log_rows`` (every entry of the table) rather than the partial index."""
+
+
 def _logs_erased(conn: Connection, code: int) -> bool:
     """Whether the log holds any entry without payload of the table (one index probe)."""
-    query = "SELECT 1 FROM delta_log WHERE tbl = ? AND payload IS NULL LIMIT 1"
-    return conn.execute(query, (code,)).fetchone() is not None
+    return conn.execute(LOGS_ERASED, (code,)).fetchone() is not None
 
 
 def _logged_marks(

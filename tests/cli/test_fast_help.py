@@ -111,4 +111,6 @@ def test_each_group_lists_every_command_it_had_before_it_was_lazy() -> None:
         "boost conflicts digest distill episodes export forget gc get import ingest link list nuke "
         "prompt reembed remember resolve restore search stats".split()
     )
-    assert commands_of("sync") == "cert clock-reset invite join node-id now peers prune status".split()
+    assert commands_of("sync") == (
+        "cert clock-reset invite join node-id now peers prune status".split()
+    )
