@@ -394,13 +394,14 @@ class ConvergenceMachine(MemoryModelRules, VersionRules, RuleBasedStateMachine):
         self.check_graphs_agree()
 
     def prune_alike(self) -> None:
-        """Devices that pruned may still hold different tombstones (each collects at its own
-        pace); once every one has pruned at the same time they hold the same, and stay in sync."""
+        """Devices may hold different tombstones: each collects at its own pace, by its own
+        clock, and one that took a snapshot holds none the sender had collected, with no log
+        entry of its own going; once every one has pruned at the same time they hold the
+        same, and stay in sync."""
         c = self.c
-        if c.stats["pruned_entries"]:
-            for node in c.nodes:
-                prune_device(c, node)
-            TOTALS["rounds"] += c.sync_until_quiet(MAX_ROUNDS)
+        for node in c.nodes:
+            prune_device(c, node)
+        TOTALS["rounds"] += c.sync_until_quiet(MAX_ROUNDS)
 
     def check_graphs_agree(self) -> None:
         """Converged devices answer every graph query alike: the listing and a traversal from

@@ -30,6 +30,7 @@ The tree (tests/sync/test_errors.py holds the classes to it, row by row)::
         ├── ExtensionUnavailable  storage_error     500   1
         ├── ModelUnavailable      storage_error     500   1
         ├── CorruptDatabase       storage_error     500   1
+        ├── NewerDatabase         storage_error     500   1
         └── EmbeddingError        storage_error     500   1
 
 What each kind stands for:

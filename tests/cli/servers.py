@@ -40,7 +40,7 @@ __all__ = [
 
 T = TypeVar("T")
 
-CLI_TIMEOUT_S = 60.0
+CLI_TIMEOUT_S = 180.0
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 8.0
 OWN_ENV = (

@@ -15,6 +15,7 @@ timing is their own, so a replay usually, not always, hits the same spot).
 
 from __future__ import annotations
 
+import dataclasses
 import http.client
 import itertools
 import json
@@ -31,6 +32,7 @@ from typing import Any
 import pytest
 import sqlean
 
+from feral.node.config import load_settings, save_settings
 from feral.node.node import CLOCK_OFFSET_ENV, IMPORT_BATCH
 from feral.sync.delta import MAX_PAGE_DELTAS
 
@@ -80,10 +82,14 @@ def trial() -> Trial:
 def quiet_nodes(mesh: Mesh, *names: str, tls: bool = False) -> list[FeralNode]:
     """Nodes without an embedding model (vectors play no part here, and the model slows starts),
     their databases made (the checks below read the files, and must not create them); with
-    ``tls`` they serve, and are dialled, over ``wss://``."""
+    ``tls`` they serve, and are dialled, over ``wss://``. An empty receiver catches up by the
+    log here, never by a snapshot (its pages carry no log entries, which the checks count)."""
     nodes = mesh.add(*names, tls=tls)
     for node in nodes:
         turn_off_embeddings(node.home)
+        settings = load_settings(node.home)
+        sync = dataclasses.replace(settings.sync, snapshot_above_entries=10**9)
+        save_settings(node.home, dataclasses.replace(settings, sync=sync))
         node.cli("memory", "stats")
     return nodes
 
