@@ -75,3 +75,22 @@ def test_an_export_imported_elsewhere_brings_its_facts_as_they_were(tmp_path):
     assert facts(phone) == facts(laptop) == {"Dr. Chen": True, "Dr. Lee": False}
     ids = {str(row["id"]) for row in exported(laptop) if row["table"] == "facts"}
     assert {str(row["id"]) for row in exported(phone) if row["table"] == "facts"} == ids
+
+
+def test_a_large_import_is_written_as_given_and_says_so(tmp_path):
+    """Past CLASSIFY_AT_MOST new lines an import is not classified (its cost grows with the
+    store); the user is told, and exact repeats still merge."""
+    from feral.cli.memory_transfer_commands import CLASSIFY_AT_MOST
+
+    home = tmp_path / "home"
+    feral(home, "init")
+    feral(home, "memory", "remember", "my doctor is Dr. Chen")
+    lines = [f"note {i} about the garden" for i in range(CLASSIFY_AT_MOST)]
+    lines += [
+        "note 0 about the garden",
+        {"subject": "user", "predicate": "doctor", "object": "Dr. Lee"},
+    ]
+    result = feral(home, "memory", "import", str(write_lines(tmp_path / "big.txt", *lines)))
+    assert result.exit_code == 0, result.output
+    assert f"more than {CLASSIFY_AT_MOST}, written without classifying" in result.stderr
+    assert f"{CLASSIFY_AT_MOST + 1} new fact(s)" in result.stderr
