@@ -90,7 +90,13 @@ class SlowPeers:
 
 
 async def run_slow_peers(target: Target) -> SlowPeers:
-    """Start the three probes; once the stall has set in, catch up as another peer."""
+    """Start the three probes; once the stall has set in, catch up as another peer.
+
+    One catch-up runs first, alone: serving one takes a few times the stream's size in
+    transient memory, which the process keeps for reuse. Measured after it, the stall's growth
+    is what the stalled link holds, plus what a second catch-up beside it needs beyond the
+    first, not the allocator's first high-water mark."""
+    await catch_up(target)
     half_open = asyncio.create_task(silent_after(target, [hello_frame(target)]))
     mute = asyncio.create_task(silent_after(target, []))
     stall = asyncio.create_task(stop_reading(target))
