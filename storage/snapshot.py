@@ -6,7 +6,8 @@ transaction). Rows written while it is read are fine: a row newer than the snaps
 also arrives as a log entry above it, and merges to the same row.
 
 The receiver applies each page in one transaction: it merges the rows last-write-wins without
-logging them (they are rows, not entries), drops the rows of the page's range that the
+logging them (they are rows, not entries), but not a row it saw and no longer holds (its
+tombstone was collected here), drops the rows of the page's range that the
 snapshot's vector covers and the page does not hold (their tombstones were collected at the
 sender), and on the final page moves its vector, entry counts and log floor up to the
 snapshot's.
@@ -144,8 +145,9 @@ def apply_snapshot_page(
         except ClockSkewError as exc:
             raise exc.named(printable(delta.origin[:8])) from None
     _drop_collected(conn, page)
-    if page.rows:
-        delta_log.merge_rows(conn, page.rows)
+    rows = _not_collected_here(conn, page)
+    if rows:
+        delta_log.merge_rows(conn, rows)
     if page.final:
         _adopt_holdings(conn, page.vector, page.entries)
     return len(page.rows)
@@ -172,6 +174,26 @@ def _drop_collected(conn: Connection, page: SnapshotPage) -> None:
         "AND row_id IN (SELECT value FROM json_each(?))",
         (page.table, ids),
     )
+
+
+def _not_collected_here(conn: Connection, page: SnapshotPage) -> list[Delta]:
+    """The page's rows but those this node saw (its vector covers their version) and holds no
+    row of: a tombstone that outdated them was collected here. Taking one back would bring a
+    deleted row back on this node only, while a snapshot the other way drops it (the rule of
+    :func:`_drop_collected`, seen from the other side), so both rules agree."""
+    vector = delta_log.version_vector(conn)
+    seen = [d.row_id for d in page.rows if d.hlc <= vector.get(d.origin, 0)]
+    if not seen:
+        return list(page.rows)
+    table = table_by_code(page.table)
+    held = {
+        str(row[0])
+        for row in conn.execute(
+            f'SELECT id FROM "{table.name}" WHERE id IN (SELECT value FROM json_each(?))',
+            (json.dumps(seen),),
+        )
+    }
+    return [d for d in page.rows if d.hlc > vector.get(d.origin, 0) or d.row_id in held]
 
 
 def _adopt_holdings(conn: Connection, vector: VersionVector, entries: dict[NodeId, int]) -> None:
