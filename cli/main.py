@@ -47,7 +47,7 @@ COMMANDS = {
 @click.pass_context
 def cli(ctx: click.Context, home: Path | None) -> None:
     """feral: a local-first memory store that keeps your devices in sync."""
-    from feral.node.node import default_home
+    from feral.node.home_paths import default_home
 
     ctx.obj = home if home is not None else default_home()
 

@@ -45,6 +45,7 @@ from .clock_mark import read_mark, write_mark
 from .config import Settings, load_settings
 from .conflicts import record_conflicts
 from .embedding import Embedding
+from .home_paths import DATABASE_FILE, default_home
 from .identity import Identity, load_or_create_identity
 from .ingest_facts import FactExtractor
 from .node_reads import NodeReads
@@ -58,16 +59,10 @@ from .working_memory import Message
 
 __all__ = ["DATABASE_FILE", "IMPORT_BATCH", "Node", "SearchResult", "default_home", "wall_clock_ms"]
 
-DATABASE_FILE = "feral.db"
 IMPORT_BATCH = 5_000
 CLOCK_OFFSET_ENV = "FERAL_CLOCK_OFFSET_MS"
 P = ParamSpec("P")
 T = TypeVar("T")
-
-
-def default_home() -> Path:
-    """``$FERAL_HOME`` or ``~/.feral``."""
-    return Path(os.environ.get("FERAL_HOME") or Path.home() / ".feral")
 
 
 def wall_clock_ms() -> Callable[[], int]:
