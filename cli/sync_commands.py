@@ -402,6 +402,10 @@ def serve(home: Path, host: str, port: int, tls: bool | None) -> None:
         warning = (await clock_state(node)).warning
 
         def started() -> None:
+            runtime = ServeRuntime(
+                os.getpid(), host, port, service.tls is not None, service.api_token is not None
+            )
+            record_serve_runtime(node.home, runtime)  # for remember and search (serve_handoff)
             where = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
             ws, http = ("wss", "https") if service.tls is not None else ("ws", "http")
             click.echo(
@@ -414,10 +418,6 @@ def serve(home: Path, host: str, port: int, tls: bool | None) -> None:
             if warning:
                 click.echo(f"! {warning}", err=True)
             record_serve_url(node.home, serve_url(host, port, ws))  # for feral sync invite
-            runtime = ServeRuntime(
-                os.getpid(), host, port, service.tls is not None, service.api_token is not None
-            )
-            record_serve_runtime(node.home, runtime)  # for remember and search (serve_handoff)
 
         try:
             await service.run(started)
