@@ -31,6 +31,7 @@ from feral.storage.connection import Connection
 from feral.storage.embedders import load_embedder
 from feral.storage.erase import finish_erasing
 from feral.storage.memories import Stamp
+from feral.storage.model_stamps import STAMPS_FILE
 from feral.storage.rows import EpisodeRow, ExecutionRow, FactRow
 from feral.storage.store import Store
 from feral.storage.vectors import Embedder
@@ -145,7 +146,7 @@ class Node(NodeReads):
         identity = load_or_create_identity(home)
         settings = load_settings(home)
         if embedder is None:
-            embedder = load_embedder(settings.memory.embedder)
+            embedder = load_embedder(settings.memory.embedder, home / STAMPS_FILE)
         store = await Store.open(home / DATABASE_FILE, check=check)
         try:
             epoch = await store.read(stats.log_epoch)

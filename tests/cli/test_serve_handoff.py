@@ -22,6 +22,7 @@ import sqlean
 
 from feral.node.api import API_TOKEN_FILE
 from feral.node.serve_runtime import RUNTIME_FILE, live_serve_runtime
+from feral.storage.model_stamps import STAMPS_FILE
 
 from .servers import CLI_TIMEOUT_S, FeralNode, Mesh, free_port, pair, wait_until
 
@@ -128,6 +129,7 @@ def test_a_killed_serve_leaves_a_stale_file_and_the_command_works_alone(mesh):
     assert result.stdout.startswith("Remembered ")
     assert "feral.node.node" in imported
     assert "remembered alone" in node.export()
+    assert (node.home / STAMPS_FILE).exists(), "the model files verified are recorded"
     found = node.run("memory", "search", "remembered", "--json")
     assert json.loads(found.stdout)["total"] >= 1
 
