@@ -119,13 +119,32 @@ def _post(
     head = [f"POST {path} HTTP/1.1", *(f"{k}: {v}" for k, v in {**fields, **headers}.items())]
     request = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload
     try:
-        with socket.create_connection((host, runtime.port), timeout=CONNECT_TIMEOUT_S) as sock:
+        with _connect(host, runtime.port) as sock:
             sock.settimeout(ANSWER_TIMEOUT_S)
             sock.sendall(request)
             raw = _read_all(sock)
     except OSError:
         return None
     return _parse_response(raw) if raw is not None else None
+
+
+def _connect(host: str, port: int) -> socket.socket:
+    """A connection to the first of ``host``'s addresses that accepts (as
+    :func:`socket.create_connection`, but an ASCII name is resolved as bytes: a str would make
+    the resolver import the IDNA codec, which costs more than the connection)."""
+    name = host.encode("ascii") if host.isascii() else host
+    refused: OSError = OSError(f"no address for {host}")
+    for family, kind, proto, _, address in socket.getaddrinfo(name, port, type=socket.SOCK_STREAM):
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(CONNECT_TIMEOUT_S)
+            sock.connect(address)
+        except OSError as exc:
+            sock.close()
+            refused = exc
+            continue
+        return sock
+    raise refused
 
 
 def _read_all(sock: socket.socket) -> bytes | None:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 __all__ = [
     "RUNTIME_FILE",
@@ -32,8 +32,7 @@ WILDCARD_DIALS = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}
 """A server bound to every address is reached on this machine's loopback address."""
 
 
-@dataclass(frozen=True)
-class ServeRuntime:
+class ServeRuntime(NamedTuple):
     """What ``HOME/serve.runtime.json`` says about the server that wrote it."""
 
     pid: int
