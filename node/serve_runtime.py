@@ -6,8 +6,10 @@ TLS and whether it asks for the bearer token. ``feral memory remember`` and ``fe
 search`` read it before importing the node, and hand their request to that server, which holds
 the node and the model loaded already (cli/serve_handoff.py).
 
-A file left by a server that did not stop cleanly (killed) is stale: its process is gone, or
-its port refuses the connection. It is then ignored, and the command does its work itself.
+A file left by a server that did not stop cleanly (killed) is stale: its process is gone, the
+home's serve lock (``HOME/serve.lock``, which the operating system releases when a server ends,
+however it ends) is not held, or its port refuses the connection. It is then ignored, and the
+command does its work itself; so a request never goes to a port another program took since.
 Reading it imports nothing beyond the standard library, so checking costs a command nothing.
 """
 
@@ -21,13 +23,17 @@ from typing import NamedTuple
 
 __all__ = [
     "RUNTIME_FILE",
+    "SERVE_LOCK_FILE",
     "ServeRuntime",
     "forget_serve_runtime",
     "live_serve_runtime",
     "record_serve_runtime",
+    "serve_running",
 ]
 
 RUNTIME_FILE = "serve.runtime.json"
+SERVE_LOCK_FILE = "serve.lock"
+"""Locked (shared) by ``feral serve`` while it runs (node/embedding.py's ``serving_lock``)."""
 WILDCARD_DIALS = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}
 """A server bound to every address is reached on this machine's loopback address."""
 
@@ -79,7 +85,29 @@ def live_serve_runtime(home: Path) -> ServeRuntime | None:
     runtime = _read(home)
     if runtime is None or not _alive(runtime.pid):
         return None
+    if os.name != "nt" and not serve_running(home):  # Windows has no such lock: the port tells
+        return None
     return runtime
+
+
+def serve_running(home: Path) -> bool:
+    """Whether a ``feral serve`` holds the serve lock on ``home`` right now (never on Windows,
+    which has no such lock: there CLI commands drain their own embedding queue)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return False
+    try:
+        fd = os.open(home / SERVE_LOCK_FILE, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing the file releases a lock taken just now
+    return False
 
 
 def _read(home: Path) -> ServeRuntime | None:

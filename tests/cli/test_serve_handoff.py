@@ -14,13 +14,16 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from typing import Any
 
+import pytest
 import sqlean
 
 from feral.node.api import API_TOKEN_FILE
+from feral.node.embedding import serving_lock
 from feral.node.serve_runtime import RUNTIME_FILE, live_serve_runtime
 from feral.storage.model_stamps import STAMPS_FILE
 
@@ -134,12 +137,31 @@ def test_a_killed_serve_leaves_a_stale_file_and_the_command_works_alone(mesh):
     assert json.loads(found.stdout)["total"] >= 1
 
 
-def test_a_file_naming_a_live_process_whose_port_refuses_is_stale_too(mesh):
-    (node,) = mesh.add("device")
-    runtime = {"pid": os.getpid(), "host": "127.0.0.1", "port": free_port(), "tls": False,
+def _plant_runtime(node: FeralNode, port: int) -> None:
+    """A runtime file naming this (live) process and ``port``."""
+    runtime = {"pid": os.getpid(), "host": "127.0.0.1", "port": port, "tls": False,
                "token": False}  # fmt: skip
     (node.home / RUNTIME_FILE).write_text(json.dumps(runtime), encoding="utf-8")
-    assert not _handed_over(node, "memory", "remember", "nobody listens there")
+
+
+def test_a_file_whose_home_no_serve_holds_is_stale_and_nothing_is_sent_there(mesh):
+    (node,) = mesh.add("device")
+    with socket.socket() as stranger:  # another program on the port the file names
+        stranger.bind(("127.0.0.1", 0))
+        stranger.listen()
+        _plant_runtime(node, stranger.getsockname()[1])
+        stranger.settimeout(0.5)
+        assert not _handed_over(node, "memory", "remember", "not for strangers")
+        with pytest.raises(TimeoutError):
+            stranger.accept()
+    assert "not for strangers" in node.export()
+
+
+def test_a_file_whose_port_refuses_is_stale_too(mesh):
+    (node,) = mesh.add("device")
+    _plant_runtime(node, free_port())
+    with serving_lock(node.home):  # as a server holds it: only the port says it is gone
+        assert not _handed_over(node, "memory", "remember", "nobody listens there")
     assert "nobody listens there" in node.export()
 
 
