@@ -2,27 +2,31 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import click
 
-if TYPE_CHECKING:
-    from feral.node.absorb import Absorbed
+from .output import echo_json
 
 __all__ = ["echo_absorbed"]
 
 
-def echo_absorbed(answer: Absorbed) -> None:
-    """One line for the fact; one more per edge made, naming its type and the other end."""
-    row = answer.row
-    triple = f"{row['subject']} / {row['predicate']} / {row['object']}"
-    if answer.classification == "duplicate":
-        click.echo(f"Already remembered {answer.memory_id}: {triple} (duplicate, nothing written)")
+def echo_absorbed(answer: dict[str, Any], as_json: bool) -> None:
+    """The answer (node/absorb.py's ``Absorbed.as_dict``: the same whether this process or the
+    running ``feral serve`` absorbed it) as JSON, or one line for the fact and one more per
+    edge made, naming its type and the other end."""
+    if as_json:
+        echo_json(answer)
         return
-    click.echo(f"Remembered {answer.memory_id}: {triple}")
-    if answer.classification == "new":
+    triple = f"{answer['subject']} / {answer['predicate']} / {answer['object']}"
+    memory_id, classification = answer["memory_id"], answer["classification"]
+    if classification == "duplicate":
+        click.echo(f"Already remembered {memory_id}: {triple} (duplicate, nothing written)")
         return
-    click.echo(f"Classified {answer.classification}:")
-    for edge in answer.edges:
+    click.echo(f"Remembered {memory_id}: {triple}")
+    if classification == "new":
+        return
+    click.echo(f"Classified {classification}:")
+    for edge in answer["edges"]:
         archived = " (now archived)" if edge["type"] == "supersedes" else ""
         click.echo(f"  {edge['type']} {edge['to_id']}{archived}")

@@ -5,10 +5,12 @@ wiki; ``feral --help`` should pay for none of them. A :class:`LazyGroup` knows i
 by name and by where they live (``"module:attribute"``), and imports the module on the first
 :meth:`get_command` of that name: the pattern click documents for lazily loaded subcommands.
 
-A group's listing (its ``--help``) still loads every subcommand to read its short help, so the
-command modules keep their own top level light: click, option constants, and the light
-``feral.sync`` helpers; the node, the store and the models are imported inside the commands
-(tests/cli/test_fast_help.py checks that ``feral --help`` imports none of them).
+A group's listing (its ``--help``) reads each subcommand's short help from ``lazy_summaries``
+(the first paragraph of its help, kept beside its location) when one is given, so ``feral
+--help`` imports no command module at all (tests/cli/test_fast_help.py checks that each summary
+is the command's own). Without summaries, listing loads every subcommand to read its short help,
+so the command modules keep their own top level light: click, option constants, and the light
+``feral.sync`` helpers; the node, the store and the models are imported inside the commands.
 
 What every command gets, ``--home`` after its name (cli/home.py) and an example under its help
 (cli/examples.py), is given to each command as it is loaded, so it holds for the whole tree
@@ -39,10 +41,16 @@ class LazyGroup(click.Group):
     """
 
     def __init__(
-        self, *args: Any, lazy_subcommands: Mapping[str, str] | None = None, **kwargs: Any
+        self,
+        *args: Any,
+        lazy_subcommands: Mapping[str, str] | None = None,
+        lazy_summaries: Mapping[str, str] | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self.lazy_subcommands = dict(lazy_subcommands or {})
+        self.lazy_summaries = dict(lazy_summaries or {})
+        """The first paragraph of each lazy subcommand's help, for the listing."""
         self._dressed: set[str] = set()
         self.tree_path = f"feral {self.name}"
         """This group's path from ``feral`` (``feral memory``): where its commands' examples
@@ -60,6 +68,21 @@ class LazyGroup(click.Group):
             self._dress(command, f"{self.tree_path} {cmd_name}")
             self._dressed.add(cmd_name)
         return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Click's listing of the subcommands, with a summary standing in for each command not
+        loaded yet (a command made of its summary gives the same short help at any width)."""
+        listed: list[tuple[str, click.Command]] = []
+        for name in self.list_commands(ctx):
+            summary = self.lazy_summaries.get(name)
+            loaded = name in self.commands or summary is None
+            command = self.get_command(ctx, name) if loaded else click.Command(name, help=summary)
+            if command is not None and not command.hidden:
+                listed.append((name, command))
+        if listed:
+            limit = formatter.width - 6 - max(len(name) for name, _ in listed)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, c.get_short_help_str(limit)) for name, c in listed])
 
     @staticmethod
     def _dress(command: click.Command, tree_path: str) -> None:

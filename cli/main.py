@@ -29,11 +29,26 @@ COMMANDS = {
     "wiki": "feral.cli.wiki_commands:wiki",
 }
 """The top-level commands and groups, each imported only when used (cli/lazy_group.py)."""
+SUMMARIES = {
+    "demo": "Three devices: offline edits, then sync through a home server; status and exports.",
+    "graph": "Entities and the relations between them (stored as facts).",
+    "init": "Create the home, key pair and settings; print the node id.",
+    "log": "The execution log: tool calls an assistant made (insert-only, replicated).",
+    "mcp": "Serve this home's memory to an MCP client over stdin/stdout.",
+    "memory": "Remember, search and manage memories.",
+    "serve": "Run this node: /sync for peers, the HTTP API, live sync with peers, until SIGINT "
+    "or SIGTERM.",
+    "sync": "See and steer sync with this node's peers.",
+    "wiki": "A Markdown wiki of your memories, one page per topic, in HOME/wiki.",
+}
+"""The first paragraph of each one's help: what ``feral --help`` lists, without importing them
+(tests/cli/test_fast_help.py holds each to the command's own)."""
 
 
 @click.group(
     cls=LazyFeralGroup,
     lazy_subcommands=COMMANDS,
+    lazy_summaries=SUMMARIES,
     context_settings={"help_option_names": ["-h", "--help"], "show_default": True},
 )
 @click.option(
@@ -47,7 +62,7 @@ COMMANDS = {
 @click.pass_context
 def cli(ctx: click.Context, home: Path | None) -> None:
     """feral: a local-first memory store that keeps your devices in sync."""
-    from feral.node.node import default_home
+    from feral.node.home_paths import default_home
 
     ctx.obj = home if home is not None else default_home()
 

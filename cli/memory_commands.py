@@ -86,28 +86,37 @@ def remember(
     doctor is now Dr. Lee") supersedes the old one, which is archived; an opposite is linked
     as a contradiction, a close fact as related. --json prints the answer with the row.
     """
-    from feral.node.phrases import parse_fact
-    from feral.node.secret_scan import refuse_secrets
-
     from .absorb_output import echo_absorbed
+    from .serve_handoff import hand_to_serve
 
     parts = (subject, predicate, obj)
     if any(parts) and not all(parts):
         raise click.UsageError("--subject, --predicate and --object go together")
     if any(parts) and text is not None:
         raise click.UsageError("give TEXT or --subject/--predicate/--object, not both")
-    if all(parts):
-        triple = (str(subject), str(predicate), str(obj))
-    elif text and text.strip():
-        refuse_secrets([text])
-        triple = parse_fact(text)
-    else:
+    if not all(parts) and not (text and text.strip()):
         raise click.UsageError("give TEXT or --subject/--predicate/--object")
-    answer = with_node(home, lambda node: node.absorb(triple=triple, scope=scope))
-    if as_json:
-        echo_json(answer.as_dict())
+    given = {"subject": subject, "predicate": predicate, "object": obj} if all(parts) else {}
+    body = {**given, **({} if given else {"fact": text}), **({"scope": scope} if scope else {})}
+    answer = hand_to_serve(home, "/api/memory/remember", body)  # cli/serve_handoff.py
+    if answer is None:
+        answer = _remember_here(home, text, (subject, predicate, obj), scope)
+    echo_absorbed(answer, as_json)
+
+
+def _remember_here(
+    home: Path, text: str | None, parts: tuple[str | None, ...], scope: str | None
+) -> dict[str, Any]:
+    """``remember`` in this process: the node opened here, the model loaded here."""
+    from feral.node.phrases import parse_fact
+    from feral.node.secret_scan import refuse_secrets
+
+    if all(parts):
+        triple = (str(parts[0]), str(parts[1]), str(parts[2]))
     else:
-        echo_absorbed(answer)
+        refuse_secrets([str(text)])
+        triple = parse_fact(str(text))
+    return with_node(home, lambda node: node.absorb(triple=triple, scope=scope)).as_dict()
 
 
 @memory.command()
@@ -164,32 +173,19 @@ def search(
     as_json: bool,
 ) -> None:
     """Search episodes and facts, ranked by relevance x temporal x importance."""
+    from .search_output import echo_search
+    from .serve_handoff import hand_to_serve
+
     if mmr_lambda is not None and not mmr_on(home, mmr):
         raise click.UsageError("--mmr-lambda needs --mmr (MMR is off, so it would be ignored)")
-    result = with_node(
-        home,
-        lambda node: node.search(
-            query,
-            top_k=top_k,
-            strategy=strategy,
-            alpha=alpha,
-            mmr=mmr,
-            mmr_lambda=mmr_lambda,
-            min_score=min_score,
-            scope=scope,
-        ),
-    )
-    if as_json:
-        echo_json(result.as_dict())
-        return
-    rows = [
-        (f"{h['score']:.3f}", h["tier"], h["id"], shorten(h["content"], 60)) for h in result.results
-    ]
-    echo_table(rows, ("score", "tier", "id", "content"))
-    how = result.strategy + (", mmr" if result.mmr else "")
-    click.echo(f"{result.total} result(s) in {result.query_time_ms:.1f} ms ({how})")
-    for note in result.notes:
-        click.echo(f"note: {note}", err=True)
+    options = {"top_k": top_k, "strategy": strategy, "alpha": alpha, "mmr": mmr,
+               "mmr_lambda": mmr_lambda, "min_score": min_score, "scope": scope}  # fmt: skip
+    body = {"query": query, **{k: v for k, v in options.items() if v is not None}}
+    result = hand_to_serve(home, "/api/memory/search", body)  # cli/serve_handoff.py
+    if result is None:
+        found = with_node(home, lambda node: node.search(query, **options))  # type: ignore[arg-type]
+        result = found.as_dict()
+    echo_search(result, as_json)
 
 
 @memory.command()

@@ -12,7 +12,6 @@ from typing import Any, TypeVar
 import click
 
 from feral.sync import units
-from feral.sync.hlc import COUNTER_BITS
 from feral.sync.units import format_ms
 
 from .table_fit import cut, fit_widths
@@ -71,6 +70,8 @@ def stamp(hlc: int) -> str:
     """An HLC stamp as people read it: its wall clock in UTC and its counter,
     ``2026-12-01 17:20:01.250Z #3`` (the integer itself is what ``--json`` keeps)."""
     import datetime
+
+    from feral.sync.hlc import COUNTER_BITS  # not for remember and search, which print none
 
     wall_ms, counter = hlc >> COUNTER_BITS, hlc & ((1 << COUNTER_BITS) - 1)
     moment = datetime.datetime.fromtimestamp(wall_ms / 1000, datetime.UTC)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -377,6 +378,7 @@ def serve(home: Path, host: str, port: int, tls: bool | None) -> None:
     from feral.node.clock_state import clock_state
     from feral.node.listener import open_listener, refuse_second_serve
     from feral.node.serve_address import record_serve_url, serve_url
+    from feral.node.serve_runtime import ServeRuntime, forget_serve_runtime, record_serve_runtime
     from feral.node.service import SyncService
     from feral.node.tls import is_loopback_host
 
@@ -400,6 +402,10 @@ def serve(home: Path, host: str, port: int, tls: bool | None) -> None:
         warning = (await clock_state(node)).warning
 
         def started() -> None:
+            runtime = ServeRuntime(
+                os.getpid(), host, port, service.tls is not None, service.api_token is not None
+            )
+            record_serve_runtime(node.home, runtime)  # for remember and search (serve_handoff)
             where = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
             ws, http = ("wss", "https") if service.tls is not None else ("ws", "http")
             click.echo(
@@ -413,7 +419,10 @@ def serve(home: Path, host: str, port: int, tls: bool | None) -> None:
                 click.echo(f"! {warning}", err=True)
             record_serve_url(node.home, serve_url(host, port, ws))  # for feral sync invite
 
-        await service.run(started)
+        try:
+            await service.run(started)
+        finally:
+            forget_serve_runtime(node.home, os.getpid())
         click.echo("feral serve stopped", err=True)
 
     try:

@@ -40,6 +40,8 @@ from feral.storage.vectors import (
 )
 from feral.sync.errors import NotAvailable
 
+from .serve_runtime import SERVE_LOCK_FILE, serve_running
+
 if TYPE_CHECKING:
     from feral.storage.vector_index import VectorIndex
 
@@ -47,7 +49,6 @@ __all__ = ["HOLD_ENV", "SERVE_LOCK_FILE", "Embedding", "serve_running", "serving
 
 log = logging.getLogger("feral.embedding")
 
-SERVE_LOCK_FILE = "serve.lock"
 HOLD_ENV = "FERAL_TEST_EMBED_HOLD"
 """For tests only: a path; while a file is there, the background drain holds every batch after
 the first between embedding it and storing it, so a test can kill a real ``feral serve`` in the
@@ -223,22 +224,3 @@ def serving_lock(home: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
-
-
-def serve_running(home: Path) -> bool:
-    """Whether a ``feral serve`` holds :func:`serving_lock` on ``home`` right now."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
-        return False
-    try:
-        fd = os.open(home / SERVE_LOCK_FILE, os.O_RDWR)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)  # closing the file releases a lock taken just now
-    return False

@@ -49,6 +49,7 @@ from feral.sync.ids import node_id_for
 from feral.sync.types import NodeId
 
 from .files import O_BINARY, fill, fsync_directory, os_reason, write_private_file, write_temp
+from .home_paths import KEY_FILENAME  # the private key's file name inside the home
 
 __all__ = [
     "KEY_FILENAME",
@@ -61,9 +62,6 @@ __all__ = [
     "verify",
     "write_private_file",  # node/files.py's, still importable here (settings and API token)
 ]
-
-KEY_FILENAME = "node.key"
-"""The private key's file name inside the home."""
 
 MAX_KEY_FILE_BYTES = 64 * 1024
 """An Ed25519 PEM is about 120 bytes; anything far larger is not a key and is not read whole."""

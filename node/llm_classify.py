@@ -29,10 +29,8 @@ import json
 import logging
 import os
 import re
-import urllib.request
 from collections.abc import Callable, Mapping
-from http.client import HTTPException
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from feral.storage.absorb_store import Candidates, Decision
 from feral.storage.memories import Row
@@ -40,6 +38,9 @@ from feral.sync.ids import normalise
 
 from .classify import MAX_RELATED, fact_text
 from .config import LLMSettings, MemorySettings
+
+if TYPE_CHECKING:
+    import urllib.request  # with http.client and the email parser: only when an LLM is set
 
 __all__ = [
     "CLASSIFY_TIMEOUT_S",
@@ -118,6 +119,8 @@ def build_request(
             raise LookupError(f"the environment variable {settings.api_key_env} is not set")
         headers["Authorization"] = f"Bearer {key}"
     url = settings.base_url.rstrip("/") + "/chat/completions"
+    import urllib.request
+
     return urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")
 
 
@@ -181,7 +184,11 @@ class LLMClassifier:
     ) -> None:
         self.settings = settings
         self.environ = os.environ if environ is None else environ
-        self.opener = opener or urllib.request.build_opener().open
+        if opener is None:
+            import urllib.request
+
+            opener = urllib.request.build_opener().open
+        self.opener = opener
         self.timeout = timeout
 
     def classify(self, candidates: Candidates) -> Decision | None:
@@ -189,6 +196,8 @@ class LLMClassifier:
         worker thread, never inside a transaction)."""
         if not needs_asking(candidates):
             return None
+        from http.client import HTTPException
+
         try:
             request = build_request(self.settings, candidates, self.environ)
             with self.opener(request, timeout=self.timeout) as response:

@@ -31,6 +31,7 @@ from feral.storage.connection import Connection
 from feral.storage.embedders import load_embedder
 from feral.storage.erase import finish_erasing
 from feral.storage.memories import Stamp
+from feral.storage.model_stamps import STAMPS_FILE
 from feral.storage.rows import EpisodeRow, ExecutionRow, FactRow
 from feral.storage.store import Store
 from feral.storage.vectors import Embedder
@@ -45,6 +46,7 @@ from .clock_mark import read_mark, write_mark
 from .config import Settings, load_settings
 from .conflicts import record_conflicts
 from .embedding import Embedding
+from .home_paths import DATABASE_FILE, default_home
 from .identity import Identity, load_or_create_identity
 from .ingest_facts import FactExtractor
 from .node_reads import NodeReads
@@ -58,16 +60,10 @@ from .working_memory import Message
 
 __all__ = ["DATABASE_FILE", "IMPORT_BATCH", "Node", "SearchResult", "default_home", "wall_clock_ms"]
 
-DATABASE_FILE = "feral.db"
 IMPORT_BATCH = 5_000
 CLOCK_OFFSET_ENV = "FERAL_CLOCK_OFFSET_MS"
 P = ParamSpec("P")
 T = TypeVar("T")
-
-
-def default_home() -> Path:
-    """``$FERAL_HOME`` or ``~/.feral``."""
-    return Path(os.environ.get("FERAL_HOME") or Path.home() / ".feral")
 
 
 def wall_clock_ms() -> Callable[[], int]:
@@ -150,7 +146,7 @@ class Node(NodeReads):
         identity = load_or_create_identity(home)
         settings = load_settings(home)
         if embedder is None:
-            embedder = load_embedder(settings.memory.embedder)
+            embedder = load_embedder(settings.memory.embedder, home / STAMPS_FILE)
         store = await Store.open(home / DATABASE_FILE, check=check)
         try:
             epoch = await store.read(stats.log_epoch)

@@ -15,13 +15,13 @@ fallback to another model or to no vectors.
 
 from __future__ import annotations
 
-import functools
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from feral.sync.errors import ConfigError
 
+from .model_stamps import DigestStamps
 from .onnx_model import OnnxEmbedder, embed_threads
 from .static_model import StaticEmbedder
 
@@ -46,10 +46,12 @@ EMBEDDER_CHOICES = (DEFAULT_EMBEDDER, STATIC_EMBEDDER, NO_EMBEDDER)
 """The values ``memory.embedder`` accepts."""
 
 
-def load_embedder(name: str | None = None) -> Embedder | None:
+def load_embedder(name: str | None = None, stamps: Path | None = None) -> Embedder | None:
     """The embedder the ``memory.embedder`` setting names (``None`` means the default).
 
-    ``"none"`` turns the vector leg off and returns ``None``.
+    ``"none"`` turns the vector leg off and returns ``None``. ``stamps`` is the record of model
+    files already verified (storage/model_stamps.py; a node keeps one in its home): files
+    unchanged since are not hashed again.
 
     Raises:
         ConfigError: an unknown name, or a malformed ``FERAL_EMBED_THREADS``.
@@ -59,18 +61,27 @@ def load_embedder(name: str | None = None) -> Embedder | None:
     if chosen == NO_EMBEDDER:
         return None
     if chosen == DEFAULT_EMBEDDER:
-        return _encoder(MODELS_DIR / DEFAULT_EMBEDDER, embed_threads())
+        return _encoder(MODELS_DIR / DEFAULT_EMBEDDER, embed_threads(), stamps)
     if chosen == STATIC_EMBEDDER:
-        return _static(MODELS_DIR / STATIC_EMBEDDER)
+        return _static(MODELS_DIR / STATIC_EMBEDDER, stamps)
     choices = ", ".join(json.dumps(c) for c in EMBEDDER_CHOICES)
     raise ConfigError(f"unknown embedder {chosen!r}: memory.embedder must be one of {choices}")
 
 
-@functools.lru_cache(maxsize=4)
-def _encoder(directory: Path, threads: int) -> OnnxEmbedder:
-    return OnnxEmbedder(directory, threads)
+_LOADED: dict[tuple[str, Path, int], Embedder] = {}
+"""The models loaded in this process, by kind, folder and threads: each is loaded (and its
+files verified, against the first caller's ``stamps``) once, whatever home asks for it."""
 
 
-@functools.lru_cache(maxsize=4)
-def _static(directory: Path) -> StaticEmbedder:
-    return StaticEmbedder(directory)
+def _encoder(directory: Path, threads: int, stamps: Path | None) -> Embedder:
+    key = ("onnx", directory, threads)
+    if key not in _LOADED:
+        _LOADED[key] = OnnxEmbedder(directory, threads, DigestStamps(stamps) if stamps else None)
+    return _LOADED[key]
+
+
+def _static(directory: Path, stamps: Path | None) -> Embedder:
+    key = ("static", directory, 0)
+    if key not in _LOADED:
+        _LOADED[key] = StaticEmbedder(directory, DigestStamps(stamps) if stamps else None)
+    return _LOADED[key]

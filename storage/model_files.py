@@ -18,6 +18,8 @@ from .errors import ModelUnavailable
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
+    from .model_stamps import DigestStamps
+
 __all__ = ["CONFIG_FILE", "TOKENIZER_FILE", "check_digest", "read_config", "read_tokenizer"]
 
 CONFIG_FILE = "config.json"
@@ -46,8 +48,16 @@ def read_config(directory: Path, way_out: str = WAY_OUT) -> dict[str, Any]:
     return config
 
 
-def check_digest(path: Path, expected: object, way_out: str = WAY_OUT) -> None:
-    """Refuse ``path`` unless its SHA-256 is ``expected`` (config.json's record of it)."""
+def check_digest(
+    path: Path, expected: object, way_out: str = WAY_OUT, stamps: DigestStamps | None = None
+) -> None:
+    """Refuse ``path`` unless its SHA-256 is ``expected`` (config.json's record of it).
+
+    With ``stamps`` (storage/model_stamps.py), a file found right before and unchanged since
+    is not hashed again, and a file found right now is recorded.
+    """
+    if stamps is not None and stamps.vouches(path, expected):
+        return
     digest = hashlib.sha256()
     try:
         with path.open("rb") as file:
@@ -59,6 +69,8 @@ def check_digest(path: Path, expected: object, way_out: str = WAY_OUT) -> None:
         raise unavailable(path, f"cannot be read ({exc.strerror or exc})", way_out) from exc
     if digest.hexdigest() != expected:
         raise unavailable(path, "is damaged (its SHA-256 differs from config.json's)", way_out)
+    if stamps is not None:
+        stamps.remember(path, digest.hexdigest())
 
 
 def read_tokenizer(path: Path, max_tokens: int, way_out: str = WAY_OUT) -> Tokenizer:

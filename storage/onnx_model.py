@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     import onnxruntime
 
+    from .model_stamps import DigestStamps
+
     FloatMatrix = npt.NDArray[np.float32]
 
 __all__ = ["FORMAT", "THREADS_ENV", "OnnxEmbedder", "embed_threads"]
@@ -87,7 +89,9 @@ class OnnxEmbedder:
             onnxruntime is not installed.
     """
 
-    def __init__(self, directory: Path, threads: int = 1) -> None:
+    def __init__(
+        self, directory: Path, threads: int = 1, stamps: DigestStamps | None = None
+    ) -> None:
         config = read_config(directory, WAY_OUT)
         if config.get("format") != FORMAT:
             raise unavailable(directory / CONFIG_FILE, f"is not in the format {FORMAT}", WAY_OUT)
@@ -107,7 +111,7 @@ class OnnxEmbedder:
             problem = "needs onnxruntime, which is missing"
             raise unavailable(directory / MODEL_FILE, problem, WAY_OUT)
         for filename in (TOKENIZER_FILE, MODEL_FILE):
-            check_digest(directory / filename, digests.get(filename), WAY_OUT)
+            check_digest(directory / filename, digests.get(filename), WAY_OUT, stamps)
         self._tokenizer = read_tokenizer(directory / TOKENIZER_FILE, max_tokens, WAY_OUT)
         self._path = directory / MODEL_FILE
         self._threads = threads

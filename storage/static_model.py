@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from .model_stamps import DigestStamps
+
     FloatMatrix = npt.NDArray[np.float32]
 
 __all__ = ["FORMAT", "StaticEmbedder"]
@@ -62,7 +64,7 @@ class StaticEmbedder:
         ModelUnavailable: a file is missing, unreadable, altered or inconsistent.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, stamps: DigestStamps | None = None) -> None:
         config = read_config(directory)
         if config.get("format") != FORMAT:
             raise unavailable(directory / CONFIG_FILE, f"is not in the format {FORMAT}")
@@ -78,7 +80,7 @@ class StaticEmbedder:
         except (TypeError, ValueError) as exc:
             raise unavailable(directory / CONFIG_FILE, f"holds a malformed value ({exc})") from exc
         for filename in (TOKENIZER_FILE, MATRIX_FILE):
-            check_digest(directory / filename, digests.get(filename))
+            check_digest(directory / filename, digests.get(filename), stamps=stamps)
         self._tokenizer = read_tokenizer(directory / TOKENIZER_FILE, max_tokens)
         self._unknown = self._tokenizer.token_to_id(str(config.get("unk_token", "[UNK]")))
         self._matrix = _read_matrix(directory / MATRIX_FILE)

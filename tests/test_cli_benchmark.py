@@ -14,7 +14,9 @@ def test_a_tiny_run_times_each_command_and_the_floor(capsys):
     assert main(["cli", "--facts", "20", "--runs", "1", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert (result["facts"], result["runs"]) == (20, 1)
-    assert set(result["times"]) == {"floor", "help", "remember", "search"}
+    assert set(result["times"]) == {
+        "floor", "help", "remember", "search", "remember_served", "search_served"
+    }  # fmt: skip
     for name, figures in result["times"].items():
         assert figures["goal_ms"] == GOALS_MS.get(name), name
         for key in ("wall_ms", "cpu_ms"):
@@ -24,4 +26,6 @@ def test_a_tiny_run_times_each_command_and_the_floor(capsys):
         "feral --help",
         "feral memory remember",
         "feral memory search",
+        "remember, serve running",
+        "search, serve running",
     ]

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from feral.cli.lazy_group import LazyGroup
-from feral.cli.main import cli
+from feral.cli.main import COMMANDS, SUMMARIES, cli
 
 from .helpers import init_home, turn_off_embeddings
 
@@ -114,3 +114,25 @@ def test_each_group_lists_every_command_it_had_before_it_was_lazy() -> None:
     assert commands_of("sync") == (
         "cert clock-reset invite join node-id now peers prune status".split()
     )
+
+
+def test_help_imports_no_command_module() -> None:
+    modules = tuple(target.split(":")[0] for target in COMMANDS.values())
+    output, loaded = loaded_after(["--help"], modules)
+    assert "serve   Run this node" in output
+    assert loaded == "", f"feral --help imported {loaded}"
+
+
+def test_each_summary_listed_is_the_commands_own_short_help_at_any_width() -> None:
+    assert set(SUMMARIES) == set(COMMANDS)
+    for group in lazy_groups(cli):
+        ctx = click.Context(group)
+        for name, summary in group.lazy_summaries.items():
+            command = group.get_command(ctx, name)
+            assert command is not None and not command.short_help and not command.deprecated
+            stand_in = click.Command(name, help=summary)
+            for limit in range(10, 200):
+                assert stand_in.get_short_help_str(limit) == command.get_short_help_str(limit), (
+                    name,
+                    limit,
+                )

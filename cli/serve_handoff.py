@@ -1,0 +1,178 @@
+"""``remember`` and ``search`` handed to the ``feral serve`` running on the same home.
+
+Loading the node and the embedding model costs a command most of a second of CPU; a running
+``feral serve`` has both loaded, and is the one process that writes the home while it runs. So
+before importing the node, these commands read ``HOME/serve.runtime.json``
+(node/serve_runtime.py) and, when a live server wrote it, send their request to that server's
+own API routes over loopback (``POST /api/memory/remember`` and ``/api/memory/search``), with
+the authentication the API asks of any caller: no browser headers, a loopback ``Host``, and
+the bearer token of ``HOME/api_token`` when the server asks for one. The command then prints
+the answer exactly as it prints its own.
+
+The command does the work itself, as before, when no server runs, when its file is stale (the
+process is gone, or the port refuses), when the server serves TLS, or when the server cannot
+answer the request as the command would (an older server without the route, a body the API
+refuses, an unexpected error): a request is never lost to the hand-off. An error of the node
+itself (a secret refused, a store that fails) is the command's answer, printed as its own.
+
+The request is written by hand over a socket (HTTP/1.1, ``Connection: close``): the standard
+``http.client`` imports the email parser and ssl, which cost a command more than the request.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+from feral.node.serve_runtime import ServeRuntime, live_serve_runtime
+from feral.sync.errors import FeralError, InvalidArgument
+
+__all__ = ["ServeAnswer", "hand_to_serve"]
+
+CONNECT_TIMEOUT_S = 2.0
+"""A server on this machine accepts at once or refuses; longer means it is not answering."""
+ANSWER_TIMEOUT_S = 120.0
+"""Long enough for a server busy catching a peer up; a hung one is left, and the work done here."""
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+NODE_ERROR_CODES = frozenset(
+    {
+        "refused",
+        "invalid_value",
+        "bad_settings",
+        "invalid_argument",
+        "invalid_input",
+        "secret_refused",
+        "not_available",
+        "home_file",
+        "storage_error",
+    }
+)
+"""The ``error.code`` of a refusal by the node itself (sync/errors.py's table): the command's
+own answer. Anything else (the API's own refusals of a body or a caller, an unknown route, an
+internal error) makes the command do the work itself."""
+
+ServeAnswer = dict[str, Any]
+
+
+class ServeRefusal(FeralError):
+    """A refusal by the node behind the running server, told as the command tells its own."""
+
+
+def hand_to_serve(home: Path, path: str, body: dict[str, Any]) -> ServeAnswer | None:
+    """The running server's answer to ``POST path`` with ``body``, or ``None`` when there is
+    no server to ask or it cannot answer as the command would (see the module).
+
+    Raises:
+        FeralError: the node refused (a secret, a failing store); exit 2 for a bad argument.
+    """
+    runtime = live_serve_runtime(home)
+    if runtime is None or runtime.tls:
+        return None
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if runtime.token:
+        token = _api_token(home)
+        if token is None:
+            return None
+        headers["Authorization"] = f"Bearer {token}"
+    reply = _post(runtime, path, json.dumps(body).encode(), headers)
+    if reply is None:
+        return None
+    status, data = reply
+    if status == 200 and isinstance(data, dict):
+        return data
+    _raise_node_error(data)
+    return None
+
+
+def _raise_node_error(data: object) -> None:
+    """Raise the node's own refusal in ``data`` (``{"error": {"code", "message"}}``), if so."""
+    error = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(error, dict):
+        return
+    code, message = error.get("code"), error.get("message")
+    if code not in NODE_ERROR_CODES or not isinstance(message, str):
+        return
+    if code == InvalidArgument.code:
+        raise InvalidArgument(message)
+    raise ServeRefusal(message)
+
+
+def _api_token(home: Path) -> str | None:
+    """The token the API asks for (``HOME/api_token``, which only its owner can read)."""
+    try:
+        token = (home / "api_token").read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return token or None
+
+
+def _post(
+    runtime: ServeRuntime, path: str, payload: bytes, headers: dict[str, str]
+) -> tuple[int, object] | None:
+    """One request on a fresh connection: the status and the decoded JSON, or ``None`` when
+    the server refuses the connection, goes away or answers something that is not JSON."""
+    host = runtime.dial_host
+    authority = f"[{host}]:{runtime.port}" if ":" in host else f"{host}:{runtime.port}"
+    fields = {"Host": authority, "Connection": "close", "Content-Length": str(len(payload))}
+    head = [f"POST {path} HTTP/1.1", *(f"{k}: {v}" for k, v in {**fields, **headers}.items())]
+    request = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload
+    try:
+        with _connect(host, runtime.port) as sock:
+            sock.settimeout(ANSWER_TIMEOUT_S)
+            sock.sendall(request)
+            raw = _read_all(sock)
+    except OSError:
+        return None
+    return _parse_response(raw) if raw is not None else None
+
+
+def _connect(host: str, port: int) -> socket.socket:
+    """A connection to the first of ``host``'s addresses that accepts (as
+    :func:`socket.create_connection`, but an ASCII name is resolved as bytes: a str would make
+    the resolver import the IDNA codec, which costs more than the connection)."""
+    name = host.encode("ascii") if host.isascii() else host
+    refused: OSError = OSError(f"no address for {host}")
+    for family, kind, proto, _, address in socket.getaddrinfo(name, port, type=socket.SOCK_STREAM):
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(CONNECT_TIMEOUT_S)
+            sock.connect(address)
+        except OSError as exc:
+            sock.close()
+            refused = exc
+            continue
+        return sock
+    raise refused
+
+
+def _read_all(sock: socket.socket) -> bytes | None:
+    """Everything the server sends until it closes (``Connection: close``); ``None`` if too much."""
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := sock.recv(65536):
+        size += len(chunk)
+        if size > MAX_ANSWER_BYTES:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _parse_response(raw: bytes) -> tuple[int, object] | None:
+    """An HTTP/1.1 response with a ``Content-Length`` body of JSON, or ``None``."""
+    head, separator, body = raw.partition(b"\r\n\r\n")
+    if not separator:
+        return None
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    parts = status_line.split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+        return None
+    fields = dict(line.partition(":")[::2] for line in header_lines)
+    lengths = [v.strip() for k, v in fields.items() if k.strip().lower() == "content-length"]
+    if len(lengths) != 1 or not lengths[0].isdigit() or int(lengths[0]) != len(body):
+        return None  # cut short, or chunked: not an answer to trust
+    try:
+        return int(parts[1]), json.loads(body)
+    except ValueError:
+        return None

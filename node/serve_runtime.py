@@ -1,0 +1,141 @@
+"""Where a running ``feral serve`` of a home answers its HTTP API: ``HOME/serve.runtime.json``.
+
+``feral serve`` writes the file once it listens (atomically, mode 0600) and removes it when it
+stops cleanly. It holds the process id, the address and port, whether the API is served over
+TLS and whether it asks for the bearer token. ``feral memory remember`` and ``feral memory
+search`` read it before importing the node, and hand their request to that server, which holds
+the node and the model loaded already (cli/serve_handoff.py).
+
+A file left by a server that did not stop cleanly (killed) is stale: its process is gone, the
+home's serve lock (``HOME/serve.lock``, which the operating system releases when a server ends,
+however it ends) is not held, or its port refuses the connection. It is then ignored, and the
+command does its work itself; so a request never goes to a port another program took since.
+Reading it imports nothing beyond the standard library, so checking costs a command nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import NamedTuple
+
+__all__ = [
+    "RUNTIME_FILE",
+    "SERVE_LOCK_FILE",
+    "ServeRuntime",
+    "forget_serve_runtime",
+    "live_serve_runtime",
+    "record_serve_runtime",
+    "serve_running",
+]
+
+RUNTIME_FILE = "serve.runtime.json"
+SERVE_LOCK_FILE = "serve.lock"
+"""Locked (shared) by ``feral serve`` while it runs (node/embedding.py's ``serving_lock``)."""
+WILDCARD_DIALS = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}
+"""A server bound to every address is reached on this machine's loopback address."""
+
+
+class ServeRuntime(NamedTuple):
+    """What ``HOME/serve.runtime.json`` says about the server that wrote it."""
+
+    pid: int
+    host: str
+    """The address it was told to listen on (``--host``)."""
+    port: int
+    tls: bool
+    token: bool
+    """Whether its API asks for ``Authorization: Bearer`` (the token in ``HOME/api_token``)."""
+
+    @property
+    def dial_host(self) -> str:
+        """The address a command on this machine connects to."""
+        return WILDCARD_DIALS.get(self.host, self.host)
+
+
+def record_serve_runtime(home: Path, runtime: ServeRuntime) -> None:
+    """Called by ``feral serve`` once it listens: the file, replaced atomically."""
+    from .files import write_private_file
+
+    body = {
+        "pid": runtime.pid,
+        "host": runtime.host,
+        "port": runtime.port,
+        "tls": runtime.tls,
+        "token": runtime.token,
+    }
+    write_private_file(home / RUNTIME_FILE, (json.dumps(body) + "\n").encode())
+
+
+def forget_serve_runtime(home: Path, pid: int) -> None:
+    """Called by ``feral serve`` as it stops: remove the file if this process wrote it."""
+    runtime = _read(home)
+    if runtime is not None and runtime.pid == pid:
+        with contextlib.suppress(OSError):
+            (home / RUNTIME_FILE).unlink()
+
+
+def live_serve_runtime(home: Path) -> ServeRuntime | None:
+    """The file's server if its process is alive, else ``None`` (no file, unreadable, stale).
+
+    Whether it still answers is for the caller to find out: a refused connection is stale too.
+    """
+    runtime = _read(home)
+    if runtime is None or not _alive(runtime.pid):
+        return None
+    if os.name != "nt" and not serve_running(home):  # Windows has no such lock: the port tells
+        return None
+    return runtime
+
+
+def serve_running(home: Path) -> bool:
+    """Whether a ``feral serve`` holds the serve lock on ``home`` right now (never on Windows,
+    which has no such lock: there CLI commands drain their own embedding queue)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return False
+    try:
+        fd = os.open(home / SERVE_LOCK_FILE, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing the file releases a lock taken just now
+    return False
+
+
+def _read(home: Path) -> ServeRuntime | None:
+    try:
+        data = json.loads((home / RUNTIME_FILE).read_text(encoding="utf-8"))
+        runtime = ServeRuntime(
+            pid=data["pid"], host=data["host"], port=data["port"], tls=data["tls"],
+            token=data["token"],
+        )  # fmt: skip
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    typed = (int, str, int, bool, bool)
+    values = (runtime.pid, runtime.host, runtime.port, runtime.tls, runtime.token)
+    if not all(type(v) is t for v, t in zip(values, typed, strict=True)):
+        return None
+    return runtime
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user counts: it is not ours to judge)."""
+    if pid <= 0:
+        return False
+    if os.name == "nt":  # there, os.kill ends the process: its port says whether it runs
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
