@@ -129,7 +129,12 @@ def _row(conn: Connection, row_id: str) -> Row | None:
 
 
 def _neighbours(
-    conn: Connection, text: str, vector: bytes | None, own_id: str, held: HeldVectors | None
+    conn: Connection,
+    text: str,
+    vector: bytes | None,
+    own_id: str,
+    held: HeldVectors | None,
+    common: set[str] | None,
 ) -> list[tuple[Row, float | None]]:
     """The nearest live facts by vector (from ``held`` when the process holds them), then the
     facts sharing most of the text's words that are still waiting for one (all of them when
@@ -156,7 +161,7 @@ def _neighbours(
                 found[rows[rowid]["id"]] = (rows[rowid], cosine)
     if vector is not None and not queue_waiting(conn):
         return list(found.values())  # the usual case: every stored fact has its vector
-    hits = word_neighbours(conn, text, own_id, NEIGHBOURS)
+    hits = word_neighbours(conn, text, own_id, NEIGHBOURS, common)
     waiting = _still_queued(conn, hits) if vector is not None else {str(r["id"]) for r in hits}
     for row in hits:
         if row["id"] in waiting and row["id"] not in found:
@@ -186,9 +191,11 @@ def read_candidates(
     text: str,
     vector: bytes | None,
     held: HeldVectors | None = None,
+    common: set[str] | None = None,
 ) -> Candidates:
     """Everything :func:`absorb_fact`'s ``decide`` compares a new fact with (``held``: the
-    vectors this process holds in memory, if it does)."""
+    vectors this process holds in memory, if it does; ``common``: the words a bulk write has
+    found common so far, storage/word_neighbours.py)."""
     subject, predicate, obj = (part.strip() for part in triple)
     own = fact_id(subject, predicate, obj)
     slot = [r for r in slot_rows(conn, subject, slot_predicates) if r["id"] != own]
@@ -200,7 +207,7 @@ def read_candidates(
         _row(conn, own),
         slot,
         against,
-        _neighbours(conn, text, vector, own, held),
+        _neighbours(conn, text, vector, own, held, common),
     )
 
 

@@ -86,25 +86,33 @@ def _forms(word: str) -> str:
     return f'("{word}" OR "{word}s")'  # \w+ words hold no quote
 
 
-def _rows_holding(conn: Connection, word: str) -> list[int]:
+def _rows_holding(conn: Connection, word: str, common: set[str]) -> list[int] | None:
     """The facts holding ``word`` (either form), all of them if fewer than
-    :data:`COUNT_AT_MOST` (a rare word), else that many (a common one)."""
+    :data:`COUNT_AT_MOST` (a rare word); ``None`` for a common word, which joins ``common``
+    (rows are only added during a bulk write, so a common word stays common)."""
+    if word in common:
+        return None
     records = conn.execute(
         "SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? LIMIT ?",
         (_forms(word), COUNT_AT_MOST),
     ).fetchall()
+    if len(records) >= COUNT_AT_MOST:
+        common.add(word)
+        return None
     return [int(r[0]) for r in records]
 
 
-def _candidate_rowids(conn: Connection, words: set[str]) -> list[int]:
+def _candidate_rowids(conn: Connection, words: set[str], common: set[str]) -> list[int]:
     """The rows a near-duplicate of a text with content ``words`` must be among (module
     docstring), newest first."""
     misses = int((1 - WORD_SHARE) * len(words) + 1e-9)
-    holding = {word: _rows_holding(conn, word) for word in words}
-    rarest = sorted(words, key=lambda w: (len(holding[w]), -len(w), w))
-    rare = [w for w in rarest if len(holding[w]) < COUNT_AT_MOST][: misses + WORDS_TOGETHER]
+    holding = {word: _rows_holding(conn, word, common) for word in words}
+    known = {word: rows for word, rows in holding.items() if rows is not None}
+    common_rows = range(COUNT_AT_MOST)  # what a common word counts as
+    rarest = sorted(words, key=lambda w: (len(known.get(w, common_rows)), -len(w), w))
+    rare = [w for w in rarest if w in known][: misses + WORDS_TOGETHER]
     if len(rare) > misses:  # a near-duplicate holds all but ``misses`` of them: found here
-        times = Counter(rowid for word in rare for rowid in set(holding[word]))
+        times = Counter(rowid for word in rare for rowid in set(known[word]))
         need = max(1, len(rare) - misses)
         return sorted((r for r, n in times.items() if n >= need), reverse=True)[:READ_AT_MOST]
     together = min(WORDS_TOGETHER, len(words))
@@ -115,16 +123,21 @@ def _candidate_rowids(conn: Connection, words: set[str]) -> list[int]:
         "SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
         (match, READ_AT_MOST),
     ).fetchall()
-    sharing_rare = sorted({rowid for word in rare for rowid in holding[word]}, reverse=True)
+    sharing_rare = sorted({rowid for word in rare for rowid in known[word]}, reverse=True)
     found = dict.fromkeys([*sharing_rare[:READ_AT_MOST], *(int(r[0]) for r in records)])
     return list(found)
 
 
-def word_neighbours(conn: Connection, text: str, own_id: str, k: int) -> list[Row]:
+def word_neighbours(
+    conn: Connection, text: str, own_id: str, k: int, common: set[str] | None = None
+) -> list[Row]:
     """The ``k`` live facts (not ``own_id``) sharing most of ``text``'s content words, best
-    first, among those a near-duplicate could be (module docstring); a bounded read."""
+    first, among those a near-duplicate could be (module docstring); a bounded read.
+
+    ``common``: the words already found common, kept by a bulk write across its lines so
+    they are not counted again (a word's rows are only added to meanwhile)."""
     words = content_words(text)
-    rowids = _candidate_rowids(conn, words) if words else []
+    rowids = _candidate_rowids(conn, words, set() if common is None else common) if words else []
     if not rowids:
         return []
     records = conn.execute(
