@@ -12,14 +12,14 @@ lines took most of an hour). This asks instead for what a near-duplicate must ho
 - Each word's rows are read up to :data:`COUNT_AT_MOST`: fewer, and the word is rare and its
   rows are all known. With more than ``m`` rare words, the rows holding at least ``r − m`` of
   the ``r`` rarest (at most ``m +`` :data:`WORDS_TOGETHER`) are every row a near-duplicate can
-  be, counted in memory from those short lists.
+  be, counted in memory from those short lists; those holding the most of them come first.
 - A line of (nearly) common words only asks FTS5 instead for :data:`WORDS_TOGETHER` of its
   ``m + k`` rarest words together (every choice, joined by OR; at most
   :data:`WORDS_ASKED_AT_MOST` words, so a very long line may miss a near-duplicate lacking
-  several of those very words), newest first, and adds the rows of its rare words. Only here
-  is the read not exact: of many rows holding three of the line's common words together, the
-  newest :data:`READ_AT_MOST` are read (an older near-duplicate that shares a rare word with
-  the line is still among them).
+  several of those very words), newest first, and adds the rows of its rare words (those
+  holding the most of them first). Only here is the read not exact: of many rows holding
+  three of the line's common words together, the newest :data:`READ_AT_MOST` are read (an
+  older near-duplicate that shares a rare word with the line is still among them).
 - The rows found (at most :data:`READ_AT_MOST`, twice that in the case above) are ranked by word
   overlap with the line (then newest first); the best ``k`` are the candidates.
 
@@ -104,17 +104,18 @@ def _rows_holding(conn: Connection, word: str, common: set[str]) -> list[int] | 
 
 def _candidate_rowids(conn: Connection, words: set[str], common: set[str]) -> list[int]:
     """The rows a near-duplicate of a text with content ``words`` must be among (module
-    docstring), newest first."""
+    docstring), the likeliest first."""
     misses = int((1 - WORD_SHARE) * len(words) + 1e-9)
     holding = {word: _rows_holding(conn, word, common) for word in words}
     known = {word: rows for word, rows in holding.items() if rows is not None}
     common_rows = range(COUNT_AT_MOST)  # what a common word counts as
     rarest = sorted(words, key=lambda w: (len(known.get(w, common_rows)), -len(w), w))
     rare = [w for w in rarest if w in known][: misses + WORDS_TOGETHER]
+    times = Counter(rowid for word in rare for rowid in set(known[word]))
+    by_words_held = sorted(times, key=lambda rowid: (-times[rowid], -rowid))
     if len(rare) > misses:  # a near-duplicate holds all but ``misses`` of them: found here
-        times = Counter(rowid for word in rare for rowid in set(known[word]))
         need = max(1, len(rare) - misses)
-        return sorted((r for r, n in times.items() if n >= need), reverse=True)[:READ_AT_MOST]
+        return [rowid for rowid in by_words_held if times[rowid] >= need][:READ_AT_MOST]
     together = min(WORDS_TOGETHER, len(words))
     asked = rarest[: min(len(words), misses + together, WORDS_ASKED_AT_MOST)]
     groups = combinations(asked, min(together, len(asked)))
@@ -123,8 +124,7 @@ def _candidate_rowids(conn: Connection, words: set[str], common: set[str]) -> li
         "SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
         (match, READ_AT_MOST),
     ).fetchall()
-    sharing_rare = sorted({rowid for word in rare for rowid in known[word]}, reverse=True)
-    found = dict.fromkeys([*sharing_rare[:READ_AT_MOST], *(int(r[0]) for r in records)])
+    found = dict.fromkeys([*by_words_held[:READ_AT_MOST], *(int(r[0]) for r in records)])
     return list(found)
 
 
