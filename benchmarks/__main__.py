@@ -8,6 +8,9 @@ household set instead (benchmarks/retrieval_bench.py), one table row per embedde
 [--facts N] [--writes N]``: the absorb pipeline's near-duplicate threshold and its cost
 (benchmarks/absorb_bench.py, benchmarks/absorb_cost.py).
 
+``python -m benchmarks import [--json] [--lines N ...]``: what classifying a bulk import costs
+against writing its lines as given (benchmarks/import_cost.py).
+
 ``python -m benchmarks cli [--json] [--facts N] [--runs N]``: how fast ``feral --help``,
 ``remember`` and ``search`` answer, whole processes against ``python -c pass``
 (benchmarks/cli_bench.py).
@@ -131,8 +134,22 @@ def _cli(argv: list[str]) -> int:
     return 0
 
 
+def _import(argv: list[str]) -> int:
+    from .import_cost import SIZES, render_import, run_import
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks import")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--lines", type=int, nargs="+", default=list(SIZES), help="lines each")
+    args = parser.parse_args(argv)
+    rows = run_import(tuple(args.lines))
+    print(json.dumps(rows, indent=2) if args.json else render_import(rows))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["import"]:
+        return _import(argv[1:])
     if argv[:1] == ["cli"]:
         return _cli(argv[1:])
     if argv[:1] == ["retrieval"]:

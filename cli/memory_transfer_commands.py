@@ -179,22 +179,12 @@ def import_(home: Path, file: Path, secrets: Policy, as_json: bool) -> None:
     kept = screened(*screen_lines(numbered, lambda line: triple_text(line.triple), secrets))
     if left_out:
         click.echo(_left_out_summary(left_out), err=True)
-    new_lines = sum(1 for line in kept if line.exported is None)
-    if new_lines > CLASSIFY_AT_MOST:
-        click.echo(f"{new_lines} new lines: more than {CLASSIFY_AT_MOST}, written without "
-                   "classifying them (exact repeats still merge)", err=True)  # fmt: skip
     with click.progressbar(length=len(kept), label="Importing", file=sys.stderr) as bar:
         written = with_node(home, lambda node: _import(node, kept, bar.update))
     if as_json:
         echo_json({"lines": len(kept), "new_facts": written})
         return
     click.echo(f"Imported {len(kept)} line(s): {written} new fact(s)", err=True)
-
-
-CLASSIFY_AT_MOST = 1000
-"""New lines an import classifies; a larger one is written as given (exact repeats still merge).
-Classifying reads each line's words against every stored fact, so its cost grows with the store
-(5,000 look-alike notes: 130 s of CPU against 35 s written as given) until that read is bounded."""
 
 
 def _left_out_summary(tables: list[str]) -> str:
@@ -212,8 +202,7 @@ async def _import(node: Node, lines: list[ImportLine], progress: Callable[[int],
     if archived:
         written += await node.commit(import_archived, archived, now_ms=node.now_ms())
         progress(len(archived))
-    classify = len(new) <= CLASSIFY_AT_MOST
-    return written + await node.import_facts(new, progress=progress, classify=classify)
+    return written + await node.import_facts(new, progress=progress)
 
 
 def _content(message: Message) -> str:

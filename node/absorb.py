@@ -150,6 +150,8 @@ class Fact:
     vector: NewVector | None
     held: HeldVectors | None
     source_episode: str | None = None
+    common_words: set[str] | None = None
+    """Words a bulk write found common so far, shared by its facts (not counted again)."""
 
     @property
     def words(self) -> str:
@@ -163,7 +165,14 @@ class Fact:
         packed = pack_vector(vector.values, vector.embedder.dim) if vector is not None else None
         held = self.held if packed is not None else None
         return read_candidates(
-            conn, self.triple, slot_predicates, opposite(predicate), self.words, packed, held
+            conn,
+            self.triple,
+            slot_predicates,
+            opposite(predicate),
+            self.words,
+            packed,
+            held,
+            self.common_words,
         )
 
     def meta(self, memory_id: str, now_ms: int) -> Meta | None:

@@ -72,7 +72,8 @@ async def absorb_many(
     """Classify and write ``triples`` in order, :data:`TRANSACTION` per transaction (they are
     validated and scanned already); ``progress`` gets each transaction's count once written."""
     result = Absorbed()
-    facts = [Fact((t[0].strip(), t[1].strip(), t[2].strip()), None, None, source_episode)
+    common: set[str] = set()  # words found common, not counted again (storage/word_neighbours.py)
+    facts = [Fact((t[0].strip(), t[1].strip(), t[2].strip()), None, None, source_episode, common)
              for t in triples]  # fmt: skip
     for start in range(0, len(facts), TRANSACTION):
         chunk = facts[start : start + TRANSACTION]

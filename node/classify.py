@@ -34,7 +34,7 @@ from collections.abc import Sequence
 
 from feral.storage.absorb_store import Candidates, Decision
 from feral.storage.memories import Row
-from feral.storage.search import STOP_WORDS
+from feral.storage.word_neighbours import IGNORED_WORDS, WORD_SHARE
 from feral.sync.ids import fact_id, normalise
 
 from .fact_rules import is_single_valued, slot
@@ -56,12 +56,14 @@ __all__ = [
 
 DUPLICATE_COSINE = 0.85
 DUPLICATE_OVERLAP = 0.5
-QUEUED_OVERLAP = 0.8
+QUEUED_OVERLAP = WORD_SHARE
+"""A candidate without a vector needs this word overlap; storage/word_neighbours.py reads
+every stored fact that could reach it."""
 RELATED_COSINE = 0.6
 MAX_RELATED = 3
 
 _WORD = re.compile(r"\w+")
-_IGNORED = STOP_WORDS | {"user", "note", "really", "very", "much", "lot"}
+_IGNORED = IGNORED_WORDS
 _PEOPLE = frozenset(
     """son sons daughter daughters wife husband partner mum mom mother dad father brother
     sister grandma grandmother grandpa grandfather aunt uncle cousin niece nephew friend boss
@@ -152,13 +154,15 @@ def _near_duplicate(
     text, other = fact_text(*triple), _row_text(row)
     if not _same_kind(triple, row) or negated(text) != negated(other):
         return False
+    overlap = word_overlap(text, other)
+    if overlap < (limits.queued_overlap if cosine is None else limits.duplicate_overlap):
+        return False  # the cheap test first: most candidates fail it
     if not _same_marks(marks(text), marks(other)):
         return False
     if is_single_valued(slot(triple[1])) and (
         word_overlap(triple[2], str(row["object"])) < limits.duplicate_overlap
     ):
         return False  # one slot, two values ("green", "blue"): a new value, not a repeat
-    overlap = word_overlap(text, other)
     if cosine is None:
         return overlap >= limits.queued_overlap
     return cosine >= limits.duplicate_cosine and overlap >= limits.duplicate_overlap

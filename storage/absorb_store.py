@@ -27,7 +27,6 @@ from .connection import Connection
 from .memories import Row, Stamp, find_row, remember_fact, row_dict, select_sql, set_archived
 from .memory_model import Meta, add_edge, write_meta
 from .rows import FactRow
-from .search import search_fts, still_queued
 from .vectors import (
     Embedder,
     Queued,
@@ -37,6 +36,7 @@ from .vectors import (
     search_similar,
     store_vectors,
 )
+from .word_neighbours import word_neighbours
 
 __all__ = [
     "NEIGHBOURS",
@@ -129,10 +129,17 @@ def _row(conn: Connection, row_id: str) -> Row | None:
 
 
 def _neighbours(
-    conn: Connection, text: str, vector: bytes | None, own_id: str, held: HeldVectors | None
+    conn: Connection,
+    text: str,
+    vector: bytes | None,
+    own_id: str,
+    held: HeldVectors | None,
+    common: set[str] | None,
 ) -> list[tuple[Row, float | None]]:
     """The nearest live facts by vector (from ``held`` when the process holds them), then the
-    full-text hits still waiting for one."""
+    facts sharing most of the text's words that are still waiting for one (all of them when
+    the new fact has no vector: a bulk write), read at a bounded cost
+    (storage/word_neighbours.py)."""
     found: dict[str, tuple[Row, float | None]] = {}
     if vector is not None and embedder_in_use(conn) is not None:
         if held is not None:
@@ -154,12 +161,26 @@ def _neighbours(
                 found[rows[rowid]["id"]] = (rows[rowid], cosine)
     if vector is not None and not queue_waiting(conn):
         return list(found.values())  # the usual case: every stored fact has its vector
-    hits = [h for h in search_fts(conn, text, NEIGHBOURS + 1) if h.row["table"] == FACTS.name]
-    for queued in still_queued(conn, hits) if vector is not None else {h.id for h in hits}:
-        if queued != own_id and queued not in found:
-            row = next(h.row for h in hits if h.id == queued)
-            found[queued] = ({k: v for k, v in row.items() if k != "table"}, None)
+    hits = word_neighbours(conn, text, own_id, NEIGHBOURS, common)
+    waiting = _still_queued(conn, hits) if vector is not None else {str(r["id"]) for r in hits}
+    for row in hits:
+        if row["id"] in waiting and row["id"] not in found:
+            found[row["id"]] = (row, None)
     return list(found.values())
+
+
+def _still_queued(conn: Connection, rows: list[Row]) -> set[str]:
+    """Ids of ``rows`` waiting in the embedding queue: rows the vector leg cannot see yet."""
+    if not rows or conn.execute("SELECT 1 FROM embed_queue LIMIT 1").fetchone() is None:
+        return set()
+    by_id = {str(r["id"]): r for r in rows}
+    marks = ", ".join("?" * len(by_id))
+    records = conn.execute(
+        f"SELECT f.id FROM facts f WHERE f.id IN ({marks}) AND EXISTS "
+        "(SELECT 1 FROM embed_queue q WHERE q.tbl = ? AND q.row_rowid = f.rowid)",
+        (*by_id, FACTS.name),
+    ).fetchall()
+    return {str(r[0]) for r in records}
 
 
 def read_candidates(
@@ -170,9 +191,11 @@ def read_candidates(
     text: str,
     vector: bytes | None,
     held: HeldVectors | None = None,
+    common: set[str] | None = None,
 ) -> Candidates:
     """Everything :func:`absorb_fact`'s ``decide`` compares a new fact with (``held``: the
-    vectors this process holds in memory, if it does)."""
+    vectors this process holds in memory, if it does; ``common``: the words a bulk write has
+    found common so far, storage/word_neighbours.py)."""
     subject, predicate, obj = (part.strip() for part in triple)
     own = fact_id(subject, predicate, obj)
     slot = [r for r in slot_rows(conn, subject, slot_predicates) if r["id"] != own]
@@ -184,7 +207,7 @@ def read_candidates(
         _row(conn, own),
         slot,
         against,
-        _neighbours(conn, text, vector, own, held),
+        _neighbours(conn, text, vector, own, held, common),
     )
 
 

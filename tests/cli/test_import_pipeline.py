@@ -77,20 +77,25 @@ def test_an_export_imported_elsewhere_brings_its_facts_as_they_were(tmp_path):
     assert {str(row["id"]) for row in exported(phone) if row["table"] == "facts"} == ids
 
 
-def test_a_large_import_is_written_as_given_and_says_so(tmp_path):
-    """Past CLASSIFY_AT_MOST new lines an import is not classified (its cost grows with the
-    store); the user is told, and exact repeats still merge."""
-    from feral.cli.memory_transfer_commands import CLASSIFY_AT_MOST
-
+def test_a_large_import_is_classified_line_by_line_too(tmp_path):
+    """Past the 1,000 lines a stopgap once wrote as given, every line is still classified: a
+    near-duplicate of line 7 at line 1,500 is merged, a new value at the end supersedes."""
     home = tmp_path / "home"
     feral(home, "init")
     feral(home, "memory", "remember", "my doctor is Dr. Chen")
-    lines = [f"note {i} about the garden" for i in range(CLASSIFY_AT_MOST)]
+    lines: list[object] = [f"note {i} about the garden bed {i * 7919 % 10007}" for i in range(1499)]
+    lines[7] = "the tomatoes on the south bed need staking before the storm"
     lines += [
-        "note 0 about the garden",
+        "really the tomatoes on the south bed need staking before the storm",
+        *(f"entry {i} in the shed log" for i in range(500)),
         {"subject": "user", "predicate": "doctor", "object": "Dr. Lee"},
     ]
     result = feral(home, "memory", "import", str(write_lines(tmp_path / "big.txt", *lines)))
     assert result.exit_code == 0, result.output
-    assert f"more than {CLASSIFY_AT_MOST}, written without classifying" in result.stderr
-    assert f"{CLASSIFY_AT_MOST + 1} new fact(s)" in result.stderr
+    assert "without classifying" not in result.stderr
+    assert "Imported 2001 line(s): 2000 new fact(s)" in result.stderr
+    state = facts(home)
+    assert state["Dr. Chen"] is True and state["Dr. Lee"] is False
+    assert "really the tomatoes on the south bed need staking before the storm" not in state
+    edges = [row for row in exported(home) if row["table"] == "edges"]
+    assert [edge["type"] for edge in edges].count("supersedes") == 1
