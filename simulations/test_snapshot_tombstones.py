@@ -102,3 +102,33 @@ def test_a_tombstone_collected_by_a_clock_ahead_is_dropped_by_its_snapshot(trio:
     trio.check_step()
     trio.check_converged()
     assert not any(tombstones(node) for node in trio.nodes)
+
+
+def test_a_device_that_collected_a_tombstone_takes_no_older_row_back_from_a_snapshot() -> None:
+    """The phone deletes a fact the server holds, and both are cut off past the window: the
+    phone collects its tombstone, the server prunes a write of its own. Each then gets the
+    other's snapshot. The server's still holds the fact (it never saw the delete), but the
+    phone has seen that write and collected what outdated it: it keeps it gone, and the
+    server drops it on the phone's snapshot, so neither holds it."""
+    pair = Cluster(2, "chain")
+    try:
+        server, phone = pair.nodes
+        remember(phone, "doomed")
+        pair.sync_until_quiet(1_000)
+        pair.partition(0)
+        phone.commit(memories.nuke, fact_id(phone.name, "wrote", "doomed"))
+        remember(server, "while apart")
+        pair.time.advance(RETENTION_MS + 60_000)
+        prune_device(pair, phone)
+        prune_device(pair, server)
+        assert not tombstones(phone) and collected_through(phone.conn) > 0
+        pair.settle(1_000)
+        pair.check_step()
+        pair.check_converged()
+        assert rows_of(phone) == rows_of(server) and "doomed" not in rows_of(server)
+    finally:
+        pair.close()
+
+
+def rows_of(node: SimNode) -> str:
+    return "".join(export.export_lines(node.conn))

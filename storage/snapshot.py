@@ -149,13 +149,32 @@ def apply_snapshot_page(
             check_skew(delta.hlc, now_ms, max_skew_ms, peer, delta.origin)
         except ClockSkewError as exc:
             raise exc.named(printable(delta.origin[:8])) from None
+    rows = _not_collected_here(conn, page)
     _drop_collected(conn, page)
     raise_collected_through(conn, page.collected)  # it now lacks what the sender collected
-    if page.rows:
-        delta_log.merge_rows(conn, page.rows)
+    if rows:
+        delta_log.merge_rows(conn, rows)
     if page.final:
         _adopt_holdings(conn, page.vector, page.entries)
     return len(page.rows)
+
+
+def _not_collected_here(conn: Connection, page: SnapshotPage) -> tuple[Delta, ...]:
+    """The page's rows but those this node lacks because it collected them: it has seen the
+    write (its vector covers it) and its own collected mark reaches it. A sender that has not
+    seen the tombstone still holds the older row; taking it back here would undo the delete
+    on this node and on every node this one sends a snapshot."""
+    mark = collected_through(conn)
+    vector = delta_log.version_vector(conn)
+    seen = [d.row_id for d in page.rows if d.hlc <= min(mark, vector.get(d.origin, 0))]
+    if not seen:
+        return page.rows
+    table = table_by_code(page.table).name
+    held = {str(r[0]) for r in conn.execute(
+        f'SELECT id FROM "{table}" WHERE id IN (SELECT value FROM json_each(?))',
+        (json.dumps(seen),))}  # fmt: skip
+    gone = set(seen) - held
+    return tuple(d for d in page.rows if d.row_id not in gone)
 
 
 def _drop_collected(conn: Connection, page: SnapshotPage) -> None:
