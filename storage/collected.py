@@ -3,7 +3,8 @@ and no longer holds may be gone because a tombstone was collected (docs/PROTOCOL
 "Pruning and snapshots").
 
 A snapshot's receiver drops a row it holds and the snapshot lacks only when the row's stamp is
-at or below the sender's mark (storage/snapshot.py). The vector alone cannot tell it that: a
+at or below the sender's mark, and takes no row back that it lacks at or below its own
+(storage/snapshot.py). The vector alone cannot tell it that: a
 vector may claim a write its node never held (a database restored from an older copy writes
 again above what it lost; a node that took a snapshot from such a one adopts its vector), so
 a young tombstone missing from a snapshot means "never held" as often as "collected". Every
