@@ -6,11 +6,11 @@ transaction). Rows written while it is read are fine: a row newer than the snaps
 also arrives as a log entry above it, and merges to the same row.
 
 The receiver applies each page in one transaction: it merges the rows last-write-wins without
-logging them (they are rows, not entries), but for rows it collected itself, drops the rows of the page's range that the page
-does not hold, that the snapshot's vector covers and that lie at or below the sender's
-collected mark (their tombstones were collected at the sender; storage/collected.py says why
-the vector alone does not prove it), and on the final page moves its vector, entry counts and
-log floor up to the snapshot's.
+logging them (they are rows, not entries), but for rows it collected itself; drops the rows
+of the page's range that the page does not hold, that the snapshot's vector covers and that
+lie at or below the sender's collected mark (their tombstones were collected at the sender;
+storage/collected.py says why the vector alone does not prove it); and on the final page
+moves its vector, entry counts and log floor up to the snapshot's.
 """
 
 from __future__ import annotations
