@@ -25,6 +25,7 @@ from .keys import FakeKeys, fingerprint
 from .model import Ledger, SimulationError, log_stamps
 from .network import Link, ManualClock, SimNetwork, SimTime
 from .nuking import Secrets
+from .pruning import Collected
 from .simnode import SimNode
 
 __all__ = [
@@ -82,6 +83,8 @@ class Cluster:
         self.identities = 0
         self.joined = 0
         self.secrets = Secrets()
+        self.collected = Collected()
+        """The tombstones the devices' prunes collected (simulations/pruning.py)."""
         """Facts with words of their own, to look for after a nuke (simulations/nuking.py)."""
 
     def _new_node(self, name: str) -> SimNode:

@@ -13,23 +13,50 @@ tombstone the ledger says wins may have been collected.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from feral.storage import prune, snapshot
 from feral.storage.store import run_write
+from feral.sync.hlc import COUNTER_BITS
 from feral.sync.types import NodeId
 
-from .model import Record, SimulationError
+from .model import Record, SimulationError, store_records
 from .replica import RowKey
 
 if TYPE_CHECKING:
     from .cluster import Cluster
     from .simnode import SimNode
 
-__all__ = ["RETENTION_MS", "above_floors", "expected_after_pruning", "prune_device"]
+__all__ = [
+    "RETENTION_MS",
+    "Collected",
+    "above_floors",
+    "expected_after_pruning",
+    "prune_device",
+]
 
 RETENTION_MS = 20 * 60_000
 """The simulated retention window: 20 minutes of virtual time (the machines jump past it)."""
+
+
+@dataclass
+class Collected:
+    """The tombstones the devices' prunes collected (a snapshot's receiver drops only those).
+
+    A device judges a tombstone's age by its own clock, so one whose clock is ahead (within the
+    skew window or beyond it) collects a tombstone the others still keep: ``settled_at`` is the
+    true time by which every such tombstone is older than the window everywhere.
+    """
+
+    tombstones: set[tuple[RowKey, int, NodeId]] = field(default_factory=set)
+    settled_at: int = 0
+
+    def record(self, gone: set[tuple[RowKey, int, NodeId]], now_ms: int) -> None:
+        self.tombstones |= gone
+        for _, hlc, _ in gone:
+            if (old_at := (hlc >> COUNTER_BITS) + RETENTION_MS + 1) > now_ms:
+                self.settled_at = max(self.settled_at, old_at)
 
 
 def prune_device(cluster: Cluster, node: SimNode) -> int:
@@ -38,11 +65,12 @@ def prune_device(cluster: Cluster, node: SimNode) -> int:
     Raises:
         SimulationError: an entry went that a holding peer does not hold.
     """
-    before = _stamps(node)
+    before, held = _stamps(node), _tombstones(node)
     peers = [n for n in cluster.nodes if n is not node]
     holding = _holding(node, peers)
     run_write(node.conn, prune.apply_prune, paired=[p.node_id for p in peers],
               now_ms=node.wall(), window_ms=RETENTION_MS)  # fmt: skip
+    cluster.collected.record(held - _tombstones(node), cluster.time.now)
     gone = before - _stamps(node)
     for origin, hlc in gone:
         for peer in holding:
@@ -65,6 +93,11 @@ def _stamps(node: SimNode) -> set[tuple[NodeId, int]]:
     return {(NodeId(o), int(h)) for o, h in node.conn.execute("SELECT origin, hlc FROM delta_log")}
 
 
+def _tombstones(node: SimNode) -> set[tuple[RowKey, int, NodeId]]:
+    records = store_records(node.conn).items()
+    return {(key, hlc, origin) for key, (_, hlc, origin, deleted) in records if deleted}
+
+
 def above_floors(node: SimNode, stamps: dict[NodeId, list[int]]) -> dict[NodeId, list[int]]:
     """``stamps`` without those at or below ``node``'s floors (what its log need not hold)."""
     floors = snapshot.log_floors(node.conn)
@@ -79,7 +112,9 @@ def floors_json(node: SimNode) -> str:
 def expected_after_pruning(cluster: Cluster, records: dict[RowKey, Record]) -> dict[RowKey, Record]:
     """The ledger's last-write-wins winners, as pruning leaves them in ``records``.
 
-    A winning tombstone may have been collected (the row is gone). And once a device was away
+    A winning tombstone may have been collected (the row is gone), if a device's prune collected
+    it: a snapshot drops nothing else (a tombstone gone that no device collected was lost on
+    the way, and fails here). And once a device was away
     past the window, or restored from an older copy, a write older than a tombstone may reach a
     device only after that device collected the tombstone: it brings the row back, everywhere
     alike (docs/PROTOCOL.md §11, the limit of collecting tombstones). Anything else is a bug.
@@ -88,7 +123,8 @@ def expected_after_pruning(cluster: Cluster, records: dict[RowKey, Record]) -> d
     expected: dict[RowKey, Record] = {}
     for key, winner in cluster.ledger.expected().items():
         held = records.get(key)
-        if winner[3] and held is None:
+        collected = (key, winner[1], winner[2]) in cluster.collected.tombstones
+        if winner[3] and held is None and collected:
             continue  # a collected tombstone
         if stale and winner[3] and held is not None and not held[3] and held[1:3] < winner[1:3]:
             expected[key] = held  # an older write that outran a collected tombstone

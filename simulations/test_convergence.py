@@ -397,8 +397,10 @@ class ConvergenceMachine(MemoryModelRules, VersionRules, RuleBasedStateMachine):
         """Devices may hold different tombstones: each collects at its own pace, by its own
         clock, and one that took a snapshot holds none the sender had collected, with no log
         entry of its own going; once every one has pruned at the same time they hold the
-        same, and stay in sync."""
+        same, and stay in sync. A device whose clock was ahead collected some early: time
+        first passes the window of those, as it would before the others collect them."""
         c = self.c
+        c.time.now = max(c.time.now, c.collected.settled_at)
         for node in c.nodes:
             prune_device(c, node)
         TOTALS["rounds"] += c.sync_until_quiet(MAX_ROUNDS)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from feral.sync.schema import TABLES
 from feral.sync.types import NodeId
 
+from .collected import raise_collected_through
 from .connection import Connection
 from .delta_log import version_vector
 from .snapshot import raise_floor
@@ -127,22 +128,22 @@ def plan_prune(
     return plan
 
 
-def _collectable(conn: Connection, limits: dict[NodeId, int]) -> list[tuple[str, str]]:
-    """Tombstones whose version lies under its origin's limit, as ``(table, id)``.
+def _collectable(conn: Connection, limits: dict[NodeId, int]) -> list[tuple[str, str, int]]:
+    """Tombstones whose version lies under its origin's limit, as ``(table, id, hlc)``.
 
     The rule reads only the row's version, never this log's other entries of the row (which
     differ between nodes: one that took a snapshot lacks the entries below it), so two nodes at
     the same holdings, pruned at the same time, collect the same tombstones.
     """
-    found: list[tuple[str, str]] = []
+    found: list[tuple[str, str, int]] = []
     limits_json = json.dumps(limits)
     for table in TABLES:
         rows = conn.execute(
-            f'SELECT id FROM "{table.name}" WHERE deleted = 1 '
+            f'SELECT id, hlc FROM "{table.name}" WHERE deleted = 1 '
             "AND hlc <= coalesce(json_extract(?, '$.' || origin), 0)",
             (limits_json,),
         )
-        found.extend((table.name, str(r[0])) for r in rows)
+        found.extend((table.name, str(r[0]), int(r[1])) for r in rows)
     return found
 
 
@@ -161,8 +162,10 @@ def apply_prune(
         raise_floor(conn, origin, int(top))
     gone = _collectable(conn, plan.limits)
     for table in TABLES:
-        ids = json.dumps([i for name, i in gone if name == table.name])
+        ids = json.dumps([i for name, i, _ in gone if name == table.name])
         conn.execute(f'DELETE FROM "{table.name}" WHERE deleted = 1 AND id IN '
                      "(SELECT value FROM json_each(?))", (ids,))  # fmt: skip
+    # A snapshot's receiver may drop what this node lacks up to there (storage/collected.py).
+    raise_collected_through(conn, max((hlc for _, _, hlc in gone), default=0))
     plan.tombstones = len(gone)  # tombstones count for nothing in the row digest: unchanged
     return plan

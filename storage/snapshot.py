@@ -6,11 +6,11 @@ transaction). Rows written while it is read are fine: a row newer than the snaps
 also arrives as a log entry above it, and merges to the same row.
 
 The receiver applies each page in one transaction: it merges the rows last-write-wins without
-logging them (they are rows, not entries), but not a row it saw and no longer holds (its
-tombstone was collected here), drops the rows of the page's range that the
-snapshot's vector covers and the page does not hold (their tombstones were collected at the
-sender), and on the final page moves its vector, entry counts and log floor up to the
-snapshot's.
+logging them (they are rows, not entries), but for rows it collected itself; drops the rows
+of the page's range that the page does not hold, that the snapshot's vector covers and that
+lie at or below the sender's collected mark (their tombstones were collected at the sender;
+storage/collected.py says why the vector alone does not prove it); and on the final page
+moves its vector, entry counts and log floor up to the snapshot's.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from feral.sync.text import printable
 from feral.sync.types import NodeId, RowId, VersionVector
 
 from . import delta_log, opaque, row_digest
+from .collected import collected_through, raise_collected_through
 from .connection import Connection
 from .vectors import drop_vectors
 
@@ -112,8 +113,12 @@ def _delta(table: Table, record: tuple[Any, ...]) -> Delta:
 
 def snapshot_pages(conn: Connection, cursor: SnapshotCursor, limit: int) -> list[SnapshotPage]:
     """The next pages of the snapshot from ``cursor``, ``limit`` rows in all (at least one
-    page: an empty table still gets its page, which tells the receiver the table's end)."""
-    pages: list[SnapshotPage] = []
+    page: an empty table still gets its page, which tells the receiver the table's end).
+
+    Each carries this node's collected mark read after its rows: a row collected before the
+    rows were read is under that mark, so the receiver may drop it; one collected later is
+    still in the page."""
+    read: list[tuple[int, str, str | None, tuple[Delta, ...], bool]] = []
     budget = max(limit, 1)
     for code in (c for c in _CODES if c >= cursor.table):
         after = cursor.after if code == cursor.table else ""
@@ -122,13 +127,13 @@ def snapshot_pages(conn: Connection, cursor: SnapshotCursor, limit: int) -> list
         rows = tuple(_delta(table, tuple(r)) for r in records)
         ended = len(rows) < budget
         through = None if ended else rows[-1].row_id
-        final = ended and code == _CODES[-1]
-        pages.append(SnapshotPage(cursor.vector, cursor.entries, code, after, through, rows,
-                                  final))  # fmt: skip
+        read.append((code, after, through, rows, ended and code == _CODES[-1]))
         budget -= len(rows)
         if budget <= 0 or not ended:
             break
-    return pages
+    mark = collected_through(conn)
+    return [SnapshotPage(cursor.vector, cursor.entries, mark, code, after, through, rows, final)
+            for code, after, through, rows, final in read]  # fmt: skip
 
 
 def apply_snapshot_page(
@@ -144,8 +149,9 @@ def apply_snapshot_page(
             check_skew(delta.hlc, now_ms, max_skew_ms, peer, delta.origin)
         except ClockSkewError as exc:
             raise exc.named(printable(delta.origin[:8])) from None
-    _drop_collected(conn, page)
     rows = _not_collected_here(conn, page)
+    _drop_collected(conn, page)
+    raise_collected_through(conn, page.collected)  # it now lacks what the sender collected
     if rows:
         delta_log.merge_rows(conn, rows)
     if page.final:
@@ -153,16 +159,36 @@ def apply_snapshot_page(
     return len(page.rows)
 
 
+def _not_collected_here(conn: Connection, page: SnapshotPage) -> tuple[Delta, ...]:
+    """The page's rows but those this node lacks because it collected them: it has seen the
+    write (its vector covers it) and its own collected mark reaches it. A sender that has not
+    seen the tombstone still holds the older row; taking it back here would undo the delete
+    on this node and on every node this one sends a snapshot."""
+    mark = collected_through(conn)
+    vector = delta_log.version_vector(conn)
+    seen = [d.row_id for d in page.rows if d.hlc <= min(mark, vector.get(d.origin, 0))]
+    if not seen:
+        return page.rows
+    table = table_by_code(page.table).name
+    held = {str(r[0]) for r in conn.execute(
+        f'SELECT id FROM "{table}" WHERE id IN (SELECT value FROM json_each(?))',
+        (json.dumps(seen),))}  # fmt: skip
+    gone = set(seen) - held
+    return tuple(d for d in page.rows if d.row_id not in gone)
+
+
 def _drop_collected(conn: Connection, page: SnapshotPage) -> None:
-    """Drop the rows of the page's range that the sender has seen and no longer holds: their
-    tombstones were collected there. Their log entries lose their words, as a nuke's do."""
+    """Drop the rows of the page's range that the sender has seen and no longer holds, up to
+    its collected mark: their tombstones were collected there. Their log entries lose their
+    words, as a nuke's do. A row above the mark stays even when the vector covers it: the
+    sender may never have held it (a hole), and it reaches the sender as usual."""
     table = table_by_code(page.table)
     held = conn.execute(
         f'SELECT id, hlc, origin FROM "{table.name}" WHERE id > ? AND (? IS NULL OR id <= ?) '
         "AND id NOT IN (SELECT value FROM json_each(?))",
         (page.after, page.through, page.through, json.dumps([d.row_id for d in page.rows])),
     ).fetchall()
-    gone = [str(i) for i, hlc, origin in held if page.covers((int(hlc), str(origin)))]
+    gone = [str(i) for i, hlc, origin in held if page.collected_at_sender((int(hlc), str(origin)))]
     if not gone:
         return
     ids = json.dumps(gone)
@@ -176,29 +202,16 @@ def _drop_collected(conn: Connection, page: SnapshotPage) -> None:
     )
 
 
-def _not_collected_here(conn: Connection, page: SnapshotPage) -> list[Delta]:
-    """The page's rows but those this node saw (its vector covers their version) and holds no
-    row of: a tombstone that outdated them was collected here. Taking one back would bring a
-    deleted row back on this node only, while a snapshot the other way drops it (the rule of
-    :func:`_drop_collected`, seen from the other side), so both rules agree."""
-    vector = delta_log.version_vector(conn)
-    seen = [d.row_id for d in page.rows if d.hlc <= vector.get(d.origin, 0)]
-    if not seen:
-        return list(page.rows)
-    table = table_by_code(page.table)
-    held = {
-        str(row[0])
-        for row in conn.execute(
-            f'SELECT id FROM "{table.name}" WHERE id IN (SELECT value FROM json_each(?))',
-            (json.dumps(seen),),
-        )
-    }
-    return [d for d in page.rows if d.hlc > vector.get(d.origin, 0) or d.row_id in held]
-
-
 def _adopt_holdings(conn: Connection, vector: VersionVector, entries: dict[NodeId, int]) -> None:
     """This node now holds what the snapshot's vector says, where it held less; its log has
-    none of those entries, so its floor rises with it."""
+    none of those entries, so its floor rises with it.
+
+    Above what it held, it takes the sender's count, but never fewer than it held plus one (the
+    entry at the sender's stamp): a count below that shows the sender's copy has a hole (it
+    was restored from an older copy and wrote again, or took a snapshot from one that was).
+    Taking it would leave both sides at the same vector and counts, and the hole, with any
+    tombstone it lacks, unrepaired; above it, the sender finds the hole on the next CaughtUp
+    (§7, Holes) and takes the rows back."""
     mine = delta_log.version_vector(conn)
     counts = delta_log.log_entry_counts(conn)
     for origin, hlc in vector.items():
@@ -206,9 +219,11 @@ def _adopt_holdings(conn: Connection, vector: VersionVector, entries: dict[NodeI
         # At an equal stamp with more entries, this copy had a hole (a restore): it is filled.
         if hlc < held or (hlc == held and entries.get(origin, 0) <= count):
             continue
+        taken = entries.get(origin, 0) if hlc == held or not count else max(
+            entries.get(origin, 0), count + 1)  # fmt: skip
         conn.execute(
             "INSERT INTO version_vector(origin, hlc, entries) VALUES (?, ?, ?) "
             "ON CONFLICT(origin) DO UPDATE SET hlc = excluded.hlc, entries = excluded.entries",
-            (origin, hlc, entries.get(origin, 0)),
+            (origin, hlc, taken),
         )
         raise_floor(conn, origin, hlc)

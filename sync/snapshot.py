@@ -6,14 +6,16 @@ the retention window go, and so do tombstones. A peer that lacks some of those e
 it was silent longer than the window or its store is new or wiped, cannot be sent them any more,
 so it is sent a **snapshot**: every row this node holds, tombstones included, with its clock,
 in pages ordered by table and id. Every page carries the snapshot's vector and entry counts,
-taken when it began, so it stands on its own:
+taken when it began, and the sender's collected mark (the newest stamp of a tombstone it
+collected), so it stands on its own:
 
 * its rows merge last-write-wins, like deltas;
 * each page covers a range of ids of one table (``after`` exclusive, ``through`` inclusive, or
   to the end of the table): a row the receiver holds in that range, absent from the page, whose
-  version the snapshot's vector covers, was seen by the sender and is gone there (its tombstone
-  was collected), so the receiver drops it too. A row the vector does not cover (a write the
-  sender has not seen) stays and travels back as usual;
+  version the snapshot's vector covers and is at or below the collected mark, was seen by the
+  sender and is gone there (its tombstone was collected), so the receiver drops it too. A row
+  the vector does not cover (a write the sender has not seen) stays and travels back as usual,
+  and so does one above the mark: the vector may claim a write the sender never held (a hole);
 * the final page also moves the receiver's vector and counts up to the snapshot's, for the
   origins where it held less; below that it holds no log, so it serves a snapshot in turn.
 

@@ -9,6 +9,7 @@ from typing import ClassVar
 
 from .delta import Delta, check_node_id
 from .errors import DecodeError, ProtocolError
+from .hlc import MAX_PACKED
 from .messages import MAX_ORIGINS, Vector
 from .schema import table_by_code
 from .types import NodeId, RowId, VersionVector
@@ -22,7 +23,9 @@ MAX_SNAPSHOT_ROWS = 1000
 @dataclass(frozen=True)
 class SnapshotPage:
     """Rows of one table with ids in ``(after, through]`` (``through`` None: to the end of the
-    table), as the sender holds them, with the snapshot's ``vector`` and ``entries``.
+    table), as the sender holds them, with the snapshot's ``vector`` and ``entries``, and
+    ``collected``: the newest stamp up to which the sender may lack a row it has seen because
+    a tombstone was collected (storage/collected.py), read with the rows.
 
     ``rows`` are :class:`Delta` objects (the row's table, id, version and values; ``None``
     values for a tombstone), so they are checked and merged as deltas are.
@@ -31,6 +34,7 @@ class SnapshotPage:
     KIND: ClassVar[int] = 10
     vector: VersionVector
     entries: dict[NodeId, int]
+    collected: int
     table: int
     after: str
     through: str | None
@@ -40,14 +44,17 @@ class SnapshotPage:
     def to_fields(self) -> list[object]:
         rows = [[d.row_id, d.hlc, d.origin, None if d.values is None else list(d.values[1:])]
                 for d in self.rows]  # fmt: skip
-        return [*Vector(self.vector).to_fields(), *Vector(self.entries).to_fields(), self.table,
-                self.after, self.through, rows, self.final]  # fmt: skip
+        return [*Vector(self.vector).to_fields(), *Vector(self.entries).to_fields(),
+                self.collected, self.table, self.after, self.through, rows,
+                self.final]  # fmt: skip
 
     @classmethod
     def from_fields(cls, fields: list[object]) -> SnapshotPage:
-        if len(fields) != 7:
-            raise DecodeError(f"snapshot page has {len(fields)} fields, expected 7")
-        vector, entries, code, after, through, rows, final = fields
+        if len(fields) != 8:
+            raise DecodeError(f"snapshot page has {len(fields)} fields, expected 8")
+        vector, entries, collected, code, after, through, rows, final = fields
+        if type(collected) is not int or not 0 <= collected <= MAX_PACKED:
+            raise DecodeError("a snapshot page's collected mark must be an integer")
         schema = table_by_code(code)
         table = schema.name
         if not isinstance(after, str) or not (through is None or isinstance(through, str)):
@@ -58,7 +65,7 @@ class SnapshotPage:
             raise DecodeError("a snapshot page's final flag must be a bool, on a table's end")
         held = tuple(_row(table, r) for r in rows)
         page = cls(Vector.from_fields([vector]).vector, Vector.from_fields([entries]).vector,
-                   schema.code, after, through, held, final)  # fmt: skip
+                   collected, schema.code, after, through, held, final)  # fmt: skip
         page.check()
         return page
 
@@ -79,6 +86,13 @@ class SnapshotPage:
         """Whether the snapshot's vector says its sender has seen the write ``(hlc, origin)``."""
         hlc, origin = row_version
         return hlc <= self.vector.get(NodeId(origin), 0)
+
+    def collected_at_sender(self, row_version: tuple[int, str]) -> bool:
+        """Whether a row at ``(hlc, origin)`` that this page lacks was collected by its sender:
+        the sender has seen the write and its tombstone collection reaches it. A write the
+        vector covers above the mark may be one the sender never held (a hole, §7), so its
+        absence proves nothing."""
+        return row_version[0] <= self.collected and self.covers(row_version)
 
 
 def _row(table: str, raw: object) -> Delta:

@@ -20,7 +20,7 @@ def fact(row_id: str, hlc: int = 5) -> Delta:
 
 
 def page(*rows: Delta, after: str = "", through: str | None = None) -> SnapshotPage:
-    return SnapshotPage({NODE: 9}, {NODE: 3}, 2, after, through, rows, through is None)
+    return SnapshotPage({NODE: 9}, {NODE: 3}, 4, 2, after, through, rows, through is None)
 
 
 def test_a_snapshot_page_with_a_tombstone_round_trips() -> None:
@@ -48,9 +48,22 @@ def test_a_malformed_snapshot_page_is_refused(sent: SnapshotPage, error: type[Ex
 
 
 def test_a_snapshot_row_of_the_wrong_shape_is_refused() -> None:
-    frame = msgpack.packb([PROTOCOL_VERSION, 10, {}, {}, 2, "", None, [["r1", 5, NODE, [1]]],
-                           True])  # fmt: skip
+    frame = msgpack.packb([PROTOCOL_VERSION, 10, {}, {}, 0, 2, "", None,
+                           [["r1", 5, NODE, [1]]], True])  # fmt: skip
     with pytest.raises(SchemaError):
         decode_message(frame)
     with pytest.raises(DecodeError):
         decode_message(msgpack.packb([PROTOCOL_VERSION, 11, 0]))
+
+
+@pytest.mark.parametrize("mark", [-1, 1 << 63, 1.5, True, None, "4"])
+def test_a_snapshot_page_whose_collected_mark_is_not_a_stamp_is_refused(mark: object) -> None:
+    frame = msgpack.packb([PROTOCOL_VERSION, 10, {}, {}, mark, 2, "", None, [], True])
+    with pytest.raises(DecodeError):
+        decode_message(frame)
+
+
+def test_a_snapshot_page_of_the_old_seven_fields_is_refused() -> None:
+    frame = msgpack.packb([PROTOCOL_VERSION, 10, {}, {}, 2, "", None, [], True])
+    with pytest.raises(DecodeError):
+        decode_message(frame)
