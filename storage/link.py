@@ -180,6 +180,8 @@ class LinkHandler:
         self.max_skew_ms = max_skew_ms or (lambda: session.local.max_skew_ms)
         self.result = LinkResult(peer=expected)
         self.holes = HoleRepair()
+        self.asked_whole = False
+        """Whether this link asked the peer for everything once, on finding rows that differ."""
         """Origins whose log this node is taking again from the start (a hole was found)."""
         self.log = logger
         self.held_back: set[NodeId] = set()
@@ -396,6 +398,11 @@ class LinkHandler:
             return Handled()
         if found.ask:
             self.session.send_vector(found.request(vector))
+        elif diverged and not self.asked_whole:
+            # Rows differ at equal holdings: ask once for everything, which a pruned log
+            # answers with a snapshot, whose rules settle a row one side collected (§7).
+            self.asked_whole = True
+            self.session.send_vector({})
         return Handled(holes=found.holes, diverged=diverged)
 
     def _note_clock(

@@ -25,6 +25,7 @@ The tree (tests/sync/test_errors.py holds the classes to it, row by row)::
     ├── NotFoundError             not_found         404   1
     │   └── PathRefused           not_found         404   1
     ├── HomeFileError             home_file         500   1
+    ├── ServeRefusal              refused           400   1
     └── StorageError              storage_error     500   1
         ├── MigrationError        storage_error     500   1
         ├── ExtensionUnavailable  storage_error     500   1
@@ -53,6 +54,8 @@ What each kind stands for:
   page that leads outside the node's home, refused (to a caller: there is no such page).
 - HomeFileError: a file in the node's home (keys, the clock mark, wiki pages, the API token)
   that cannot be read, written or used.
+- ServeRefusal (cli/serve_handoff.py): a refusal by the node behind a running ``feral serve``
+  that a command handed its work to (a secret, a failing store), printed as the command's own.
 - StorageError (storage/errors.py): the database refused or is damaged, the embedding model is
   missing, or an embedder's vector cannot be stored.
 

@@ -33,6 +33,7 @@ import pytest
 import sqlean
 
 from feral.node.config import load_settings, save_settings
+from feral.node.absorb_batch import TRANSACTION
 from feral.node.node import CLOCK_OFFSET_ENV, IMPORT_BATCH
 from feral.sync.delta import MAX_PAGE_DELTAS
 
@@ -320,7 +321,9 @@ def strike_writes(writer: FeralNode, kind: str, lines: list[str], trial: Trial) 
 
 
 def check_import(writer: FeralNode, lines: list[str], status: int, trial: Trial) -> None:
-    """An import commits whole batches in file order, and all of it once it exits 0."""
+    """An import commits whole transactions in file order (each of ``TRANSACTION`` lines:
+    an import is classified line by line, node/absorb_batch.py), and all of it once it exits
+    0."""
     if not lines:
         return
     like = lines[0].rsplit(" ", 1)[0] + " %"
@@ -328,7 +331,7 @@ def check_import(writer: FeralNode, lines: list[str], status: int, trial: Trial)
     count = len(present)
     if status == 0:
         assert count == len(lines), f"{trial}: the import exited 0 but {count} lines are in"
-    assert count % IMPORT_BATCH == 0 or count == len(lines), f"{trial}: a partial batch: {count}"
+    assert count % TRANSACTION == 0 or count == len(lines), f"{trial}: a partial batch: {count}"
     assert present == set(lines[: len(present)]), f"{trial}: not the first {count} lines"
 
 
