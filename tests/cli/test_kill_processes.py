@@ -32,8 +32,8 @@ from typing import Any
 import pytest
 import sqlean
 
-from feral.node.config import load_settings, save_settings
 from feral.node.absorb_batch import TRANSACTION
+from feral.node.config import load_settings, save_settings
 from feral.node.node import CLOCK_OFFSET_ENV, IMPORT_BATCH
 from feral.sync.delta import MAX_PAGE_DELTAS
 
