@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 __all__ = [
+    "process_alive",
     "RUNTIME_FILE",
     "SERVE_LOCK_FILE",
     "ServeRuntime",
@@ -83,7 +84,7 @@ def live_serve_runtime(home: Path) -> ServeRuntime | None:
     Whether it still answers is for the caller to find out: a refused connection is stale too.
     """
     runtime = _read(home)
-    if runtime is None or not _alive(runtime.pid):
+    if runtime is None or not process_alive(runtime.pid):
         return None
     if os.name != "nt" and not serve_running(home):  # Windows has no such lock: the port tells
         return None
@@ -126,7 +127,7 @@ def _read(home: Path) -> ServeRuntime | None:
     return runtime
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
     """Whether a process ``pid`` exists (one of another user counts: it is not ours to judge)."""
     if pid <= 0:
         return False

@@ -21,6 +21,7 @@ from feral.sync.types import NodeId
 from .clock_state import ClockState, clock_state
 from .config import PeerSettings
 from .node import Node
+from .serve_runtime import process_alive
 
 __all__ = ["peer_rows", "sync_status"]
 
@@ -34,15 +35,7 @@ def _lag_ms(ours: int, theirs: dict[str, int]) -> int | None:
 
 def _running(pid: int) -> bool:
     """Whether process ``pid`` exists (the link rows of a killed server stay behind)."""
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid == os.getpid() or process_alive(pid)
 
 
 def _link_state(
