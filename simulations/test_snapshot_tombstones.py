@@ -132,3 +132,24 @@ def test_a_device_that_collected_a_tombstone_takes_no_older_row_back_from_a_snap
 
 def rows_of(node: SimNode) -> str:
     return "".join(export.export_lines(node.conn))
+
+
+def test_an_erased_copy_of_a_write_whose_tombstone_was_collected_leaves_no_alarm() -> None:
+    """Two devices write one fact at once; one of the others nukes it and the first is away
+    past the window, so each device collects the tombstone at its own pace. A device that took
+    the older write only after collecting the tombstone keeps its words; a peer that erased it
+    sends it erased, and no tombstone ever comes to explain that: the row there had outgrown the
+    write, so the copy is the same write, not a forgery. The steps the convergence machine
+    found (shrunk from a CI run)."""
+    from .test_convergence import ConvergenceMachine
+
+    fact = ("alice", "likes", "tea")
+    machine = ConvergenceMachine()
+    machine.start(n=4, skews=[0, 0, 0, 60000, 0], topology="mesh", page_limit=1)
+    machine.away_past_the_window(node=0)
+    machine.write_newer_column(node=3, triple=fact, value="teal")
+    machine.deliver(picks=[0])
+    machine.write_on_two(node=0, other=3, triple=fact)
+    machine.hard_delete(node=1, triple=fact)
+    machine.away_past_the_window(node=0)
+    machine.teardown()

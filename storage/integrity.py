@@ -53,15 +53,33 @@ def _erased_copy(conn: Connection, delta: Delta, held: tuple[int, str, bytes | N
     tombstone yet may send such an entry with its words, and one that has may send our entry
     erased: the same write, not a collision, as long as this log holds an entry of the row
     without payload above it (the tombstone, or an entry it erased; as the row's state, or
-    below a later write of the row). Before that arrives the copies cannot be told from a
-    forged tombstone, and the alarm goes when it arrives (storage/erase.py).
+    below a later write of the row), or this node's row has outgrown the write. Before either,
+    the copies cannot be told from a forged tombstone, and the alarm goes when the tombstone
+    arrives (storage/erase.py).
     """
     code, row_id, payload = held
     if row_id != delta.row_id or table_by_name(delta.table).code != code:
         return False
     if (payload is None) == (delta.values is None):
         return False  # both erased, or both with words (and other ones)
-    return _erased_above(conn, code, row_id, delta)
+    return _erased_above(conn, code, row_id, delta) or _outgrown_here(conn, delta)
+
+
+def _outgrown_here(conn: Connection, delta: Delta) -> bool:
+    """Whether this node's row is at a newer version than ``delta``'s write.
+
+    Then the write lost here whatever its copy holds, and the tombstone that would explain an
+    erased copy may never come: a device that collected it before this older write reached it
+    kept the write's words, while a peer that had the write first erased it (docs/PROTOCOL.md
+    §7, Collisions). A copy that differs only by its words, of a write no longer the row's
+    state, changes nothing here either way.
+    """
+    name = table_by_name(delta.table).name
+    newer = conn.execute(
+        f'SELECT 1 FROM "{name}" WHERE id = ? AND (hlc, origin) > (?, ?)',
+        (delta.row_id, delta.hlc, delta.origin),
+    ).fetchone()
+    return newer is not None
 
 
 def _erased_above(conn: Connection, code: int, row_id: str, delta: Delta) -> bool:
