@@ -66,7 +66,9 @@ def flooding(url: str, home: Path, seconds: float) -> Iterator[subprocess.Popen[
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.communicate(timeout=30)
+        proc.wait(timeout=30)
+        if proc.stdout is not None:
+            proc.stdout.close()  # unread when the test failed before reading it
 
 
 if __name__ == "__main__":
