@@ -71,8 +71,11 @@ class PeerPace:
 
     def admit(self, size: int, now: float, weight: int = 1) -> Pace:
         """Account one frame of ``size`` bytes received at ``now``, counted as ``weight``
-        frames (a request that costs the server more than a frame: node/link_guard.py)."""
-        frame_wait = self.frames.take(weight, now)
+        frames (a request that costs the server more than a frame: node/link_guard.py), but
+        never more than the whole burst: under a cap whose burst is below one Vector, a peer's
+        Vector at each reconnect would otherwise hold it back, and its traffic after keep it
+        held until it was dropped."""
+        frame_wait = self.frames.take(min(weight, self.frames.capacity), now)
         byte_wait = self.bytes.take(size, now)
         if frame_wait == 0:
             self.held_since = None

@@ -24,9 +24,9 @@ above the expected (well under a second), so only a peer kept out fails it."""
 HANDSHAKE_S = 3.0
 FLOOD_FRAMES_PER_S = 100
 """Half the default cap: the flooder (thousands of Vectors a second, each weighing 50 frames) is
-held back at once, while the laptop's own traffic fits in it, its Vector at every reconnect
-included. At 20 a second the burst (2 s of it) was below one Vector: the laptop, writing a few
-times a second through its serve, was held back after each reconnect and dropped in turn."""
+held back at once, while the laptop's own traffic fits in it: writing through its serve, the
+loop below has each side write about nine times a second, a page and an ack each way per
+write, which at 20 a second had the laptop dropped as well."""
 FLOOD_DROP_S = 3.0
 
 

@@ -93,6 +93,19 @@ def test_a_weighted_frame_takes_that_many_frames_of_the_budget() -> None:
     assert waits[8] == pytest.approx(0.25) and waits[9] == pytest.approx(0.5)
 
 
+def test_under_a_cap_whose_burst_is_below_one_vector_a_rested_peer_still_sends_one_at_once() -> (
+    None
+):
+    """At 20 frames a second the burst holds 40, less than a Vector weighs: a peer's Vector at
+    each reconnect held it back, and its honest traffic after kept it held until it was
+    dropped. A frame weighs at most the whole burst, so a rested peer's Vector always passes,
+    and one repeating Vectors is still held to one per burst."""
+    pace = PeerPace(frames_per_s=20, bytes_per_min=1e9, drop_after_s=3)
+    assert pace.admit(10, 0.0, weight=VECTOR_WEIGHT).wait_s == 0.0
+    assert not pace.held
+    assert pace.admit(10, 0.0, weight=VECTOR_WEIGHT).wait_s == pytest.approx(2.0)
+
+
 def test_a_vector_weighs_more_than_any_other_frame() -> None:
     assert frame_weight(encode_message(Vector({}))) == VECTOR_WEIGHT > 1
     assert frame_weight(encode_message(Vector({"a" * 32: 7}))) == VECTOR_WEIGHT
