@@ -153,3 +153,28 @@ def test_an_erased_copy_of_a_write_whose_tombstone_was_collected_leaves_no_alarm
     machine.hard_delete(node=1, triple=fact)
     machine.away_past_the_window(node=0)
     machine.teardown()
+
+
+def test_an_erased_copy_whose_row_a_snapshot_moves_past_leaves_no_alarm() -> None:
+    """A new device takes the server's own write, then the server's erased copy of it (the
+    phone nuked it): an alarm, the write being its row still. The tombstone never reaches it:
+    a newer write outdated it, and a snapshot carries rows, not the entries between. The
+    snapshot's newer row moves the row past the write, and the alarm goes. The steps the
+    convergence machine found (seed 1846024705, shrunk)."""
+    from .test_convergence import ConvergenceMachine
+
+    fact = ("alice", "likes", "tea")
+    machine = ConvergenceMachine()
+    machine.start(n=3, skews=[0, 0, 0, 0, 0], topology="chain", page_limit=1)
+    machine.new_device(sponsor=0)
+    machine.bulk_write(node=1, triples=[fact] * 4)
+    machine.boost_on_two(importance=0.5, node=0, other=1, triple=fact)
+    machine.nuke_then_new_device(i=0, node=2)
+    machine.away_past_the_window(node=0)
+    machine.hard_delete(node=1, triple=fact)
+    machine.relate_entities(node=4, other="Berlin", source="Berlin")
+    machine.disk_fails(failures=None, node=0, passes=0, whole=False)
+    machine.new_device(sponsor=0)
+    machine.away_past_the_window(node=1)
+    machine.boost_on_two(importance=0.5, node=2, other=1, triple=fact)
+    machine.teardown()

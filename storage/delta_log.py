@@ -138,6 +138,7 @@ def merge_rows(conn: Connection, deltas: Sequence[Delta]) -> dict[NodeId, list[_
         change += row_digest.change_of(conn, name, table_rows)
         conn.executemany(_UPSERT[name], table_rows)
     row_digest.store_digest(conn, change)
+    integrity.withdraw_outgrown(conn, rows)
     return entries
 
 

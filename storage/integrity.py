@@ -11,7 +11,7 @@ either: each collision is recorded here, per origin, stamp and the peer that sen
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from feral.sync.codec import decode_values
@@ -21,7 +21,13 @@ from feral.sync.types import NodeId
 
 from .connection import Connection
 
-__all__ = ["alarm_counts", "alarm_summary", "find_collisions", "record_collisions"]
+__all__ = [
+    "alarm_counts",
+    "alarm_summary",
+    "find_collisions",
+    "record_collisions",
+    "withdraw_outgrown",
+]
 
 
 def find_collisions(conn: Connection, origin: NodeId, deltas: Sequence[Delta]) -> list[Delta]:
@@ -112,16 +118,65 @@ def _same_values(ours: tuple[Value, ...], theirs: tuple[Value, ...]) -> bool:
 
 
 def record_collisions(conn: Connection, deltas: Sequence[Delta], peer: str, now_ms: int) -> None:
-    """Count each colliding entry under its origin, stamp and sender (inside the page's write)."""
+    """Count each colliding entry under its origin, stamp and sender (inside the page's write),
+    noting which differ from the held entry only by a nuke's erasure (all copies of that stamp
+    from that sender: one with other content makes it a forgery)."""
     conn.executemany(
-        "INSERT INTO integrity_alarms(origin, hlc, peer, tbl, row_id, first_at, last_at, count) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, 1) ON CONFLICT(origin, hlc, peer) DO UPDATE SET "
-        "last_at = excluded.last_at, count = count + 1",
+        "INSERT INTO integrity_alarms(origin, hlc, peer, tbl, row_id, first_at, last_at, count, "
+        "erased) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT(origin, hlc, peer) DO UPDATE SET "
+        "last_at = excluded.last_at, count = count + 1, erased = min(erased, excluded.erased)",
         [
-            (d.origin, d.hlc, peer, table_by_name(d.table).code, d.row_id, now_ms, now_ms)
+            (
+                d.origin,
+                d.hlc,
+                peer,
+                table_by_name(d.table).code,
+                d.row_id,
+                now_ms,
+                now_ms,
+                int(_differs_by_erasure(conn, d)),
+            )
             for d in deltas
-        ],
+        ],  # fmt: skip
     )
+
+
+def _differs_by_erasure(conn: Connection, delta: Delta) -> bool:
+    """Whether the held entry at ``delta``'s stamp is of the same row, one of the two copies
+    without its words: a nuke's tombstone may yet explain it, or the row move past it."""
+    held = conn.execute(
+        "SELECT tbl, row_id, payload FROM delta_log WHERE origin = ? AND hlc = ?",
+        (delta.origin, delta.hlc),
+    ).fetchone()
+    if held is None or (held[0], held[1]) != (table_by_name(delta.table).code, delta.row_id):
+        return False
+    return (held[2] is None) != (delta.values is None)
+
+
+_ANY_ERASED_COPY = "SELECT 1 FROM integrity_alarms WHERE erased = 1 LIMIT 1"
+
+_WITHDRAW_OUTGROWN = """
+DELETE FROM integrity_alarms WHERE erased = 1 AND tbl = ?1 AND NOT EXISTS (
+  SELECT 1 FROM "{table}" AS t WHERE t.id = integrity_alarms.row_id
+    AND (t.hlc, t.origin) <= (integrity_alarms.hlc, integrity_alarms.origin))
+"""
+"""Alarms on erased copies whose row here is no longer at their write: written again since, or
+dropped as collected (a snapshot's rule)."""
+
+
+def withdraw_outgrown(conn: Connection, tables: Iterable[str]) -> None:
+    """Withdraw the alarms on copies that differed only by erasure, of writes the rows of
+    ``tables`` have moved past here (inside the write that moved them).
+
+    Such a copy could change nothing once its write lost here, and the tombstone that would
+    explain it may never come: the one that erased it may be collected, or outdated by the very
+    write that moved the row (a snapshot carries rows, not the entries between). One probe of
+    the alarms, nearly always empty, when there is nothing to withdraw.
+    """
+    if conn.execute(_ANY_ERASED_COPY).fetchone() is None:
+        return
+    for name in tables:
+        conn.execute(_WITHDRAW_OUTGROWN.format(table=name), (table_by_name(name).code,))
 
 
 def alarm_counts(conn: Connection) -> dict[str, int]:

@@ -311,6 +311,15 @@ CREATE TRIGGER episodes_access_erased AFTER UPDATE OF deleted ON episodes WHEN n
 BEGIN DELETE FROM access_strength WHERE memory_id = new.id; END;
 """,
     ),
+    Migration(
+        # An alarm on a copy that differs from the held entry only by a nuke's erasure
+        # (storage/integrity.py): it goes once the row here moves past that write. Alarms from
+        # before are kept as they were (0: not known to be such a copy).
+        "0017_erased_copy_alarms",
+        """
+ALTER TABLE integrity_alarms ADD COLUMN erased INTEGER NOT NULL DEFAULT 0;
+""",
+    ),
 )
 
 _registered: list[Migration] = []

@@ -26,7 +26,7 @@ from feral.sync.snapshot import SnapshotCursor, SnapshotPage
 from feral.sync.text import printable
 from feral.sync.types import NodeId, RowId, VersionVector
 
-from . import delta_log, opaque, row_digest
+from . import delta_log, integrity, opaque, row_digest
 from .collected import collected_through, raise_collected_through
 from .connection import Connection
 from .vectors import drop_vectors
@@ -200,6 +200,7 @@ def _drop_collected(conn: Connection, page: SnapshotPage) -> None:
         "AND row_id IN (SELECT value FROM json_each(?))",
         (page.table, ids),
     )
+    integrity.withdraw_outgrown(conn, [table.name])
 
 
 def _adopt_holdings(conn: Connection, vector: VersionVector, entries: dict[NodeId, int]) -> None:

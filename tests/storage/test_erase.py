@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from feral.storage.delta_log import changes_since, log_entry_counts, version_vector
 from feral.storage.erase import finish_erasing
 from feral.sync.types import NodeId
@@ -117,6 +119,37 @@ def test_an_alarm_for_a_copy_erased_by_a_nuke_not_heard_of_yet_is_withdrawn_with
     assert alarm_counts(a.conn) == {}
     assert export_text(a.conn) == export_text(b.conn)
     assert payloads_holding(a, SECRET) == 0
+
+
+@pytest.mark.parametrize("forged_too", [False, True])
+def test_an_alarm_for_an_erased_copy_goes_when_the_row_moves_past_its_write(
+    make_replica, forged_too: bool
+):
+    """a takes b's erased copy of its write ahead of b's tombstone: an alarm, since the write is
+    still a's row. Then d's archive, made without hearing of the nuke, moves the row past it:
+    the copy can change nothing now, and the tombstone may never come (outdated by the
+    archive, a snapshot would not carry it), so the alarm goes. Unless the same sender also
+    sent a copy of that write with other words: that is a forgery, and the alarm stays."""
+    from feral.storage.integrity import alarm_counts
+
+    a, b, d = (make_replica(n, i) for n, i in (("a", A), ("b", B), ("d", D)))
+    row = a.remember("user", "vault_code", SECRET)
+    pull(b, a)
+    pull(d, a)
+    b.nuke(row["id"])
+    d.time.advance(1_000)
+    d.archive(row["id"])
+    for page in [p for p in changes_since(b.conn, {}) if p.origin == A]:
+        a.apply(page)
+    if forged_too:
+        written = next(p for p in changes_since(a.conn, {}) if p.origin == A)
+        words = tuple("other words" if v == SECRET else v for v in written.deltas[0].values or ())
+        a.apply(replace(written, deltas=(replace(written.deltas[0], values=words),)))
+    raised = alarm_counts(a.conn)
+    assert raised == {"": 2 if forged_too else 1}
+    for page in changes_since(d.conn, version_vector(a.conn)):
+        a.apply(page)
+    assert alarm_counts(a.conn) == (raised if forged_too else {})
 
 
 def test_an_erased_copy_is_no_collision_where_the_write_came_after_its_tombstone(make_replica):
