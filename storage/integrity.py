@@ -137,7 +137,7 @@ def record_collisions(conn: Connection, deltas: Sequence[Delta], peer: str, now_
                 int(_differs_by_erasure(conn, d)),
             )
             for d in deltas
-        ],  # fmt: skip
+        ],
     )
 
 
