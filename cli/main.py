@@ -1,7 +1,8 @@
 """The ``feral`` group: global options, the top-level commands, and the command groups.
 
-The console script (``feral = "feral.cli.main:cli"``) and ``python -m feral.cli`` both run
-:data:`cli`. Errors become exit statuses in cli/context.py's :class:`FeralGroup`.
+The console script (``feral = "feral.cli.fast_help:main"``, which answers ``feral --help``
+itself) and ``python -m feral.cli`` both run :data:`cli`. Errors become exit statuses in
+cli/context.py's :class:`FeralGroup`.
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ def test_the_console_script_runs_the_feral_package(wheel):
     with zipfile.ZipFile(wheel) as archive:
         (entry_points,) = [n for n in archive.namelist() if n.endswith("entry_points.txt")]
         text = archive.read(entry_points).decode()
-    assert "feral = feral.cli.main:cli" in text
+    assert "feral = feral.cli.fast_help:main" in text
 
 
 def other_distribution(directory: Path) -> Path:

@@ -8,12 +8,15 @@ runs the real group in a fresh interpreter and reads ``sys.modules`` after it pr
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import click
+import pytest
 
+from feral.cli.fast_help import TOP_HELP, WIDTH
 from feral.cli.lazy_group import LazyGroup
 from feral.cli.main import COMMANDS, SUMMARIES, cli
 
@@ -136,3 +139,58 @@ def test_each_summary_listed_is_the_commands_own_short_help_at_any_width() -> No
                     name,
                     limit,
                 )
+
+
+def click_top_help(monkeypatch: pytest.MonkeyPatch, columns: int) -> str:
+    """What the click group prints for ``feral --help`` on a terminal ``columns`` wide."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    ctx = cli.context_class(cli, info_name="feral", **cli.context_settings)
+    return cli.get_help(ctx) + "\n"
+
+
+def test_the_help_the_script_prints_without_click_is_what_click_renders(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """cli/fast_help.py keeps click's rendering as text: a changed option, summary or docstring
+    changes click's, and this fails until the text is copied from its message."""
+    rendered = click_top_help(monkeypatch, WIDTH)
+    assert TOP_HELP == rendered, f"cli/fast_help.py's TOP_HELP should now be:\n{rendered}"
+
+
+def run_script(*args: str, columns: int) -> subprocess.CompletedProcess[str]:
+    script = Path(sys.executable).with_name("feral")
+    probe = (
+        "import sys\n"
+        f"sys.argv = [{str(script)!r}, *{list(args)!r}]\n"
+        "from feral.cli.fast_help import main\n"
+        "try:\n"
+        "    main()\n"
+        "finally:\n"
+        "    print('click:' + str('click' in sys.modules), file=sys.stderr)\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": str(columns)},
+    )
+
+
+def test_the_script_prints_the_top_help_without_importing_click() -> None:
+    for flag in ("--help", "-h"):
+        result = run_script(flag, columns=100)
+        assert result.returncode == 0, result.stderr
+        assert (result.stdout, result.stderr.strip()) == (TOP_HELP, "click:False")
+
+
+def test_a_narrow_terminal_or_another_command_line_goes_to_click(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Below 80 columns click wraps narrower, so the kept text would be wrong there; and
+    ``--help`` after anything else is a subcommand's help, or the group's with options."""
+    narrow = run_script("--help", columns=60)
+    assert narrow.stdout == click_top_help(monkeypatch, 60) != TOP_HELP
+    assert narrow.stderr.strip().endswith("click:True")
+    version = run_script("--version", columns=100)
+    assert "version" in version.stdout and version.stderr.strip().endswith("click:True")
