@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from feral.node.classify import Thresholds, decide, fact_text
+from feral.node.classify import DUPLICATE_COSINE, Thresholds, decide, fact_text
 from feral.node.fact_rules import is_single_valued, opposite, slot
 from feral.node.phrases import parse_fact
 from feral.storage.absorb_store import Candidates
@@ -27,7 +27,8 @@ from feral.sync.ids import fact_id, normalise
 __all__ = ["PAIRS_FILE", "Pair", "load_pairs", "measure_pairs", "render_pairs"]
 
 PAIRS_FILE = Path(__file__).resolve().parent / "absorb" / "near_duplicates.jsonl"
-THRESHOLDS = tuple(round(0.5 + 0.05 * step, 2) for step in range(10))
+THRESHOLDS = tuple(sorted({round(0.5 + 0.05 * step, 2) for step in range(10)} | {DUPLICATE_COSINE}))
+"""Every 0.05 from 0.50, and the default (node/classify.py), whichever it is."""
 
 
 @dataclass(frozen=True)

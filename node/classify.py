@@ -54,7 +54,7 @@ __all__ = [
     "word_overlap",
 ]
 
-DUPLICATE_COSINE = 0.85
+DUPLICATE_COSINE = 0.83
 DUPLICATE_OVERLAP = 0.5
 QUEUED_OVERLAP = WORD_SHARE
 """A candidate without a vector needs this word overlap; storage/word_neighbours.py reads

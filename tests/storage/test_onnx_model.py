@@ -104,14 +104,14 @@ def test_every_text_gets_a_finite_unit_vector(model: OnnxEmbedder) -> None:
     assert model.embed([]) == []
 
 
-def test_a_batch_gives_nearly_the_vectors_of_one_text_at_a_time(model: OnnxEmbedder) -> None:
-    """Close, not equal: dynamic quantisation takes the activations' int8 scale over the whole
-    batch, padding included (one text alone measured 0.988 to itself in a batch)."""
+def test_a_text_gets_the_same_vector_whatever_it_is_embedded_with(model: OnnxEmbedder) -> None:
+    """Dynamic quantisation takes the activations' int8 scale over a whole run, padding
+    included: in one batch these texts measured 0.988 to themselves alone, so each runs alone."""
     texts = ["my doctor's name is Dr. Chen", "vehicle maintenance appointment", "word " * 300]
     together = model.embed_array(texts)
     for text, vector in zip(texts, together, strict=True):
-        assert float(model.embed_array([text])[0] @ vector) >= 0.98
-    assert np.array_equal(model.embed_array(texts), together)  # and deterministic
+        assert np.array_equal(model.embed_array([text])[0], vector)
+    assert np.array_equal(model.embed_array(texts[::-1])[::-1], together)
 
 
 def test_a_paraphrase_is_nearer_than_a_look_alike(model: OnnxEmbedder) -> None:
