@@ -3,6 +3,8 @@ has a hole until sync brings the lost writes back (simulations/cluster.py's ``re
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .test_convergence import ConvergenceMachine
 
 
@@ -13,10 +15,10 @@ def test_a_restored_device_whose_own_log_was_pruned_may_hold_a_hole_until_sync()
     waived such holes only for logs never pruned. The steps the convergence machine found (a
     CI run)."""
     machine = ConvergenceMachine()
-    fact = machine.first_facts(facts=[("alice", "likes", "tea")])
-    (triple,) = fact.values
+    triple = ("alice", "likes", "tea")
+    machine.first_facts(facts=[triple])
     machine.start(n=3, topology="chain", page_limit=1, skews=[0, 0, 0, 0, 0])
-    for step in (
+    steps: list[Callable[[], None]] = [
         lambda: machine.write(confidence=1.0, node=1, triple=triple),
         lambda: machine.away_past_the_window(node=0),
         lambda: machine.node_life(action="backup", node=1),
@@ -24,7 +26,8 @@ def test_a_restored_device_whose_own_log_was_pruned_may_hold_a_hole_until_sync()
         lambda: machine.away_past_the_window(node=2),
         lambda: machine.node_life(action="restore", node=1),
         lambda: machine.name_entity(kind="place", name="Berlin", node=1),
-    ):
+    ]
+    for step in steps:
         step()
         machine.safe()
     machine.teardown()
