@@ -10,7 +10,7 @@ from feral.storage.delta_log import changes_since, log_entry_counts, version_vec
 from feral.storage.erase import finish_erasing
 from feral.sync.types import NodeId
 
-from .support import A, B, C, all_deltas, export_text, pull, sync_until_quiet
+from .support import A, B, C, Replica, all_deltas, export_text, pull, sync_until_quiet
 
 SECRET = "zanzibarquux"
 D = NodeId("d" * 32)
@@ -19,6 +19,19 @@ D = NodeId("d" * 32)
 def payloads_holding(replica, word: str) -> int:
     rows = replica.conn.execute("SELECT payload FROM delta_log WHERE payload IS NOT NULL")
     return sum(word.encode() in bytes(payload) for (payload,) in rows)
+
+
+def nuked_here_archived_there(make_replica) -> tuple[Replica, Replica, Replica, str]:
+    """a's write of the secret, which b nukes and d, not having heard of it, archives a second
+    later: the three replicas (a holding neither the nuke nor the archive yet) and the row."""
+    a, b, d = (make_replica(n, i) for n, i in (("a", A), ("b", B), ("d", D)))
+    row = a.remember("user", "vault_code", SECRET)
+    pull(b, a)
+    pull(d, a)
+    b.nuke(row["id"])
+    d.time.advance(1_000)
+    d.archive(row["id"])
+    return a, b, d, row["id"]
 
 
 def test_a_nuke_drops_the_words_from_every_earlier_entry_of_its_row(make_replica):
@@ -132,13 +145,7 @@ def test_an_alarm_for_an_erased_copy_goes_when_the_row_moves_past_its_write(
     sent a copy of that write with other words: that is a forgery, and the alarm stays."""
     from feral.storage.integrity import alarm_counts
 
-    a, b, d = (make_replica(n, i) for n, i in (("a", A), ("b", B), ("d", D)))
-    row = a.remember("user", "vault_code", SECRET)
-    pull(b, a)
-    pull(d, a)
-    b.nuke(row["id"])
-    d.time.advance(1_000)
-    d.archive(row["id"])
+    a, b, d, _ = nuked_here_archived_there(make_replica)
     for page in [p for p in changes_since(b.conn, {}) if p.origin == A]:
         a.apply(page)
     if forged_too:
@@ -158,13 +165,8 @@ def test_an_erased_copy_is_no_collision_where_the_write_came_after_its_tombstone
     of that write is the same write, not a forged tombstone."""
     from feral.storage.integrity import find_collisions
 
-    a, b, c, d = (make_replica(n, i) for n, i in (("a", A), ("b", B), ("c", C), ("d", D)))
-    row = a.remember("user", "vault_code", SECRET)
-    pull(b, a)
-    pull(d, a)
-    b.nuke(row["id"])
-    d.time.advance(1_000)
-    d.archive(row["id"])
+    a, b, d, _ = nuked_here_archived_there(make_replica)
+    c = make_replica("c", C)
     for origin, sender in ((D, d), (B, b), (A, a)):
         for page in changes_since(sender.conn, {}):
             if page.origin == origin:
@@ -184,13 +186,7 @@ def test_an_erased_copy_of_a_write_its_row_outgrew_is_no_alarm_and_its_tombstone
     erases a's copy."""
     from feral.storage.integrity import alarm_counts
 
-    a, b, d = (make_replica(n, i) for n, i in (("a", A), ("b", B), ("d", D)))
-    row = a.remember("user", "vault_code", SECRET)
-    pull(b, a)
-    pull(d, a)
-    b.nuke(row["id"])
-    d.time.advance(1_000)
-    d.archive(row["id"])
+    a, b, d, _ = nuked_here_archived_there(make_replica)
     for page in changes_since(d.conn, version_vector(a.conn)):
         a.apply(page)
     pages = changes_since(b.conn, {})
@@ -213,19 +209,14 @@ def test_a_tombstone_that_arrives_after_a_newer_write_still_erases_the_older_ent
     first, then a's write, then the tombstone: the row stays live (the archive wins), yet every
     entry older than the tombstone loses its words, and a device that joins later from c never
     receives them."""
-    a, b, c, d = (make_replica(n, i) for n, i in (("a", A), ("b", B), ("c", C), ("d", D)))
-    row = a.remember("user", "vault_code", SECRET)
-    pull(b, a)
-    pull(d, a)
-    b.nuke(row["id"])
-    d.time.advance(1_000)
-    d.archive(row["id"])
+    a, b, d, row_id = nuked_here_archived_there(make_replica)
+    c = make_replica("c", C)
     archive = [p for p in changes_since(d.conn, {}) if p.origin == D]
     for origin, sender in ((D, d), (A, a), (B, b)):
         for page in changes_since(sender.conn, {}):
             if page.origin == origin:
                 c.apply(page)
-    older = [dl for dl in all_deltas(c.conn) if dl.row_id == row["id"] and dl.origin != D]
+    older = [dl for dl in all_deltas(c.conn) if dl.row_id == row_id and dl.origin != D]
     assert [dl.values for dl in older] == [None, None]
     assert payloads_holding(c, SECRET) == 1  # the archive, a write newer than the nuke
     late = make_replica("late", NodeId("e" * 32))
@@ -243,13 +234,8 @@ def test_a_write_older_than_a_tombstone_arriving_once_the_row_was_written_again_
 ):
     """c holds the nuke and the newer archive (the row is live), then a's write from before the
     nuke arrives: it is logged as a tombstone at its own stamp, as if the row were still dead."""
-    a, b, c, d = (make_replica(n, i) for n, i in (("a", A), ("b", B), ("c", C), ("d", D)))
-    row = a.remember("user", "vault_code", SECRET)
-    pull(b, a)
-    pull(d, a)
-    b.nuke(row["id"])
-    d.time.advance(1_000)
-    d.archive(row["id"])
+    a, b, d, _ = nuked_here_archived_there(make_replica)
+    c = make_replica("c", C)
     for origin, sender in ((B, b), (D, d), (A, a)):
         for page in changes_since(sender.conn, {}):
             if page.origin == origin:
