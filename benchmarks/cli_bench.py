@@ -151,7 +151,7 @@ def _rounds(
     queries = make_queries(runs + 1)
     cases = {
         "floor": lambda i: [sys.executable, "-c", "pass"],
-        "help": lambda i: [*feral, "--help"],
+        "help": lambda i: [*_feral_command(), "--help"],  # as a newcomer types it
         "remember": lambda i: [*feral, "memory", "remember", texts[2 * i]],
         "search": lambda i: [*feral, "memory", "search", queries[i]],
         "remember_served": lambda i: [*there, "memory", "remember", texts[2 * i + 1]],

@@ -9,8 +9,9 @@ with another distribution, and nothing a ``sync.py`` in the working directory ca
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False
+"""True for type checkers only (mypy reads any name ``TYPE_CHECKING`` so): importing ``typing``
+for it would cost every ``feral`` command, ``feral --help`` included, about 18 ms."""
 if TYPE_CHECKING:
     from feral.node.memory_api import Memory
 
