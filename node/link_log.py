@@ -1,6 +1,6 @@
 """What a link tells its caller and ``feral serve``'s log: a catch-up's progress in steps,
 divergence once, holes, integrity alarms and refusals (failures, once per streak, are logged by
-:class:`feral.storage.link.FailureLog`, which the simulated devices share).
+:class:`feral.storage.failure_log.FailureLog`, which the simulated devices share).
 
 A link fails the same way on every retry while the cause lasts (a lock, a full disk), and a
 catch-up of 100,000 entries comes in 100 pages: the log says each thing once, or in steps.
