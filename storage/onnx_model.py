@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from .model_stamps import DigestStamps
 
     FloatMatrix = npt.NDArray[np.float32]
+    FloatVector = npt.NDArray[np.float32]
 
 __all__ = ["FORMAT", "THREADS_ENV", "OnnxEmbedder", "embed_threads"]
 
@@ -150,25 +151,20 @@ class OnnxEmbedder:
         session = self._ready()
         encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=True)
         for i, encoding in enumerate(encodings):
-            out[i] = self._run(session, [encoding.ids])[0]
+            out[i] = self._run(session, encoding.ids)
         return out
 
-    def _run(self, session: onnxruntime.InferenceSession, rows: list[list[int]]) -> FloatMatrix:
-        """Mean-pooled, unit-length vectors of one batch of token ids."""
+    def _run(self, session: onnxruntime.InferenceSession, token_ids: list[int]) -> FloatVector:
+        """The mean-pooled, unit-length vector of one text's token ids (no padding: every
+        token counts)."""
         import numpy as np
 
-        width = max(len(row) for row in rows)
-        ids = np.zeros((len(rows), width), dtype=np.int64)
-        mask = np.zeros((len(rows), width), dtype=np.int64)
-        for i, row in enumerate(rows):
-            ids[i, : len(row)] = row
-            mask[i, : len(row)] = 1
-        feeds = dict(zip(self._inputs, (ids, mask), strict=True))
+        ids = np.array([token_ids], dtype=np.int64)
+        feeds = dict(zip(self._inputs, (ids, np.ones_like(ids)), strict=True))
         (hidden,) = session.run([self._output], feeds)
-        weights = mask[:, :, None].astype(np.float32)
-        means = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
-        norms = np.linalg.norm(means, axis=1, keepdims=True)
-        unit: FloatMatrix = np.divide(means, norms, out=np.zeros_like(means), where=norms > 0)
+        mean = hidden[0].mean(axis=0)
+        norm = float(np.linalg.norm(mean))
+        unit: FloatVector = mean / norm if norm > 0 else np.zeros_like(mean)
         return unit
 
     def _ready(self) -> onnxruntime.InferenceSession:
