@@ -63,12 +63,18 @@ def _erased_copy(conn: Connection, delta: Delta, held: tuple[int, str, bytes | N
     the copies cannot be told from a forged tombstone, and the alarm goes when the tombstone
     arrives (storage/erase.py).
     """
+    if not _erasure_apart(delta, held):
+        return False
+    return _erased_above(conn, held[0], held[1], delta) or _outgrown_here(conn, delta)
+
+
+def _erasure_apart(delta: Delta, held: tuple[int, str, bytes | None]) -> bool:
+    """Whether ``delta`` and the held entry at its stamp are of the same row, one of the two
+    without its words (so they differ, if at all, only by a nuke's erasure)."""
     code, row_id, payload = held
     if row_id != delta.row_id or table_by_name(delta.table).code != code:
         return False
-    if (payload is None) == (delta.values is None):
-        return False  # both erased, or both with words (and other ones)
-    return _erased_above(conn, code, row_id, delta) or _outgrown_here(conn, delta)
+    return (payload is None) != (delta.values is None)
 
 
 def _outgrown_here(conn: Connection, delta: Delta) -> bool:
@@ -142,15 +148,13 @@ def record_collisions(conn: Connection, deltas: Sequence[Delta], peer: str, now_
 
 
 def _differs_by_erasure(conn: Connection, delta: Delta) -> bool:
-    """Whether the held entry at ``delta``'s stamp is of the same row, one of the two copies
-    without its words: a nuke's tombstone may yet explain it, or the row move past it."""
+    """:func:`_erasure_apart` for a colliding entry (a rare path: one read of the held entry):
+    a nuke's tombstone may yet explain it, or the row move past it."""
     held = conn.execute(
         "SELECT tbl, row_id, payload FROM delta_log WHERE origin = ? AND hlc = ?",
         (delta.origin, delta.hlc),
     ).fetchone()
-    if held is None or (held[0], held[1]) != (table_by_name(delta.table).code, delta.row_id):
-        return False
-    return (held[2] is None) != (delta.values is None)
+    return held is not None and _erasure_apart(delta, (int(held[0]), str(held[1]), held[2]))
 
 
 _ANY_ERASED_COPY = "SELECT 1 FROM integrity_alarms WHERE erased = 1 LIMIT 1"
