@@ -22,7 +22,6 @@ _PY_TYPE: dict[Kind, type] = {"text": str, "int": int, "real": float, "bool": bo
 _NONE_TYPE = type(None)
 _PLAIN_TYPES = frozenset({*_PY_TYPE.values(), _NONE_TYPE})
 """The exact types :meth:`Column.accepts_all` answers for itself; other types go to ``check``."""
-_INF = math.inf
 
 MAX_TEXT_BYTES = 65_536
 MIN_INT = -(1 << 63)
