@@ -33,10 +33,11 @@ from .vectors import (
     VectorSink,
     embedder_in_use,
     queue_waiting,
+    queued_rowids,
     search_similar,
     store_vectors,
 )
-from .word_neighbours import word_neighbours
+from .word_neighbours import live_facts_by_rowid, neighbour_rows
 
 __all__ = [
     "NEIGHBOURS",
@@ -146,41 +147,19 @@ def _neighbours(
             nearest = held.nearest(conn, FACTS, vector, NEIGHBOURS + 1)
         else:
             nearest = search_similar(conn, FACTS, vector, NEIGHBOURS + 1)
-        rowids = [rowid for rowid, _ in nearest]
-        marks = ", ".join("?" * len(rowids))
-        rows = {
-            int(r[0]): row_dict(FACTS, r[1:])
-            for r in conn.execute(
-                f"{select_sql(FACTS).replace('SELECT ', 'SELECT rowid, ', 1)} "
-                f"WHERE rowid IN ({marks}) AND deleted = 0 AND archived = 0",
-                rowids,
-            )
-        }
+        rows = live_facts_by_rowid(conn, [rowid for rowid, _ in nearest])
         for rowid, cosine in nearest:
             if rowid in rows and rows[rowid]["id"] != own_id:
                 found[rows[rowid]["id"]] = (rows[rowid], cosine)
     if vector is not None and not queue_waiting(conn):
         return list(found.values())  # the usual case: every stored fact has its vector
-    hits = word_neighbours(conn, text, own_id, NEIGHBOURS, common)
-    waiting = _still_queued(conn, hits) if vector is not None else {str(r["id"]) for r in hits}
-    for row in hits:
-        if row["id"] in waiting and row["id"] not in found:
+    hits = neighbour_rows(conn, text, own_id, NEIGHBOURS, common)
+    rowids = [rowid for rowid, _ in hits]
+    waiting = queued_rowids(conn, FACTS.name, rowids) if vector is not None else set(rowids)
+    for rowid, row in hits:
+        if rowid in waiting and row["id"] not in found:
             found[row["id"]] = (row, None)
     return list(found.values())
-
-
-def _still_queued(conn: Connection, rows: list[Row]) -> set[str]:
-    """Ids of ``rows`` waiting in the embedding queue: rows the vector leg cannot see yet."""
-    if not rows or conn.execute("SELECT 1 FROM embed_queue LIMIT 1").fetchone() is None:
-        return set()
-    by_id = {str(r["id"]): r for r in rows}
-    marks = ", ".join("?" * len(by_id))
-    records = conn.execute(
-        f"SELECT f.id FROM facts f WHERE f.id IN ({marks}) AND EXISTS "
-        "(SELECT 1 FROM embed_queue q WHERE q.tbl = ? AND q.row_rowid = f.rowid)",
-        (*by_id, FACTS.name),
-    ).fetchall()
-    return {str(r[0]) for r in records}
 
 
 def read_candidates(

@@ -24,7 +24,7 @@ from feral.sync.schema import Table
 
 from .connection import Connection
 from .memories import TIER_OF, Row, row_dict, select_sql
-from .vectors import VECTOR_TABLES, search_similar, stored_vectors
+from .vectors import VECTOR_TABLES, queued_rowids, search_similar, stored_vectors
 
 if TYPE_CHECKING:
     # numpy is imported by MMR when it runs (as storage/static_model.py does when a model
@@ -204,19 +204,10 @@ def hit_vectors(conn: Connection, hits: Sequence[Hit]) -> dict[str, list[float]]
 
 def still_queued(conn: Connection, hits: Sequence[Hit]) -> set[str]:
     """Ids of the hits waiting in the embedding queue: rows the vector leg cannot see yet."""
-    if conn.execute("SELECT 1 FROM embed_queue LIMIT 1").fetchone() is None:
-        return set()  # the usual case, in one cheap read
     waiting: set[str] = set()
     for table in VECTOR_TABLES:
         mine = {h.rowid: h.id for h in hits if h.row.get("table") == table.name and h.rowid}
-        if not mine:
-            continue
-        marks = ", ".join("?" * len(mine))
-        rows = conn.execute(
-            f"SELECT row_rowid FROM embed_queue WHERE tbl = ? AND row_rowid IN ({marks})",
-            (table.name, *mine),
-        ).fetchall()
-        waiting.update(mine[int(r[0])] for r in rows)
+        waiting.update(mine[rowid] for rowid in queued_rowids(conn, table.name, mine))
     return waiting
 
 

@@ -18,7 +18,7 @@ import json
 import math
 import secrets
 import struct
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -41,6 +41,7 @@ __all__ = [
     "pack_vector",
     "queue_length",
     "queue_waiting",
+    "queued_rowids",
     "queued_rows",
     "reset_vectors",
     "search_similar",
@@ -210,6 +211,19 @@ def queue_length(conn: Connection) -> int:
 def queue_waiting(conn: Connection) -> bool:
     """Whether any row waits to be embedded (cheaper than counting a long queue)."""
     return conn.execute("SELECT 1 FROM embed_queue LIMIT 1").fetchone() is not None
+
+
+def queued_rowids(conn: Connection, table: str, rowids: Collection[int]) -> set[int]:
+    """Those of ``table``'s ``rowids`` waiting in the embedding queue: rows the vector leg
+    cannot see yet (one cheap read when nothing waits, the usual case)."""
+    if not rowids or not queue_waiting(conn):
+        return set()
+    marks = ", ".join("?" * len(rowids))
+    rows = conn.execute(
+        f"SELECT row_rowid FROM embed_queue WHERE tbl = ? AND row_rowid IN ({marks})",
+        (table, *rowids),
+    ).fetchall()
+    return {int(r[0]) for r in rows}
 
 
 def embedding_due(conn: Connection, embedder: Embedder) -> bool:

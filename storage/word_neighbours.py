@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from itertools import combinations
 
 from feral.sync.schema import FACTS
@@ -136,6 +137,28 @@ def word_neighbours(
 
     ``common``: the words already found common, kept by a bulk write across its lines so
     they are not counted again (a word's rows are only added to meanwhile)."""
+    return [row for _, row in neighbour_rows(conn, text, own_id, k, common)]
+
+
+def live_facts_by_rowid(conn: Connection, rowids: Sequence[int]) -> dict[int, Row]:
+    """The live (neither deleted nor archived) facts among ``rowids``, by rowid."""
+    if not rowids:
+        return {}
+    marks = ", ".join("?" * len(rowids))
+    return {
+        int(r[0]): row_dict(FACTS, r[1:])
+        for r in conn.execute(
+            f"{select_sql(FACTS).replace('SELECT ', 'SELECT rowid, ', 1)} "
+            f"WHERE rowid IN ({marks}) AND deleted = 0 AND archived = 0",
+            list(rowids),
+        )
+    }
+
+
+def neighbour_rows(
+    conn: Connection, text: str, own_id: str, k: int, common: set[str] | None = None
+) -> list[tuple[int, Row]]:
+    """:func:`word_neighbours` with each fact's rowid."""
     words = content_words(text)
     rowids = _candidate_rowids(conn, words, set() if common is None else common) if words else []
     if not rowids:
@@ -151,14 +174,5 @@ def word_neighbours(
         for r in records
     ]  # fmt: skip
     best = [rowid for _, rowid in sorted(scored, key=lambda s: (-s[0], -s[1]))[: k + 1]]
-    if not best:
-        return []
-    marks = ", ".join("?" * len(best))
-    found = {
-        int(r[0]): row_dict(FACTS, r[1:])
-        for r in conn.execute(
-            f"{select_sql(FACTS).replace('SELECT ', 'SELECT rowid, ', 1)} WHERE rowid IN ({marks})",
-            best,
-        )
-    }
-    return [found[rowid] for rowid in best if rowid in found and found[rowid]["id"] != own_id][:k]
+    found = live_facts_by_rowid(conn, best)
+    return [(r, found[r]) for r in best if r in found and found[r]["id"] != own_id][:k]
