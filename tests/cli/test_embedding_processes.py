@@ -63,11 +63,15 @@ def test_a_serve_killed_mid_drain_loses_no_queue_entry_and_a_restart_finishes(
         vectors, waiting = read_queue(a)
         assert vectors + waiting == ROWS and waiting >= ROWS - EMBED_BATCH
         # The server stores one batch and holds the next, embedded but not stored: kill it.
-        assert wait_until(lambda: read_queue(a)[0] == EMBED_BATCH, WAIT_S)
+        # The first batch is smaller than EMBED_BATCH when the drain woke between two of the
+        # import's transactions (50 lines each, node/absorb_batch.py).
+        assert wait_until(lambda: read_queue(a)[0] > 0, WAIT_S)
+        stored = read_queue(a)[0]
+        assert 0 < stored <= EMBED_BATCH
         a.kill()
-        assert queue(a) == (EMBED_BATCH, ROWS - EMBED_BATCH)  # every entry still there
-        assert a.json("sync", "status")["embed_pending"] == ROWS - EMBED_BATCH
-        assert f"{ROWS - EMBED_BATCH} row(s) waiting" in a.run("memory", "stats").stdout
+        assert queue(a) == (stored, ROWS - stored)  # every entry still there
+        assert a.json("sync", "status")["embed_pending"] == ROWS - stored
+        assert f"{ROWS - stored} row(s) waiting" in a.run("memory", "stats").stdout
         # Found by full text meanwhile; the restarted server drains the rest.
         assert a.json("memory", "search", "parcel 1999 depot", "--strategy", "hybrid")["results"]
         del a.env[HOLD_ENV]
