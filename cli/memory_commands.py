@@ -87,6 +87,7 @@ def remember(
     as a contradiction, a close fact as related. --json prints the answer with the row.
     """
     from .absorb_output import echo_absorbed
+    from .resident import resident_idle, start_resident
     from .serve_handoff import hand_to_serve
 
     parts = (subject, predicate, obj)
@@ -99,9 +100,12 @@ def remember(
     given = {"subject": subject, "predicate": predicate, "object": obj} if all(parts) else {}
     body = {**given, **({} if given else {"fact": text}), **({"scope": scope} if scope else {})}
     answer = hand_to_serve(home, "/api/memory/remember", body)  # cli/serve_handoff.py
-    if answer is None:
-        answer = _remember_here(home, text, (subject, predicate, obj), scope)
-    echo_absorbed(answer, as_json)
+    if answer is not None:
+        echo_absorbed(answer, as_json)
+        return
+    idle_s = resident_idle(home)  # a bad setting refuses before anything is written
+    echo_absorbed(_remember_here(home, text, (subject, predicate, obj), scope), as_json)
+    start_resident(home, idle_s)  # for the next command (cli/resident.py)
 
 
 def _remember_here(
@@ -173,6 +177,7 @@ def search(
     as_json: bool,
 ) -> None:
     """Search episodes and facts, ranked by relevance x temporal x importance."""
+    from .resident import resident_idle, start_resident
     from .search_output import echo_search
     from .serve_handoff import hand_to_serve
 
@@ -182,10 +187,13 @@ def search(
                "mmr_lambda": mmr_lambda, "min_score": min_score, "scope": scope}  # fmt: skip
     body = {"query": query, **{k: v for k, v in options.items() if v is not None}}
     result = hand_to_serve(home, "/api/memory/search", body)  # cli/serve_handoff.py
-    if result is None:
-        found = with_node(home, lambda node: node.search(query, **options))  # type: ignore[arg-type]
-        result = found.as_dict()
-    echo_search(result, as_json)
+    if result is not None:
+        echo_search(result, as_json)
+        return
+    idle_s = resident_idle(home)
+    found = with_node(home, lambda node: node.search(query, **options))  # type: ignore[arg-type]
+    echo_search(found.as_dict(), as_json)
+    start_resident(home, idle_s)  # for the next command (cli/resident.py)
 
 
 @memory.command()

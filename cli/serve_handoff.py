@@ -1,4 +1,4 @@
-"""``remember`` and ``search`` handed to the ``feral serve`` running on the same home.
+"""``remember`` and ``search`` handed to the ``feral serve`` on the same home, or its resident.
 
 Loading the node and the embedding model costs a command most of a second of CPU; a running
 ``feral serve`` has both loaded, and is the one process that writes the home while it runs. So
@@ -15,6 +15,12 @@ answer the request as the command would (an older server without the route, a bo
 refuses, an unexpected error): a request is never lost to the hand-off. An error of the node
 itself (a secret refused, a store that fails) is the command's answer, printed as its own.
 
+With no server on the home, the same request goes to the home's resident node when one runs
+(``HOME/resident.json``, node/resident_runtime.py): a process that a command working alone
+started for the next commands (cli/resident.py), answering the same two routes on 127.0.0.1
+with the token it wrote into that file. A running server is always asked first: it is the one
+process that writes the home while it runs, and a resident stops once one starts.
+
 The request is written by hand over a socket (HTTP/1.1, ``Connection: close``): the standard
 ``http.client`` imports the email parser and ssl, which cost a command more than the request.
 """
@@ -26,7 +32,8 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from feral.node.serve_runtime import ServeRuntime, live_serve_runtime
+from feral.node.resident_runtime import live_resident
+from feral.node.serve_runtime import live_serve_runtime
 from feral.sync.errors import FeralError, InvalidArgument
 
 __all__ = ["ServeAnswer", "hand_to_serve"]
@@ -68,15 +75,25 @@ def hand_to_serve(home: Path, path: str, body: dict[str, Any]) -> ServeAnswer | 
         FeralError: the node refused (a secret, a failing store); exit 2 for a bad argument.
     """
     runtime = live_serve_runtime(home)
-    if runtime is None or runtime.tls:
-        return None
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
-    if runtime.token:
-        token = _api_token(home)
-        if token is None:
+    if runtime is not None:
+        if runtime.tls:
             return None
-        headers["Authorization"] = f"Bearer {token}"
-    reply = _post(runtime, path, json.dumps(body).encode(), headers)
+        if runtime.token:
+            token = _api_token(home)
+            if token is None:
+                return None
+            headers["Authorization"] = f"Bearer {token}"
+        return _answer(_post(runtime.dial_host, runtime.port, path, body, headers))
+    resident = live_resident(home)
+    if resident is None:
+        return None
+    headers["Authorization"] = f"Bearer {resident.token}"
+    return _answer(_post("127.0.0.1", resident.port, path, body, headers))
+
+
+def _answer(reply: tuple[int, object] | None) -> ServeAnswer | None:
+    """The answer of a reply, the node's refusal raised, or ``None`` (do the work here)."""
     if reply is None:
         return None
     status, data = reply
@@ -109,17 +126,17 @@ def _api_token(home: Path) -> str | None:
 
 
 def _post(
-    runtime: ServeRuntime, path: str, payload: bytes, headers: dict[str, str]
+    host: str, port: int, path: str, body: dict[str, Any], headers: dict[str, str]
 ) -> tuple[int, object] | None:
     """One request on a fresh connection: the status and the decoded JSON, or ``None`` when
     the server refuses the connection, goes away or answers something that is not JSON."""
-    host = runtime.dial_host
-    authority = f"[{host}]:{runtime.port}" if ":" in host else f"{host}:{runtime.port}"
+    payload = json.dumps(body).encode()
+    authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     fields = {"Host": authority, "Connection": "close", "Content-Length": str(len(payload))}
     head = [f"POST {path} HTTP/1.1", *(f"{k}: {v}" for k, v in {**fields, **headers}.items())]
     request = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload
     try:
-        with _connect(host, runtime.port) as sock:
+        with _connect(host, port) as sock:
             sock.settimeout(ANSWER_TIMEOUT_S)
             sock.sendall(request)
             raw = _read_all(sock)

@@ -1,8 +1,9 @@
 """``<home>/settings.json``: the node's settings, in FERAL's shape (DESIGN §6).
 
 The file is one JSON object: ``name`` plus the sections ``memory``, ``sync`` (whose ``peers`` is
-a list of ``{"node_id", "url"}``) and ``search``, with the keys of the dataclasses below. Every
-key is optional and takes its default when missing; a missing file means all defaults.
+a list of ``{"node_id", "url"}``), ``search`` and ``cli``, with the keys of the dataclasses
+below. Every key is optional and takes its default when missing; a missing file means all
+defaults.
 
 The dataclasses are the one declaration of the file: msgspec checks a document against them
 (node/validation.py), their limits come from node/limits.py (shared with the HTTP API and the
@@ -63,6 +64,7 @@ from .validation import Invalid, JsonRefused, convert, key_path, one_of, parse_j
 __all__ = [
     "CONFLICT_RESOLUTIONS",
     "COMPACTION_STRATEGIES",
+    "CliSettings",
     "LLMSettings",
     "DEFAULT_NAME",
     "MAX_CLOCK_SKEW_MS",
@@ -172,6 +174,7 @@ SkewMs = Annotated[int, Meta(ge=1, le=MAX_CLOCK_SKEW_MS)]
 RetentionDays = Annotated[float, Meta(gt=0, le=36_500)]
 SnapshotAbove = Annotated[int, Meta(ge=-1)]
 Trigger = Annotated[float, Meta(gt=0, le=1)]
+ResidentIdle = Annotated[float, Meta(ge=0, le=86_400)]
 """A fraction of the budget: 1 is the whole budget, 0 would compact on every message."""
 
 
@@ -279,6 +282,15 @@ class SearchSettings:
 
 
 @dataclass(frozen=True)
+class CliSettings:
+    """How the ``feral`` command answers when no ``feral serve`` runs on its home."""
+
+    resident_idle_s: ResidentIdle = 600.0
+    """Seconds a resident node, started by ``remember`` or ``search``, stays after its last
+    request (node/resident_runtime.py); 0: none is started. At most a day."""
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything in ``settings.json``."""
 
@@ -286,6 +298,7 @@ class Settings:
     memory: MemorySettings = field(default_factory=MemorySettings)
     sync: SyncSettings = field(default_factory=SyncSettings)
     search: SearchSettings = field(default_factory=SearchSettings)
+    cli: CliSettings = field(default_factory=CliSettings)
 
 
 def load_settings(home: Path) -> Settings:

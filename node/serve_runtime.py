@@ -28,6 +28,7 @@ __all__ = [
     "ServeRuntime",
     "forget_serve_runtime",
     "live_serve_runtime",
+    "lock_held",
     "record_serve_runtime",
     "serve_running",
 ]
@@ -94,12 +95,18 @@ def live_serve_runtime(home: Path) -> ServeRuntime | None:
 def serve_running(home: Path) -> bool:
     """Whether a ``feral serve`` holds the serve lock on ``home`` right now (never on Windows,
     which has no such lock: there CLI commands drain their own embedding queue)."""
+    return lock_held(home / SERVE_LOCK_FILE)
+
+
+def lock_held(path: Path) -> bool:
+    """Whether some process holds a lock (shared or exclusive) on the file ``path`` now: a
+    probe that takes it for an instant when it is free (never on Windows: ``False``)."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
         return False
     try:
-        fd = os.open(home / SERVE_LOCK_FILE, os.O_RDWR)
+        fd = os.open(path, os.O_RDWR)
     except OSError:
         return False
     try:

@@ -121,7 +121,8 @@ def test_dict_round_trip_gives_equal_settings():
 
 def test_settings_to_dict_is_feral_shaped_json():
     data = settings_to_dict(CUSTOM)
-    assert set(data) == {"name", "memory", "sync", "search"}
+    assert set(data) == {"name", "memory", "sync", "search", "cli"}
+    assert data["cli"] == {"resident_idle_s": 600.0}
     assert data["sync"]["peers"] == [
         {"node_id": A, "url": "wss://phone.local:9090/sync"},
         {"node_id": B, "url": None},
@@ -281,7 +282,7 @@ def test_an_unknown_key_in_a_peer_is_refused_with_its_path(tmp_path):
     assertRefused(tmp_path, document, "sync.peers[0].address is not a known key")
 
 
-@pytest.mark.parametrize("section", ["memory", "sync", "search"])
+@pytest.mark.parametrize("section", ["memory", "sync", "search", "cli"])
 def test_a_section_that_is_not_an_object_is_refused(tmp_path, section):
     assertRefused(tmp_path, {section: 5}, f"{section} must be a JSON object, got 5")
 
@@ -329,6 +330,9 @@ INVALID = [
     ("search.mmr", "false", 'must be true or false, got "false"'),
     ("search.mmr_lambda", -1, "must be a number from 0 to 1, got -1"),
     ("search.mmr_lambda", [0.5], "must be a number, got [0.5]"),
+    ("cli.resident_idle_s", -1, "must be a number from 0 to 86400, got -1"),
+    ("cli.resident_idle_s", 86_401, "must be a number from 0 to 86400, got 86401"),
+    ("cli.resident_idle_s", "10m", 'must be a number, got "10m"'),
 ]
 
 

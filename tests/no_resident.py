@@ -1,0 +1,17 @@
+"""No resident node outlives a test that did not ask for one: ``FERAL_RESIDENT_IDLE_S=0``.
+
+A pytest plugin (``-p tests.no_resident`` in pyproject.toml), so it applies before any test
+runs, in this process and in every process a test starts. Hundreds of tests run ``feral memory
+remember`` or ``search`` as processes on homes they leave behind; with the default, each home
+would keep a resident (cli/resident.py) for ten minutes after its test. The resident's own
+tests (tests/cli/test_resident.py) give their nodes an idle time of their own, run the default
+from the settings too, and stop every resident they start.
+"""
+
+from __future__ import annotations
+
+import os
+
+from feral.node.resident_runtime import IDLE_ENV
+
+os.environ[IDLE_ENV] = "0"
