@@ -7,10 +7,14 @@ through the absorb pipeline and writes) and ``feral memory search QUERY``, and b
 the bare interpreter (``python -c pass``): the floor no command can go below, taken in the
 same run so a busy machine inflates both alike.
 
-``remember`` and ``search`` are timed twice: in a home with no server (the command loads the
-node and the model itself) and in a copy of that home with a ``feral serve`` running on it, to
-which the command hands its request (cli/serve_handoff.py). The CPU figure is the command's
-process alone; the server's share of the work shows in the wall time.
+``remember`` and ``search`` are timed three times, each on its own copy of that home: as a
+user runs them with no server (the first command works alone and starts the home's resident,
+cli/resident.py, which answers the next ones: the run waits for it once, untimed); alone, with
+no resident (``FERAL_RESIDENT_IDLE_S=0``: the command loads the node and the model itself each
+time); and with a ``feral serve`` running, to which the command hands its request
+(cli/serve_handoff.py). The CPU figure is the command's process alone; the resident's or the
+server's share of the work shows in the wall time. The run also reports how long the resident
+took to be ready after the first command had answered (``resident_ready_s``).
 
 Warm, as a user's second command is: each command runs once untimed first, and the children
 cache their bytecode (in a folder of the run, even where ``PYTHONDONTWRITEBYTECODE`` is set,
@@ -27,18 +31,20 @@ import contextlib
 import os
 import resource
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from feral.node.node import Node
+from feral.node.resident_runtime import IDLE_ENV
 from feral.storage.embedders import DEFAULT_EMBEDDER, load_embedder
 
 from .corpus import make_queries, make_triples
@@ -49,6 +55,8 @@ GOALS_MS = {
     "help": 100.0,
     "remember": 200.0,
     "search": 300.0,
+    "remember_alone": 200.0,
+    "search_alone": 300.0,
     "remember_served": 200.0,
     "search_served": 300.0,
 }
@@ -57,10 +65,15 @@ LABELS = {
     "help": "feral --help",
     "remember": "feral memory remember",
     "search": "feral memory search",
+    "remember_alone": "remember, no resident",
+    "search_alone": "search, no resident",
     "remember_served": "remember, serve running",
     "search_served": "search, serve running",
 }
 READY_TIMEOUT_S = 120.0
+RESIDENT_IDLE_S = 600
+"""The default ``cli.resident_idle_s``, set in the children's environment (a test run sets 0)."""
+Times = dict[str, list[tuple[float, float]]]
 
 
 @dataclass(frozen=True)
@@ -142,25 +155,52 @@ def _serving(home: Path, env: dict[str, str], log: Path) -> Iterator[None]:
             server.wait()
 
 
-def _rounds(
-    home: Path, served: Path, facts: int, runs: int, env: dict[str, str]
-) -> dict[str, list[Any]]:
-    feral = [*_feral_command(), "--home", str(home)]
-    there = [*_feral_command(), "--home", str(served)]
-    texts = [" ".join(t) for t in make_triples(facts + 2 * (runs + 1))[facts:]]
+@contextlib.contextmanager
+def _resident(home: Path, env: dict[str, str], warm_up: list[str]) -> Iterator[float]:
+    """Run ``warm_up`` (a command that works alone and starts the resident) and yield how long
+    the resident took to be ready after it ended; the resident is stopped on the way out."""
+    from feral.node.resident_runtime import live_resident
+
+    subprocess.run(warm_up, env=env, check=True, capture_output=True)
+    ended = time.perf_counter()
+    try:
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while (runtime := live_resident(home)) is None:
+            if time.monotonic() > deadline:
+                raise RuntimeError("no resident started")
+            time.sleep(0.01)
+        yield time.perf_counter() - ended
+    finally:
+        runtime = live_resident(home)
+        if runtime is not None:
+            os.kill(runtime.pid, signal.SIGTERM)
+
+
+def _rounds(homes: dict[str, Path], facts: int, runs: int, env: dict[str, str]) -> Times:
+    feral = {kind: [*_feral_command(), "--home", str(home)] for kind, home in homes.items()}
+    texts = [" ".join(t) for t in make_triples(facts + 3 * (runs + 1))[facts:]]
     queries = make_queries(runs + 1)
-    cases = {
-        "floor": lambda i: [sys.executable, "-c", "pass"],
-        "help": lambda i: [*_feral_command(), "--help"],  # as a newcomer types it
-        "remember": lambda i: [*feral, "memory", "remember", texts[2 * i]],
-        "search": lambda i: [*feral, "memory", "search", queries[i]],
-        "remember_served": lambda i: [*there, "memory", "remember", texts[2 * i + 1]],
-        "search_served": lambda i: [*there, "memory", "search", queries[i]],
+    alone_env = {**env, IDLE_ENV: "0"}
+    cases: dict[str, tuple[Callable[[int], list[str]], dict[str, str]]] = {
+        "floor": (lambda i: [sys.executable, "-c", "pass"], env),
+        "help": (lambda i: [*_feral_command(), "--help"], env),  # as a newcomer types it
+        "remember": (lambda i: [*feral["home"], "memory", "remember", texts[3 * i]], env),
+        "search": (lambda i: [*feral["home"], "memory", "search", queries[i]], env),
+        "remember_alone": (
+            lambda i: [*feral["alone"], "memory", "remember", texts[3 * i + 1]],
+            alone_env,
+        ),
+        "search_alone": (lambda i: [*feral["alone"], "memory", "search", queries[i]], alone_env),
+        "remember_served": (
+            lambda i: [*feral["served"], "memory", "remember", texts[3 * i + 2]],
+            env,
+        ),
+        "search_served": (lambda i: [*feral["served"], "memory", "search", queries[i]], env),
     }
-    times: dict[str, list[Any]] = {name: [] for name in cases}
+    times: Times = {name: [] for name in cases}
     for round_number in range(runs + 1):  # round 0 warms up and is not counted
-        for name, argv in cases.items():
-            measured = _timed(argv(round_number), env)
+        for name, (argv, case_env) in cases.items():
+            measured = _timed(argv(round_number), case_env)
             if round_number:
                 times[name].append(measured)
     return times
@@ -169,12 +209,17 @@ def _rounds(
 def run_cli(facts: int = 5_000, runs: int = 15) -> dict[str, Any]:
     """The medians (see the module docstring), measured in a fresh home."""
     with tempfile.TemporaryDirectory() as folder:
-        home, served = Path(folder) / "home", Path(folder) / "served"
-        asyncio.run(_fill(home, facts))
-        shutil.copytree(home, served)  # the same facts; a server runs on this one only
-        env = _child_env(Path(folder))
-        with _serving(served, env, Path(folder) / "serve.log"):
-            times = _rounds(home, served, facts, runs, env)
+        homes = {kind: Path(folder) / kind for kind in ("home", "alone", "served")}
+        asyncio.run(_fill(homes["home"], facts))
+        for kind in ("alone", "served"):  # the same facts on each
+            shutil.copytree(homes["home"], homes[kind])
+        env = {**_child_env(Path(folder)), IDLE_ENV: str(RESIDENT_IDLE_S)}
+        warm_up = [*_feral_command(), "--home", str(homes["home"]), "memory", "search", "warm"]
+        with (
+            _serving(homes["served"], env, Path(folder) / "serve.log"),
+            _resident(homes["home"], env, warm_up) as ready_s,
+        ):
+            times = _rounds(homes, facts, runs, env)
     medians = {
         name: CommandTime(
             round(statistics.median(t[0] for t in runs_of), 1),
@@ -189,6 +234,7 @@ def run_cli(facts: int = 5_000, runs: int = 15) -> dict[str, Any]:
         "command": " ".join(Path(part).name for part in _feral_command()),
         "load_average": [round(x, 1) for x in os.getloadavg()],
         "cpu_count": os.cpu_count(),
+        "resident_ready_s": round(ready_s, 2),
         "times": {name: asdict(t) for name, t in medians.items()},
     }
 
@@ -198,7 +244,8 @@ def render_cli(result: dict[str, Any]) -> str:
     floor = result["times"]["floor"]
     lines = [
         f"{result['facts']} facts, {result['runs']} runs each, medians; load average "
-        f"{result['load_average']} on {result['cpu_count']} CPUs",
+        f"{result['load_average']} on {result['cpu_count']} CPUs; the resident was ready "
+        f"{result['resident_ready_s']} s after the first command",
         "command                  wall ms  floor ms  goal ms  met | CPU ms  floor CPU ms",
     ]
     for name, t in result["times"].items():

@@ -21,15 +21,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from feral.sync.errors import ConfigError
-
-from .serve_runtime import lock_held, process_alive
+from .env_seconds import env_seconds
+from .serve_runtime import forget_record, lock_held, process_alive, read_record
 
 __all__ = [
     "IDLE_ENV",
@@ -87,10 +85,7 @@ def record_resident(home: Path, runtime: ResidentRuntime) -> None:
 
 def forget_resident(home: Path, pid: int) -> None:
     """Called by the resident as it stops: remove the file if this process wrote it."""
-    runtime = _read(home)
-    if runtime is not None and runtime.pid == pid:
-        with contextlib.suppress(OSError):
-            (home / RESIDENT_FILE).unlink()
+    forget_record(home / RESIDENT_FILE, pid)
 
 
 def live_resident(home: Path) -> ResidentRuntime | None:
@@ -137,29 +132,9 @@ def resident_idle_s(setting: float) -> float:
     """
     if os.name == "nt":  # pragma: no cover - Windows
         return 0.0
-    raw = os.environ.get(IDLE_ENV)
-    if raw is None:
-        return setting
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = math.nan
-    if not 0 <= seconds <= MAX_IDLE_S:
-        raise ConfigError(
-            f"{IDLE_ENV} must be a number of seconds from 0 to {MAX_IDLE_S:.0f}, got {raw!r}"
-        )
-    return seconds
+    return env_seconds(IDLE_ENV, setting, least=0, most=MAX_IDLE_S, zero=True)
 
 
 def _read(home: Path) -> ResidentRuntime | None:
-    try:
-        data = json.loads((home / RESIDENT_FILE).read_text(encoding="utf-8"))
-        runtime = ResidentRuntime(
-            pid=data["pid"], port=data["port"], token=data["token"], code=data["code"]
-        )
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    typed = (int, int, str, str)
-    if not all(type(v) is t for v, t in zip(runtime, typed, strict=True)):
-        return None
-    return runtime
+    record = read_record(home / RESIDENT_FILE, {"pid": int, "port": int, "token": str, "code": str})
+    return ResidentRuntime(*record) if record is not None else None  # type: ignore[arg-type]

@@ -26,9 +26,11 @@ __all__ = [
     "RUNTIME_FILE",
     "SERVE_LOCK_FILE",
     "ServeRuntime",
+    "forget_record",
     "forget_serve_runtime",
     "live_serve_runtime",
     "lock_held",
+    "read_record",
     "record_serve_runtime",
     "serve_running",
 ]
@@ -61,22 +63,20 @@ def record_serve_runtime(home: Path, runtime: ServeRuntime) -> None:
     """Called by ``feral serve`` once it listens: the file, replaced atomically."""
     from .files import write_private_file
 
-    body = {
-        "pid": runtime.pid,
-        "host": runtime.host,
-        "port": runtime.port,
-        "tls": runtime.tls,
-        "token": runtime.token,
-    }
-    write_private_file(home / RUNTIME_FILE, (json.dumps(body) + "\n").encode())
+    write_private_file(home / RUNTIME_FILE, (json.dumps(runtime._asdict()) + "\n").encode())
 
 
 def forget_serve_runtime(home: Path, pid: int) -> None:
     """Called by ``feral serve`` as it stops: remove the file if this process wrote it."""
-    runtime = _read(home)
-    if runtime is not None and runtime.pid == pid:
+    forget_record(home / RUNTIME_FILE, pid)
+
+
+def forget_record(path: Path, pid: int) -> None:
+    """Remove the runtime file ``path`` if the process ``pid`` wrote it (another one may have
+    replaced it since: then it is that process's to remove)."""
+    if read_record(path, {"pid": int}) == [pid]:
         with contextlib.suppress(OSError):
-            (home / RUNTIME_FILE).unlink()
+            path.unlink()
 
 
 def live_serve_runtime(home: Path) -> ServeRuntime | None:
@@ -119,19 +119,24 @@ def lock_held(path: Path) -> bool:
 
 
 def _read(home: Path) -> ServeRuntime | None:
+    fields = {"pid": int, "host": str, "port": int, "tls": bool, "token": bool}
+    record = read_record(home / RUNTIME_FILE, fields)
+    return ServeRuntime(*record) if record is not None else None  # type: ignore[arg-type]
+
+
+def read_record(path: Path, fields: dict[str, type]) -> list[object] | None:
+    """The values of ``fields`` in the JSON object in ``path``, in their order, each of exactly
+    its type (``True`` is no port number), or ``None``: no file, not JSON, a key missing."""
     try:
-        data = json.loads((home / RUNTIME_FILE).read_text(encoding="utf-8"))
-        runtime = ServeRuntime(
-            pid=data["pid"], host=data["host"], port=data["port"], tls=data["tls"],
-            token=data["token"],
-        )  # fmt: skip
-    except (OSError, ValueError, KeyError, TypeError):
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
-    typed = (int, str, int, bool, bool)
-    values = (runtime.pid, runtime.host, runtime.port, runtime.tls, runtime.token)
-    if not all(type(v) is t for v, t in zip(values, typed, strict=True)):
+    if not isinstance(data, dict):
         return None
-    return runtime
+    values = [data.get(key) for key in fields]
+    if not all(type(v) is t for v, t in zip(values, fields.values(), strict=True)):
+        return None
+    return values
 
 
 def process_alive(pid: int) -> bool:

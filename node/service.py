@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import random
 import signal
 import socket
@@ -40,13 +39,14 @@ from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket
 
 from feral.sync.backoff import reconnect_delays
-from feral.sync.errors import ConfigError, FeralError
+from feral.sync.errors import FeralError
 from feral.sync.types import NodeId
 
 from .api import MemoryApi, is_loopback_host, load_or_create_api_token
 from .config import PeerSettings, load_settings
 from .dial import FRAME_LIMIT, dial, sync_url
 from .embedding import serving_lock
+from .env_seconds import env_seconds
 from .link_guard import LinkGuard, address_of, close_stalled_requests
 from .listener import sole_server
 from .mcp_mount import LazyMcp
@@ -68,6 +68,7 @@ STOP_CLOSE_S = 5.0
 WATCH_INTERVAL_S = 0.25
 ANTI_ENTROPY_S = 60.0
 ANTI_ENTROPY_ENV = "FERAL_ANTI_ENTROPY_S"
+ANTI_ENTROPY_MAX_S = 86_400.0
 
 
 def anti_entropy_interval() -> float:
@@ -80,16 +81,9 @@ def anti_entropy_interval() -> float:
     Raises:
         ConfigError: the variable is not a positive number.
     """
-    raw = os.environ.get(ANTI_ENTROPY_ENV)
-    if raw is None:
-        return ANTI_ENTROPY_S
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = 0.0
-    if not seconds > 0:
-        raise ConfigError(f"{ANTI_ENTROPY_ENV} must be a positive number of seconds, got {raw!r}")
-    return seconds
+    return env_seconds(
+        ANTI_ENTROPY_ENV, ANTI_ENTROPY_S, least=0, most=ANTI_ENTROPY_MAX_S, zero=False
+    )
 
 
 class StoppingServer(uvicorn.Server):

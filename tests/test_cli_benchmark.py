@@ -15,8 +15,10 @@ def test_a_tiny_run_times_each_command_and_the_floor(capsys):
     result = json.loads(capsys.readouterr().out)
     assert (result["facts"], result["runs"]) == (20, 1)
     assert set(result["times"]) == {
-        "floor", "help", "remember", "search", "remember_served", "search_served"
+        "floor", "help", "remember", "search", "remember_alone", "search_alone",
+        "remember_served", "search_served",
     }  # fmt: skip
+    assert result["resident_ready_s"] > 0
     for name, figures in result["times"].items():
         assert figures["goal_ms"] == GOALS_MS.get(name), name
         for key in ("wall_ms", "cpu_ms"):
@@ -26,6 +28,8 @@ def test_a_tiny_run_times_each_command_and_the_floor(capsys):
         "feral --help",
         "feral memory remember",
         "feral memory search",
+        "remember, no resident",
+        "search, no resident",
         "remember, serve running",
         "search, serve running",
     ]
