@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 
 __all__ = ["LOG_FILE", "main", "resident_idle", "start_resident"]
@@ -63,7 +64,7 @@ def start_resident(home: Path, idle_s: float) -> int | None:
     try:  # posix_spawn, not subprocess: no child object to warn when this process ends first
         return os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=actions,
                               setsid=True)  # fmt: skip
-    except OSError:
+    except (OSError, NotImplementedError):  # NotImplementedError: no setsid in posix_spawn here
         return None
 
 
@@ -87,8 +88,6 @@ def main(argv: list[str]) -> int:
                 except FeralError as exc:
                     print(f"feral resident on {home}: {exc}", file=sys.stderr)
                     return 1
-        import time
-
         time.sleep(0.02)
     return 0
 

@@ -34,7 +34,7 @@ from feral.node.resident_runtime import (
 )
 from feral.node.serve_runtime import process_alive
 
-from .servers import CLI_TIMEOUT_S, FeralNode, Mesh, free_port, wait_until
+from .servers import CLI_TIMEOUT_S, FeralNode, Mesh, free_port, pair, wait_until
 from .test_serve_handoff import CASES, FACTS, _handed_over, _imports, _seen
 
 READY_S = 60.0
@@ -263,3 +263,19 @@ def test_a_resident_whose_home_is_removed_stops_and_makes_nothing(mesh):
     shutil.rmtree(node.home)
     assert wait_until(lambda: not process_alive(runtime.pid), 30)
     assert not node.home.exists(), "the resident made no home where it was removed"
+
+
+def test_what_the_resident_remembered_reaches_a_peer_at_the_next_sync_now(mesh):
+    phone = _device(mesh, "phone")
+    (laptop,) = mesh.add("laptop")
+    pair(phone, laptop, dial=True)
+    pair(laptop, phone, dial=False)
+    mesh.start(laptop)
+    phone.run("memory", "remember", FACTS[0])  # alone: starts the phone's resident
+    runtime = _resident(phone)
+    assert _handed_over(phone, "memory", "remember", "parked on level 3, row F")
+    assert "parked on level 3, row F" not in laptop.export(), "the resident dials no peer"
+    phone.run("sync", "now")  # its own process, beside the resident
+    assert "parked on level 3, row F" in laptop.export()
+    assert live_resident(phone.home) == runtime, "a sync round leaves the resident be"
+    assert _handed_over(phone, "memory", "search", "where is the car parked")
