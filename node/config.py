@@ -47,6 +47,7 @@ from .bounds import (
     DEFAULT_MMR_LAMBDA,
     DEFAULT_STRATEGY,
 )
+from .home_paths import SETTINGS_FILENAME
 from .identity import ensure_home, write_private_file
 from .limits import (
     DEFAULT_TOP_K,
@@ -83,7 +84,6 @@ __all__ = [
     "without_peer",
 ]
 
-SETTINGS_FILENAME = "settings.json"
 DEFAULT_NAME = "feral-node"
 """The default node name: fixed, so no host name leaks into the file or to peers."""
 
@@ -174,8 +174,9 @@ SkewMs = Annotated[int, Meta(ge=1, le=MAX_CLOCK_SKEW_MS)]
 RetentionDays = Annotated[float, Meta(gt=0, le=36_500)]
 SnapshotAbove = Annotated[int, Meta(ge=-1)]
 Trigger = Annotated[float, Meta(gt=0, le=1)]
-ResidentIdle = Annotated[float, Meta(ge=0, le=86_400)]
 """A fraction of the budget: 1 is the whole budget, 0 would compact on every message."""
+ResidentIdle = Annotated[float, Meta(ge=0, le=86_400)]
+"""Seconds, from 0 (no resident) to a day."""
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["DATABASE_FILE", "KEY_FILENAME", "default_home"]
+__all__ = ["DATABASE_FILE", "KEY_FILENAME", "SETTINGS_FILENAME", "default_home"]
 
 DATABASE_FILE = "feral.db"
 KEY_FILENAME = "node.key"
+SETTINGS_FILENAME = "settings.json"
 
 
 def default_home() -> Path:

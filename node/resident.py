@@ -18,7 +18,8 @@ It stops by itself, removing its file first so that no command is sent to a port
 closing, when it has answered nothing for its idle time; when a ``feral serve`` starts on the
 home (the serve answers from then on); when the home changes under it (``settings.json`` or the
 key rewritten, the database replaced, the home removed), since it would answer with what it
-read at start; or when another feral is installed. SIGTERM and SIGINT stop it too.
+read at start (commands compare the same mark, so none asks it once the home changed); or when
+another feral is installed. SIGTERM and SIGINT stop it too.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ import secrets
 import socket
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import uvicorn
 from starlette.applications import Starlette
@@ -38,14 +38,18 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .api import MemoryApi
-from .config import SETTINGS_FILENAME
 from .embedding import serve_running
-from .home_paths import DATABASE_FILE, KEY_FILENAME
 from .node import Node
-from .resident_runtime import ResidentRuntime, code_mark, forget_resident, record_resident
+from .resident_runtime import (
+    ResidentRuntime,
+    code_mark,
+    forget_resident,
+    home_mark,
+    record_resident,
+)
 from .service import StoppingServer
 
-__all__ = ["HANDED_PATHS", "ResidentService", "home_mark"]
+__all__ = ["HANDED_PATHS", "ResidentService"]
 
 log = logging.getLogger("feral.resident")
 
@@ -54,28 +58,6 @@ HANDED_PATHS = frozenset({"/api/memory/remember", "/api/memory/search"})
 WATCH_INTERVAL_S = 0.5
 FINAL_DRAIN_S = 30.0
 """How long a stopping resident may spend embedding what is still queued."""
-
-HomeMark = tuple[tuple[int, ...] | None, ...]
-
-
-def home_mark(home: Path) -> HomeMark:
-    """What a resident read at start and must not see change: the settings and the key (each
-    file's inode, size and time), and which database file the home holds (its inode)."""
-
-    def stat_of(name: str, *, contents: bool) -> tuple[int, ...] | None:
-        try:
-            found = os.stat(home / name)
-        except OSError:
-            return None
-        if contents:
-            return (found.st_ino, found.st_size, found.st_mtime_ns)
-        return (found.st_dev, found.st_ino)
-
-    return (
-        stat_of(SETTINGS_FILENAME, contents=True),
-        stat_of(KEY_FILENAME, contents=True),
-        stat_of(DATABASE_FILE, contents=False),
-    )
 
 
 class _Activity:
@@ -119,7 +101,7 @@ class ResidentService:
     @property
     def runtime(self) -> ResidentRuntime:
         port = int(self.listener.getsockname()[1])
-        return ResidentRuntime(os.getpid(), port, self.token, self.code)
+        return ResidentRuntime(os.getpid(), port, self.token, self.code, self.mark)
 
     async def run(self, started: Callable[[], None] | None = None) -> None:
         """Warm the model and the vectors, answer until a reason to stop, then embed what is

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .env_seconds import env_seconds
+from .home_paths import DATABASE_FILE, KEY_FILENAME, SETTINGS_FILENAME
 from .serve_runtime import forget_record, lock_held, process_alive, read_record
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "ResidentRuntime",
     "code_mark",
     "forget_resident",
+    "home_mark",
     "live_resident",
     "record_resident",
     "resident_held",
@@ -52,6 +54,9 @@ MAX_IDLE_S = 86_400.0
 """A day: a resident that lingers longer is a server, and ``feral serve`` is there for that."""
 
 
+HomeMark = list[list[int] | None]
+
+
 class ResidentRuntime(NamedTuple):
     """What ``HOME/resident.json`` says about the resident that wrote it."""
 
@@ -62,6 +67,8 @@ class ResidentRuntime(NamedTuple):
     """What its API asks for in ``Authorization: Bearer``."""
     code: str
     """:func:`code_mark` of the feral it runs."""
+    mark: HomeMark
+    """:func:`home_mark` of the home when it opened it."""
 
 
 def code_mark() -> str:
@@ -74,6 +81,27 @@ def code_mark() -> str:
     except OSError:
         written = 0
     return f"{feral.__version__}:{written}"
+
+
+def home_mark(home: Path) -> HomeMark:
+    """What a resident read at start and must not see change: the settings and the key (each
+    file's inode, size and time), and which database file the home holds (its inode). A
+    command compares it too, so an edit is never answered by a resident that read the old."""
+
+    def stat_of(name: str, *, contents: bool) -> list[int] | None:
+        try:
+            found = os.stat(home / name)
+        except OSError:
+            return None
+        if contents:
+            return [found.st_ino, found.st_size, found.st_mtime_ns]
+        return [found.st_dev, found.st_ino]
+
+    return [
+        stat_of(SETTINGS_FILENAME, contents=True),
+        stat_of(KEY_FILENAME, contents=True),
+        stat_of(DATABASE_FILE, contents=False),
+    ]
 
 
 def record_resident(home: Path, runtime: ResidentRuntime) -> None:
@@ -96,7 +124,8 @@ def live_resident(home: Path) -> ResidentRuntime | None:
     runtime = _read(home)
     if runtime is None or not process_alive(runtime.pid) or not resident_held(home):
         return None
-    return runtime if runtime.code == code_mark() else None
+    current = runtime.code == code_mark() and runtime.mark == home_mark(home)
+    return runtime if current else None
 
 
 def resident_held(home: Path) -> bool:
@@ -136,5 +165,6 @@ def resident_idle_s(setting: float) -> float:
 
 
 def _read(home: Path) -> ResidentRuntime | None:
-    record = read_record(home / RESIDENT_FILE, {"pid": int, "port": int, "token": str, "code": str})
+    fields = {"pid": int, "port": int, "token": str, "code": str, "mark": list}
+    record = read_record(home / RESIDENT_FILE, fields)
     return ResidentRuntime(*record) if record is not None else None  # type: ignore[arg-type]

@@ -159,17 +159,19 @@ def test_a_killed_resident_leaves_a_stale_file_and_the_next_command_works_alone(
     assert _resident(node).pid != runtime.pid, "a new resident replaced it"
 
 
-def test_a_resident_stops_when_the_settings_change_and_the_next_command_reads_them(mesh):
+def test_settings_edited_by_hand_are_in_force_at_once_and_the_resident_stops(mesh):
     node = _device(mesh)
     node.run("memory", "remember", FACTS[0])
     runtime = _resident(node)
+    node.run("memory", "remember", FACTS[1])
+    query = ("memory", "search", "--json", "--strategy", "fts", "Porto OR Chen")
+    assert len(json.loads(node.run(*query).stdout)["results"]) == 2
     settings = load_settings(node.home)  # as a user edits the file: top_k 5 -> 1
     save_settings(node.home, replace(settings, search=replace(settings.search, top_k=1)))
+    assert live_resident(node.home) is None, "no command asks a resident that read the old"
+    assert len(json.loads(node.run(*query).stdout)["results"]) == 1, "the new top_k, at once"
     assert wait_until(lambda: _gone(runtime, node), 30), _log(node)
-    assert "the home changed" in _log(node)
-    node.run("memory", "remember", FACTS[1])
-    found = json.loads(node.run("memory", "search", "--json", "Porto doctor").stdout)
-    assert len(found["results"]) == 1, "the new top_k is in force"
+    assert "stopped: the home changed" in _log(node)
 
 
 def test_another_process_imports_and_nukes_and_the_resident_answers_what_is_stored(mesh):
