@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 from feral.sync.errors import NotAvailable
 
 from .embedding import serve_running
+from .serve_runtime import exclusive_lock
 
 __all__ = ["BACKLOG", "SOLE_LOCK_FILE", "open_listener", "refuse_second_serve", "sole_server"]
 
@@ -47,20 +47,10 @@ def sole_server(home: Path) -> Iterator[None]:
     Raises:
         NotAvailable: another server holds it.
     """
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows: the check at start is all there is
+    with exclusive_lock(home / SOLE_LOCK_FILE) as mine:
+        if not mine:
+            raise NotAvailable(f"a feral serve is already running on {home}")
         yield
-        return
-    fd = os.open(home / SOLE_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise NotAvailable(f"a feral serve is already running on {home}") from None
-        yield
-    finally:
-        os.close(fd)
 
 
 def open_listener(host: str, port: int) -> socket.socket:

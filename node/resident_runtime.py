@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 from .env_seconds import env_seconds
 from .home_paths import DATABASE_FILE, KEY_FILENAME, SETTINGS_FILENAME
-from .serve_runtime import forget_record, lock_held, process_alive, read_record
+from .serve_runtime import exclusive_lock, forget_record, lock_held, process_alive, read_record
 
 __all__ = [
     "IDLE_ENV",
@@ -137,18 +137,8 @@ def resident_held(home: Path) -> bool:
 def resident_lock(home: Path) -> Iterator[bool]:
     """The resident's lock on ``home`` for the block: ``True`` if this process holds it,
     ``False`` if another resident does (then this one has nothing to do)."""
-    import fcntl
-
-    fd = os.open(home / RESIDENT_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            yield False
-            return
-        yield True
-    finally:
-        os.close(fd)
+    with exclusive_lock(home / RESIDENT_LOCK_FILE) as mine:
+        yield mine
 
 
 def resident_idle_s(setting: float) -> float:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -26,6 +27,7 @@ __all__ = [
     "RUNTIME_FILE",
     "SERVE_LOCK_FILE",
     "ServeRuntime",
+    "exclusive_lock",
     "forget_record",
     "forget_serve_runtime",
     "live_serve_runtime",
@@ -116,6 +118,28 @@ def lock_held(path: Path) -> bool:
     finally:
         os.close(fd)  # closing the file releases a lock taken just now
     return False
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: Path) -> Iterator[bool]:
+    """An exclusive lock on the file ``path`` (made 0600 if missing) for the block: ``True`` if
+    this process took it, ``False`` if another holds it. The operating system releases it when
+    the holder ends, however it ends (Windows has no such lock: ``True`` there)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield True
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
 
 
 def _read(home: Path) -> ServeRuntime | None:
