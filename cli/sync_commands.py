@@ -406,8 +406,10 @@ def serve(home: Path, host: str, port: int, tls: bool | None) -> None:
                 os.getpid(), host, port, service.tls is not None, service.api_token is not None
             )
             record_serve_runtime(node.home, runtime)  # for remember and search (serve_handoff)
-            where = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
             ws, http = ("wss", "https") if service.tls is not None else ("ws", "http")
+            record_serve_url(node.home, serve_url(host, port, ws))  # for feral sync invite
+            # Only then the line that says it serves: whoever waits for it finds both files.
+            where = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
             click.echo(
                 f"feral {node.node_id} serving {ws}://{where}/sync and {http}://{where}/api",
                 err=True,
@@ -417,7 +419,6 @@ def serve(home: Path, host: str, port: int, tls: bool | None) -> None:
                            err=True)  # fmt: skip
             if warning:
                 click.echo(f"! {warning}", err=True)
-            record_serve_url(node.home, serve_url(host, port, ws))  # for feral sync invite
 
         try:
             await service.run(started)
