@@ -11,6 +11,10 @@ household set instead (benchmarks/retrieval_bench.py), one table row per embedde
 ``python -m benchmarks import [--json] [--lines N ...]``: what classifying a bulk import costs
 against writing its lines as given (benchmarks/import_cost.py).
 
+``python -m benchmarks secrets [--json] [--rounds N]``: the secret scan's recall and false
+positives on the labelled set, tuning half and held-out half, and its cost per write
+(benchmarks/secret_set.py).
+
 ``python -m benchmarks cli [--json] [--facts N] [--runs N]``: how fast ``feral --help``,
 ``remember`` and ``search`` answer, whole processes against ``python -c pass``
 (benchmarks/cli_bench.py).
@@ -148,6 +152,10 @@ def _import(argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["secrets"]:
+        from .secret_set import main as secrets_main
+
+        return secrets_main(argv[1:])
     if argv[:1] == ["import"]:
         return _import(argv[1:])
     if argv[:1] == ["cli"]:
