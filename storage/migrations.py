@@ -36,13 +36,17 @@ class Migration:
     sql: str
 
 
-def _fts(table: str, columns: tuple[str, ...]) -> str:
-    """An FTS5 external-content index over ``table`` kept in step by _ai/_ad/_au triggers."""
+def _fts(table: str, columns: tuple[str, ...], tokenize: str = "") -> str:
+    """An FTS5 external-content index over ``table`` kept in step by _ai/_ad/_au triggers
+    (``tokenize``: an FTS5 tokenizer option, such as ``porter unicode61``; none: the default)."""
     cols = ", ".join(columns)
     new = ", ".join(f"new.{c}" for c in columns)
     old = ", ".join(f"old.{c}" for c in columns)
+    options = f"content='{table}', content_rowid='rowid'"
+    if tokenize:
+        options += f", tokenize='{tokenize}'"
     return f"""
-CREATE VIRTUAL TABLE {table}_fts USING fts5({cols}, content='{table}', content_rowid='rowid');
+CREATE VIRTUAL TABLE {table}_fts USING fts5({cols}, {options});
 CREATE TRIGGER {table}_ai AFTER INSERT ON {table} BEGIN
   INSERT INTO {table}_fts(rowid, {cols}) VALUES (new.rowid, {new});
 END;
@@ -318,6 +322,21 @@ BEGIN DELETE FROM access_strength WHERE memory_id = new.id; END;
         "0017_erased_copy_alarms",
         """
 ALTER TABLE integrity_alarms ADD COLUMN erased INTEGER NOT NULL DEFAULT 0;
+""",
+    ),
+    Migration(
+        # Search by stems (issue 25): the episodes' full-text index tokenized with the porter
+        # stemmer, so "researching" finds "research"; rebuilt from the rows, erasing as 0007
+        # set it. Facts keep exact words: absorb's near-duplicate finder counts word forms.
+        "0018_episode_stems",
+        f"""
+DROP TRIGGER episodes_ai;
+DROP TRIGGER episodes_ad;
+DROP TRIGGER episodes_au;
+DROP TABLE episodes_fts;
+{_fts("episodes", ("summary", "entities"), "porter unicode61")}
+INSERT INTO episodes_fts(episodes_fts) VALUES ('rebuild');
+INSERT INTO episodes_fts(episodes_fts, rank) VALUES ('secure-delete', 1);
 """,
     ),
 )
