@@ -4,6 +4,10 @@ the report.
 ``python -m benchmarks retrieval [--json] [--embedder NAME ...]``: retrieval quality on the
 household set instead (benchmarks/retrieval_bench.py), one table row per embedder and strategy.
 
+``python -m benchmarks locomo [--data PATH_OR_URL] [--json] [--split all|tune|held]``: recall of
+evidence turns on LoCoMo-shaped conversations, feral beside plain BM25 and plain cosine
+(benchmarks/locomo_bench.py; without ``--data`` our small synthetic set).
+
 ``python -m benchmarks absorb-pairs [--json]`` and ``python -m benchmarks absorb [--json]
 [--facts N] [--writes N]``: the absorb pipeline's near-duplicate threshold and its cost
 (benchmarks/absorb_bench.py, benchmarks/absorb_cost.py).
@@ -100,6 +104,38 @@ def _retrieval(argv: list[str]) -> int:
     return 0
 
 
+def _locomo(argv: list[str]) -> int:
+    from .conversation_set import SYNTHETIC, load_conversations
+    from .locomo_bench import SPLITS, render_locomo, run_locomo, summarise
+
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks locomo",
+        description="turn-level evidence recall per question category, feral beside baselines.",
+    )
+    parser.add_argument(
+        "--data",
+        default=str(SYNTHETIC),
+        help="LoCoMo-shaped JSON, a path or a URL (LoCoMo is CC BY-NC 4.0: bring your own copy)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object per split")
+    parser.add_argument("--split", choices=("every", *SPLITS), default="every")
+    args = parser.parse_args(argv)
+    try:
+        conversations = load_conversations(args.data)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"python -m benchmarks locomo: cannot read {args.data}: {exc}", file=sys.stderr)
+        return 1
+    note = _progress(time.monotonic())
+    scored = run_locomo(conversations, progress=note)
+    note("done")
+    splits = SPLITS if args.split == "every" else (args.split,)
+    if args.json:
+        print(json.dumps({split: summarise(scored, split) for split in splits}, indent=2))
+    else:
+        print("\n\n".join(render_locomo(scored, split) for split in splits))
+    return 0
+
+
 def _absorb(command: str, argv: list[str]) -> int:
     from .absorb_bench import measure_pairs, render_pairs
     from .absorb_cost import run_absorb
@@ -160,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         return _import(argv[1:])
     if argv[:1] == ["cli"]:
         return _cli(argv[1:])
+    if argv[:1] == ["locomo"]:
+        return _locomo(argv[1:])
     if argv[:1] == ["retrieval"]:
         return _retrieval(argv[1:])
     if argv[:1] in (["absorb"], ["absorb-pairs"]):

@@ -38,6 +38,7 @@ __all__ = [
     "RR_AT",
     "Config",
     "Run",
+    "open_node",
     "render_retrieval",
     "run_retrieval",
     "score_ranking",
@@ -89,7 +90,7 @@ def _mean(values: Sequence[tuple[float, float]]) -> tuple[float, float]:
     return sum(v[0] for v in values) / count, sum(v[1] for v in values) / count
 
 
-async def _open(home: Path, embedder: str) -> Node:
+async def open_node(home: Path, embedder: str) -> Node:
     """A fresh node whose settings name ``embedder`` (the node loads it, as in use)."""
     load_or_create_identity(home)
     settings = load_settings(home)
@@ -129,7 +130,7 @@ async def _score(
 async def _embedder_runs(
     embedder: str, configs: Sequence[Config], root: Path, note: Callable[[str], None]
 ) -> list[Run]:
-    node = await _open(root / embedder, embedder)
+    node = await open_node(root / embedder, embedder)
     try:
         names = await store_memories(node, load_memories())
         await node.embed_queued()  # embedding runs off the write path: score the settled store
