@@ -19,10 +19,13 @@ from typing import NamedTuple
 __all__ = [
     "DETECTORS",
     "Detector",
+    "Excuse",
     "ENTROPY_BITS",
     "ENTROPY_MARGIN",
     "MAX_WORD_SHARE",
     "MIN_RANDOM_TOKEN",
+    "no_excuse",
+    "numbered_thing",
     "random_looking",
 ]
 
@@ -36,16 +39,24 @@ MAX_WORD_SHARE = 0.5
 MIN_RANDOM_TOKEN = 20
 
 Check = Callable[[str], bool]
+Excuse = Callable[[str, int, int], bool]
+"""``(text, start, end)``: whether what surrounds a match makes it no secret."""
+
+
+def no_excuse(_text: str, _start: int, _end: int) -> bool:
+    return False
 
 
 class Detector(NamedTuple):
-    """One kind of secret: how it is named, found and confirmed, and when to look for it."""
+    """One kind of secret: how it is named, found and confirmed, and when to look for it;
+    ``excused`` reads the whole text around a match (an order number is no card number)."""
 
     code: str
     kind: str
     pattern: str
     check: Check
     triggers: tuple[str, ...]
+    excused: Excuse = no_excuse
 
 
 def _always(_: str) -> bool:
@@ -66,12 +77,27 @@ def _luhn(digits: str) -> bool:
 
 _CARD_PREFIX = re.compile(r"2[2-7]|[3-6]")
 """The first digits of the card networks: Mastercard 2 and 5, Amex, Diners and JCB 3, Visa 4,
-Discover, Maestro and UnionPay 6 (a number starting 1, 7, 8 or 9 is an id or a timestamp)."""
+Discover, Maestro and UnionPay 6 (a number starting 1, 7, 8 or 9 is an id or a timestamp).
+Fifteen digits are Amex's alone (34, 37): an IMEI is fifteen Luhn-valid digits too."""
 
 
 def _card(text: str) -> bool:
     digits = re.sub(r"[ -]", "", text)
+    if len(digits) == 15 and digits[:2] not in ("34", "37"):
+        return False
     return 13 <= len(digits) <= 19 and bool(_CARD_PREFIX.match(digits)) and _luhn(digits)
+
+
+_NUMBERED = re.compile(
+    r"(?i:imei|order|tracking|invoice|ticket|serial|customer|reference|booking|confirmation|"
+    r"employee|member|library|policy|account|iban|bestell|rechnung|kunden|commande|facture|"
+    r"client|pedido|factura|\bid\b|\bnr\b|\bno\.)"
+)
+
+
+def numbered_thing(text: str, start: int, _end: int) -> bool:
+    """A card-shaped number just after ``order``, ``IMEI``, ``id``...: an identifier."""
+    return bool(_NUMBERED.search(text, max(0, start - 30), start))
 
 
 def _entropy(token: str) -> float:
@@ -108,36 +134,10 @@ def _three_classes(token: str) -> bool:
 _WORDLIKE = re.compile(r"[A-Z]?[a-z]{3,}")
 
 
-# Words that follow "password is" in sentences that do not give one ("the password is in the
-# drawer", "my password was changed"): such a value is not taken for a password.
-_NOT_A_VALUE = frozenset(
-    """a an the in on at by for to of not no now also still just only same different new old
-    correct incorrect wrong right weak strong long short too very so written saved stored kept
-    changed reset expired required needed set shared secret hidden unknown forgotten lost easy
-    hard simple complicated something nothing what where here there taped printed on under
-    inside behind my your his her our their its this that these those case sensitive""".split()
-)
-
-
 def _value(text: str) -> str:
     """The value at the end of a ``name is value`` / ``name: value`` match, unquoted."""
     closers = "\"'`.,;!?()[]{}"  # the end of a sentence, a quote, or JSON's brackets
     return _LAST.split(text.rstrip(closers))[-1].strip(closers)
-
-
-def _password_value(text: str) -> bool:
-    if _QUOTED.search(text):  # my password is "correct horse battery staple"
-        return True
-    word = _value(text)
-    return len(word) >= 3 and word.lower() not in _NOT_A_VALUE
-
-
-_QUOTED = re.compile(r"[\s:=][\"'`][^\s\"'`]{3,}")
-
-
-def _digits_value(text: str) -> bool:
-    word = _value(text)
-    return len(word) >= 4 and any(c.isdigit() for c in word)
 
 
 def _key_value(text: str) -> bool:
@@ -154,10 +154,6 @@ _K = r"(?<![A-Za-z0-9])"  # before a keyword: ``wifi_password=...`` names a pass
 _IS = r"[\"'`]?(?:\s+(?:is|was)\s+|\s*[:=]\s*)(?:now\s+|still\s+)?[\"'`]?\S+"
 """``is``/``was``/``:``/``=``, then the value (a word, possibly quoted); the name may close a
 quote first, as a key does in JSON (``{"password": "..."}``, how tool calls are logged)."""
-_CODE = r"(?:door|alarm|safe|gate|lock|garage|entry|access|security|keypad|locker) code"
-"""Codes that open something (``the alarm code is 4821``); a zip or area code is no secret."""
-_FOR = r"(?:\s+(?:for|to|of|on|at)(?:\s+[\w'.-]+){1,3}?)?"
-"""``password for the wifi is ...``: up to three words naming what it opens."""
 
 # The check confirms a match the pattern alone cannot decide. The triggers are literals of
 # which one must be in the text for the pattern to be tried at all ("~" first: in any case;
@@ -301,34 +297,6 @@ DETECTORS: tuple[Detector, ...] = (
         ("://",),
     ),
     Detector(
-        "password",
-        "a password",
-        _K + r"(?i:(?:password|passwd|passphrase|pwd|pw)s?" + _FOR + _IS + ")",
-        _password_value,
-        ("~pw", "~pass"),
-    ),
-    Detector(
-        "password",
-        "a password",
-        _K + r"(?i:pass\s*[:=]\s*[\"'`]?\S+)",
-        _password_value,
-        ("~pass",),
-    ),
-    Detector(
-        "password",
-        "a passcode or PIN",
-        _K
-        + r"(?i:(?:passcode|pass code|pin|pin code|pin number|password|pw|"
-        + _CODE
-        + r")s?"
-        + _FOR
-        + r"(?:"
-        + _IS
-        + r"|\s+\d\S*))",
-        _digits_value,
-        ("~pass", "~pin", "~pw", "~code"),
-    ),
-    Detector(
         "api_key",
         "an API key or token",
         _K + r"(?i:(?:api[_ -]?key|apikey|secret[_ -]?key|access[_ -]?token|auth[_ -]?token|"
@@ -336,5 +304,5 @@ DETECTORS: tuple[Detector, ...] = (
         _key_value,
         ("~key", "~token", "~secret"),
     ),
-    Detector("card_number", "a payment card number", _CARD, _card, ("#",)),
+    Detector("card_number", "a payment card number", _CARD, _card, ("#",), numbered_thing),
 )

@@ -47,6 +47,7 @@ from typing import Literal, Protocol, TypeVar
 from feral.sync.errors import InvalidInput
 
 from .secret_patterns import DETECTORS, MIN_RANDOM_TOKEN, random_looking
+from .secret_phrases import PHRASE_DETECTORS
 
 __all__ = [
     "POLICIES",
@@ -113,9 +114,18 @@ def refusal(found: SecretFound, where: str = "", advice: str = RETRY) -> str:
 
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,20}://\S+")
+_PUBLIC = re.compile(
+    r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com)\s+\S+"
+    r"|(?i:public[ _-]?key|pubkey|öffentliche[rn]?(?: [\w-]+)? schlüssel|clé publique|"
+    r"clave pública|(?:bitcoin|btc|wallet|ethereum|eth|crypto) address)[\s:=\"']{1,6}\S+"
+    r"|-----BEGIN [A-Z ]*PUBLIC KEY[A-Z ]*-----.*?-----END [A-Z ]*PUBLIC KEY[A-Z ]*-----",
+    re.DOTALL,
+)
+"""A public key or address: random by design, and meant to be shared (a private key is not)."""
 _RANDOM = re.compile(r"[A-Za-z0-9+/=_-]{20,}")
 """Runs of key characters; each match is a whole run (a shorter run cannot hold 20)."""
-_COMPILED = tuple((detector, re.compile(detector.pattern)) for detector in DETECTORS)
+_ALL = (*DETECTORS, *PHRASE_DETECTORS)
+_COMPILED = tuple((detector, re.compile(detector.pattern)) for detector in _ALL)
 _DIGITS = "0123456789"
 CARD_DIGITS = 13
 """Text with fewer digits holds no card number: the card detector's trigger ("#")."""
@@ -127,7 +137,7 @@ def _literals(any_case: bool) -> tuple[str, ...]:
         sorted(
             {
                 t[1:] if any_case else t
-                for d in DETECTORS
+                for d in _ALL
                 for t in d.triggers
                 if t != "#" and (t[0] == "~") == any_case
             }
@@ -150,9 +160,16 @@ def _triggers_in(text: str) -> set[str]:
     return found
 
 
-def _triggered(triggers: tuple[str, ...], found: set[str]) -> bool:
-    """Whether a literal found holds one of ``triggers`` (``sk-ant-`` holds ``sk-``)."""
-    return any(t in hit for t in triggers for hit in found if (t[0] == "~") == (hit[0] == "~"))
+def _fired_by(triggers: tuple[str, ...]) -> frozenset[str]:
+    """Every literal :func:`_triggers_in` can report that holds one of ``triggers`` (found
+    ``sk-ant-`` holds ``sk-``), worked out once so the scan asks one set question a detector."""
+    literals = {*_CASED, *("~" + t for t in _ANY_CASE), "#"}
+    return frozenset(
+        hit for hit in literals for t in triggers if (t[0] == "~") == (hit[0] == "~") and t in hit
+    )
+
+
+_FIRED_BY = tuple(_fired_by(detector.triggers) for detector in _ALL)
 
 
 def find_secret(text: str) -> SecretFound | None:
@@ -163,22 +180,23 @@ def find_secret(text: str) -> SecretFound | None:
     by one character, not by its length, so nothing it spanned goes unread.
     """
     found = _triggers_in(text)
-    for detector, pattern in _COMPILED if found else ():
-        if not _triggered(detector.triggers, found):
+    for (detector, pattern), fired_by in zip(_COMPILED, _FIRED_BY, strict=True) if found else ():
+        if fired_by.isdisjoint(found):
             continue
         match = pattern.search(text)
         while match is not None:
-            if detector.check(match.group(0)):
+            if detector.check(match.group(0)) and not detector.excused(text, *match.span()):
                 return SecretFound(detector.code, detector.kind, match.start(), match.end())
             match = pattern.search(text, match.start() + 1)
     return _random_token(text)
 
 
 def _random_token(text: str) -> SecretFound | None:
-    """A long random-looking token outside every URL."""
+    """A long random-looking token outside every URL and every public key."""
     if max(map(len, text.split()), default=0) < MIN_RANDOM_TOKEN:
         return None  # no run of 20 key characters can fit
     urls = [m.span() for m in _URL.finditer(text)] if "://" in text else []
+    urls += [m.span() for m in _PUBLIC.finditer(text)]
     for match in _RANDOM.finditer(text):
         start, end = match.span()
         if any(a <= start < b for a, b in urls):

@@ -149,3 +149,35 @@ def test_a_secret_inside_json_is_found_as_in_a_sentence(text: str, kind: str) ->
     """Tool calls are logged as JSON: a quoted key and a value before a closing bracket."""
     found = find_secret(text)
     assert found is not None and found.code == kind, (text, found)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my password for bob@gmail.com is Hunter22!",
+        "Das WLAN-Passwort ist Tannenbaum77",
+        "le code de la porte est 2580B",
+        "mi PIN es 5678",
+        "recovery phrase: legal winner thank year wave sausage worth useful legal winner thank "
+        "yellow",
+    ],
+)
+def test_credentials_as_people_write_them_are_refused(text: str) -> None:
+    """From issue 24: each was stored before (the labelled set measures the rest)."""
+    assert find_secret(text) is not None, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my phone's IMEI is 356938035643809",
+        "my password was compromised in the LinkedIn breach",
+        "the PIN code of our office in Koramangala is 560034",
+        "my ssh public key is ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9o"
+        "kWi0dh2l9GKJl bob@laptop",
+        "order #4532015112830366 shipped today",
+    ],
+)
+def test_look_alikes_of_credentials_are_let_through(text: str) -> None:
+    """From issue 24: each was refused before."""
+    assert find_secret(text) is None, find_secret(text)
