@@ -21,6 +21,7 @@ from feral.sync.errors import InvalidInput
 from .limits import MAX_IMPORTANCE
 from .prune import prune_figures
 from .scopes import DEFAULT_SCOPE, check_scope, session_scope
+from .secret_scan import refuse_secrets
 
 if TYPE_CHECKING:
     from .node import Node
@@ -58,6 +59,7 @@ async def boost(node: Node, row_id: str, importance: float, reason: str = "") ->
     check_importance(importance)
     if len(reason) > MAX_REASON_CHARS or not reason.isprintable():
         raise InvalidInput(f"reason must be printable, at most {MAX_REASON_CHARS} characters")
+    refuse_secrets([reason])  # the reason replicates with the importance
     meta = await node.commit(curation.boost, row_id, importance, reason.strip())
     return dataclasses.asdict(meta)
 

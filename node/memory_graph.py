@@ -26,6 +26,7 @@ from feral.sync.ids import normalise
 from feral.sync.types import NodeId
 
 from .fact_rules import SINGLE_VALUED, is_single_valued, slot
+from .secret_scan import refuse_secrets
 
 if TYPE_CHECKING:
     from feral.storage.memories import Stamp
@@ -62,11 +63,13 @@ async def link(node: Node, from_id: str, to_id: str, edge_type: str, note: str =
     Raises:
         InvalidInput: an unknown type, or a memory linked to itself.
         NotFoundError: either end is not a stored memory.
+        SecretRefused: the note holds what looks like a secret.
     """
     if edge_type not in EDGE_TYPES:
         raise InvalidInput(f"unknown edge type {edge_type!r}; one of {', '.join(EDGE_TYPES)}")
     if from_id == to_id:
         raise InvalidInput("a memory cannot be linked to itself")
+    refuse_secrets([note])
     edge = await node._write(_link_rows, edge_type, from_id, to_id, note=note, now_ms=node.now_ms())
     node.notify_changed()
     return edge

@@ -253,7 +253,9 @@ class Node(NodeReads):
         return await absorb(self, text, triple, scope=scope)
 
     async def add_entity(self, entity_type: str, name: str) -> dict[str, Any]:
-        """Name an entity of the graph (node/graph.py checks the type and name)."""
+        """Name an entity of the graph (node/graph.py checks the type and name; SecretRefused
+        if the name holds a secret)."""
+        refuse_secrets([entity_type, name])
         row = await self._write(memory_model.add_entity, entity_type, name, now_ms=self.now_ms())
         self.notify_changed()
         return row
@@ -261,7 +263,9 @@ class Node(NodeReads):
     async def relate(
         self, source: tuple[str, str], relation: str, target: tuple[str, str]
     ) -> FactRow:
-        """Name two entities and remember the fact relating them, in one write."""
+        """Name two entities and remember the fact relating them, in one write (SecretRefused
+        if it holds a secret: ``person:Sam wifi_password thing:...``)."""
+        refuse_triple((source[1], relation, target[1]))
         row = await self._write(graph.relate, source, relation, target, now_ms=self.now_ms())
         await self._committed()
         return row

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from feral.node.curation import boost
+from feral.node.graph import add_entity, relate
+from feral.node.memory_graph import link
 from feral.node.node import Node
 from feral.node.secret_scan import SecretRefused
 from feral.node.working_memory import Message
@@ -60,3 +63,27 @@ async def test_ingest_refuses_at_the_message_holding_a_secret(node: Node) -> Non
     with pytest.raises(SecretRefused, match=r"^message 2: "):
         await node.ingest(messages)
     assert KEY[4:14] not in await rows(node)
+
+
+async def test_a_link_note_and_a_boost_reason_refuse_a_secret(node: Node) -> None:
+    first = await node.remember(("user", "note", "the router is in the hall"))
+    second = await node.remember(("user", "note", "the router needs a reboot weekly"))
+    before = await rows(node)
+    with pytest.raises(SecretRefused, match="a password"):
+        await link(node, first["id"], second["id"], "related_to", "wifi password: Sunflower-2291")
+    with pytest.raises(SecretRefused, match="passcode or PIN"):
+        await boost(node, first["id"], 2.0, "the door code is 4821")
+    assert await rows(node) == before
+    await link(node, first["id"], second["id"], "related_to", "same router")
+    await boost(node, first["id"], 2.0, "asked about it daily")
+
+
+async def test_graph_entities_and_relations_refuse_a_secret(node: Node) -> None:
+    with pytest.raises(SecretRefused, match="GitHub token"):
+        await add_entity(node, "service", f"ci {KEY}")
+    with pytest.raises(SecretRefused, match="a password"):
+        await relate(node, "person:Sam", "wifi_password", "thing:Sunflower-2291")
+    with pytest.raises(SecretRefused, match="GitHub token"):
+        await relate(node, "person:Sam", "uses", f"thing:{KEY}")
+    assert await rows(node) == ""
+    await relate(node, "person:Sam", "lives_in", "place:Porto")
