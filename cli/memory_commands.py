@@ -67,6 +67,12 @@ def memory() -> None:
 @click.option("--predicate", help="Predicate of an explicit triple.")
 @click.option("--object", "obj", help="Object of an explicit triple.")
 @scope_option("Whose fact it is (default user)")
+@click.option(
+    "--keep-both",
+    is_flag=True,
+    help="Write the fact even if it would be merged as a duplicate or supersede a stored one "
+    "(linked to it as related).",
+)
 @json_option("the stored row")
 @pass_home
 def remember(
@@ -76,6 +82,7 @@ def remember(
     predicate: str | None,
     obj: str | None,
     scope: str | None,
+    keep_both: bool,
     as_json: bool,
 ) -> None:
     """Remember TEXT as a fact, or the triple given by --subject/--predicate/--object.
@@ -84,7 +91,10 @@ def remember(
     else is a note (user / note / TEXT). The fact is classified against what is stored: the
     same fact (or a near-duplicate) is one row; a new value of a single-valued slot ("my
     doctor is now Dr. Lee") supersedes the old one, which is archived; an opposite is linked
-    as a contradiction, a close fact as related. --json prints the answer with the row.
+    as a contradiction, a close fact as related. The answer names every row merged into or
+    archived (`memory restore ID` brings one back); --keep-both writes beside them instead.
+    A text saying several facts ("I moved to Lisbon and my dentist is Dr. Silva") is
+    absorbed clause by clause. --json prints the answer with the row.
     """
     from .absorb_output import echo_absorbed
     from .resident import resident_idle, start_resident
@@ -98,29 +108,33 @@ def remember(
     if not all(parts) and not (text and text.strip()):
         raise click.UsageError("give TEXT or --subject/--predicate/--object")
     given = {"subject": subject, "predicate": predicate, "object": obj} if all(parts) else {}
-    body = {**given, **({} if given else {"fact": text}), **({"scope": scope} if scope else {})}
+    body: dict[str, Any] = {**given, **({} if given else {"fact": text})}
+    body.update({"scope": scope} if scope else {})
+    body.update({"keep_both": True} if keep_both else {})
     answer = hand_to_serve(home, "/api/memory/remember", body)  # cli/serve_handoff.py
     if answer is not None:
         echo_absorbed(answer, as_json)
         return
     idle_s = resident_idle(home)  # a bad setting refuses before anything is written
-    echo_absorbed(_remember_here(home, text, (subject, predicate, obj), scope), as_json)
+    answer = _remember_here(home, text, (subject, predicate, obj), scope, keep_both)
+    echo_absorbed(answer, as_json)
     start_resident(home, idle_s)  # for the next command (cli/resident.py)
 
 
 def _remember_here(
-    home: Path, text: str | None, parts: tuple[str | None, ...], scope: str | None
+    home: Path, text: str | None, parts: tuple[str | None, ...], scope: str | None, keep: bool
 ) -> dict[str, Any]:
     """``remember`` in this process: the node opened here, the model loaded here."""
-    from feral.node.phrases import parse_fact
     from feral.node.secret_scan import refuse_secrets
 
     if all(parts):
-        triple = (str(parts[0]), str(parts[1]), str(parts[2]))
+        triple: tuple[str, str, str] | None = (str(parts[0]), str(parts[1]), str(parts[2]))
     else:
-        refuse_secrets([str(text)])
-        triple = parse_fact(str(text))
-    return with_node(home, lambda node: node.absorb(triple=triple, scope=scope)).as_dict()
+        refuse_secrets([str(text)])  # before the home is opened
+        triple = None
+    return with_node(
+        home, lambda node: node.absorb(None if triple else text, triple, scope, keep_both=keep)
+    ).as_dict()
 
 
 @memory.command()
@@ -275,6 +289,8 @@ def stats(home: Path, scope: str | None, as_json: bool) -> None:
     """Counts per tier, the delta log, vectors and the embedder."""
     from feral.node import curation
 
+    from .conflict_commands import conflicts_line
+
     result = with_node(home, lambda node: curation.scoped_stats(node, scope))
     if as_json:
         echo_json(result)
@@ -294,7 +310,7 @@ def stats(home: Path, scope: str | None, as_json: bool) -> None:
         unused = "" if result["vector_search"] == "on" else " (kept, not in use)"
         click.echo(f"embedder       {name} ({dim} dims), {count} vectors{unused}")
     click.echo(f"embed queue    {queue_line(result['embed_pending'])}")
-    click.echo(f"conflicts      {result['conflicting_values']} slot(s) with conflicting values")
+    click.echo(f"conflicts      {conflicts_line(result['conflicts'])}")  # as sync status
     pruning = result["prune"]
     oldest = pruning["oldest_unacknowledged_peer"]
     lagging = "none" if oldest is None else f"{oldest['name'] or oldest['node_id']}"

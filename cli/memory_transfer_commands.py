@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import click
 
+from feral.node.absorb_batch import Notice
 from feral.node.node import Node
 from feral.node.secret_scan import Policy, screen_lines, triple_text
 from feral.node.working_memory import Message, parse_transcript_line
@@ -120,6 +121,8 @@ class ImportLine:
     triple: tuple[str, str, str]
     exported: str | None = None
     """``"live"`` or ``"archived"`` for a fact of an export."""
+    number: int = 0
+    """The line's number in the file, from 1."""
 
 
 def _import_line(line: str, number: int) -> ImportLine | str | None:
@@ -128,13 +131,13 @@ def _import_line(line: str, number: int) -> ImportLine | str | None:
     row = export_row(line)
     if row is None:
         triple = parse_import_line(line, number)
-        return None if triple is None else ImportLine(triple)
+        return None if triple is None else ImportLine(triple, number=number)
     if row["table"] != "facts" or row.get("deleted"):
         return str(row["table"]) if not row.get("deleted") else "tombstones"
     parts = tuple(row.get(key) for key in ("subject", "predicate", "object"))
     if not all(isinstance(part, str) for part in parts):
         raise InvalidInput(f"line {number}: an export's fact without subject/predicate/object")
-    return ImportLine(cast("tuple[str, str, str]", parts), _exported_state(row))
+    return ImportLine(cast("tuple[str, str, str]", parts), _exported_state(row), number)
 
 
 def _exported_state(row: dict[str, Any]) -> str:
@@ -164,9 +167,15 @@ def _read_import(path: Path) -> tuple[list[tuple[int, ImportLine]], list[str]]:
 @memory.command(name="import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @secrets_option("import")
+@click.option(
+    "--keep-both",
+    is_flag=True,
+    help="Write each line even if it would be merged as a duplicate or supersede a stored fact "
+    "(linked to it as related).",
+)
 @json_option("the counts")
 @pass_home
-def import_(home: Path, file: Path, secrets: Policy, as_json: bool) -> None:
+def import_(home: Path, file: Path, secrets: Policy, keep_both: bool, as_json: bool) -> None:
     """Remember facts in bulk: one per line, plain text or JSON Lines.
 
     Each line goes through the absorb pipeline as `remember` does (duplicates merged, a new
@@ -174,17 +183,41 @@ def import_(home: Path, file: Path, secrets: Policy, as_json: bool) -> None:
     they were classified where they were made.
     Every line is checked before anything is written, so a bad line imports nothing; a line
     holding what looks like a secret is refused the same way, or left out with --secrets skip.
+    Each line merged into a stored fact (nothing written) or superseding one (archived) is
+    named by its number, with the row; --keep-both writes them beside instead.
     """
     numbered, left_out = _read_import(file)
     kept = screened(*screen_lines(numbered, lambda line: triple_text(line.triple), secrets))
     if left_out:
         click.echo(_left_out_summary(left_out), err=True)
     with click.progressbar(length=len(kept), label="Importing", file=sys.stderr) as bar:
-        written = with_node(home, lambda node: _import(node, kept, bar.update))
+        written, notices = with_node(home, lambda node: _import(node, kept, bar.update, keep_both))
     if as_json:
-        echo_json({"lines": len(kept), "new_facts": written})
+        echo_json({"lines": len(kept), "new_facts": written, **_notices_json(notices)})
         return
+    for notice in notices:
+        click.echo(_notice_line(notice), err=True)
     click.echo(f"Imported {len(kept)} line(s): {written} new fact(s)", err=True)
+
+
+def _notices_json(notices: list[tuple[int, Notice]]) -> dict[str, Any]:
+    """The lines merged and superseding, by number, for ``import --json``."""
+    return {
+        "merged": [{"line": line, "into": n.row_id} for line, n in notices if not n.archived],
+        "superseded": [
+            {"line": line, "id": n.row_id, "archived": list(n.archived)}
+            for line, n in notices
+            if n.archived
+        ],
+    }
+
+
+def _notice_line(numbered: tuple[int, Notice]) -> str:
+    line, notice = numbered
+    if notice.archived:
+        archived = ", ".join(notice.archived)
+        return f"line {line}: supersedes {archived} (archived; `feral memory restore ID` undoes it)"
+    return f"line {line}: duplicate of {notice.row_id}, nothing written (--keep-both writes it)"
 
 
 def _left_out_summary(tables: list[str]) -> str:
@@ -192,17 +225,22 @@ def _left_out_summary(tables: list[str]) -> str:
     return f"left out {len(tables)} export row(s) that are not facts ({counts}): sync brings them"
 
 
-async def _import(node: Node, lines: list[ImportLine], progress: Callable[[int], None]) -> int:
+async def _import(
+    node: Node, lines: list[ImportLine], progress: Callable[[int], None], keep: bool
+) -> tuple[int, list[tuple[int, Notice]]]:
     """An export's facts as they were (live, then archived), then the new lines through the
-    absorb pipeline, compared with all of it."""
+    absorb pipeline, compared with all of it: what was written, and each new line merged or
+    superseding, by its number."""
     live = [line.triple for line in lines if line.exported == "live"]
     archived = [line.triple for line in lines if line.exported == "archived"]
-    new = [line.triple for line in lines if line.exported is None]
+    new = [line for line in lines if line.exported is None]
     written = await node.import_facts(live, progress=progress, classify=False)
     if archived:
         written += await node.commit(import_archived, archived, now_ms=node.now_ms())
         progress(len(archived))
-    return written + await node.import_facts(new, progress=progress)
+    absorbed = await node.absorb_facts([n.triple for n in new], progress, keep_both=keep)
+    notices = [(new[n.index].number, n) for n in absorbed.notices]
+    return written + absorbed.written, notices
 
 
 def _content(message: Message) -> str:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from feral.storage.absorb_store import (
@@ -47,14 +47,16 @@ from feral.storage.absorb_store import (
 from feral.storage.connection import Connection
 from feral.storage.curation import set_scope
 from feral.storage.memories import Row, Stamp
-from feral.storage.memory_model import Meta
+from feral.storage.memory_model import DEFAULT_SCOPE, Meta, read_meta
 from feral.storage.rows import FactRow
 from feral.storage.vectors import pack_vector
 from feral.sync.errors import InvalidInput
 from feral.sync.types import NodeId
 
-from .classify import Thresholds, decide, fact_text
+from .classify import Thresholds, decide, fact_text, keep_both
+from .clauses import parse_facts
 from .fact_rules import category_of, is_single_valued, opposite, slot
+from .fact_values import about_slot
 from .llm_classify import llm_classifier_for, same_candidates
 from .phrases import Triple, parse_fact
 from .secret_scan import refuse_secrets, refuse_triple
@@ -69,7 +71,9 @@ __all__ = [
     "embed_facts",
     "held_vectors",
     "prepare_triple",
+    "prepare_triples",
     "scan_text",
+    "within_scope",
 ]
 
 log = logging.getLogger("feral.classify")
@@ -84,19 +88,40 @@ class Absorbed:
     row: FactRow
     edges: list[Row] = field(default_factory=list)
     duplicates_merged: int = 0
+    clauses: list[Absorbed] = field(default_factory=list)
+    """The other clauses of a compound text, each absorbed alone, in the order said."""
+
+    @property
+    def archived(self) -> list[str]:
+        """The rows this fact superseded: archived now (``memory restore ID`` undoes it)."""
+        return [str(e["to_id"]) for e in self.edges if e["type"] == "supersedes"]
 
     def as_dict(self) -> dict[str, Any]:
         """The answer, beside the stored row's own fields (``id``, ``subject``, ...), so a
-        script that read the row ``remember --json`` printed before still finds them."""
-        return {
+        script that read the row ``remember --json`` printed before still finds them.
+
+        ``written`` says whether a row was written (a duplicate writes none: ``merged_into``
+        names the stored row it was merged into) and ``archived_rows`` names every row it
+        superseded, so nothing is dropped or archived without the answer saying which;
+        ``clauses`` holds each clause's own answer when the text said more than one fact."""
+        merged = self.memory_id if self.classification == "duplicate" else None
+        answer = {
             **self.row,
             "status": "absorbed",
             "memory_id": self.memory_id,
             "classification": self.classification,
+            "written": merged is None,
+            "merged_into": merged,
+            "archived_rows": self.archived,
             "edges_created": len(self.edges),
             "duplicates_merged": self.duplicates_merged,
             "edges": self.edges,
         }
+        if self.clauses:
+            answer["clauses"] = [replace(self, clauses=[]).as_dict()] + [
+                clause.as_dict() for clause in self.clauses
+            ]
+        return answer
 
 
 def scan_text(texts: list[str]) -> None:
@@ -106,6 +131,19 @@ def scan_text(texts: list[str]) -> None:
     :class:`~feral.node.secret_scan.SecretRefused`, whose message names the kind, never the value.
     """
     refuse_secrets(texts)
+
+
+def prepare_triples(text: str | None, triple: Triple | None) -> list[Triple]:
+    """Validate and scan the input, and make it triples: the phrasing rules make a text one
+    triple per clause ("I live in Lisbon now and my dentist is Dr. Silva" says two facts).
+
+    Raises:
+        InvalidInput: neither or both given, or an empty part.
+    """
+    if text is not None and triple is None and text.strip():
+        scan_text([text])
+        return parse_facts(text)
+    return [prepare_triple(text, triple)]
 
 
 def prepare_triple(text: str | None, triple: Triple | None) -> Triple:
@@ -159,8 +197,8 @@ class Fact:
 
     def candidates_of(self, conn: Connection) -> Candidates:
         subject, predicate, obj = self.triple
-        name = slot(predicate)
-        slot_predicates = [name, f"{name}_name"] if is_single_valued(name) else []
+        name = slot(predicate) if is_single_valued(slot(predicate)) else about_slot(predicate)
+        slot_predicates = [name, f"{name}_name"] if name is not None else []
         vector = self.vector
         packed = pack_vector(vector.values, vector.embedder.dim) if vector is not None else None
         held = self.held if packed is not None else None
@@ -199,18 +237,34 @@ async def absorb(
     *,
     limits: Thresholds | None = None,
     scope: str | None = None,
+    keep: bool = False,
 ) -> Absorbed:
     """Run the pipeline on a text or a triple and answer what happened (module docstring).
 
-    ``scope`` (checked by the caller: node/scopes.py) puts the stored fact in that scope, in the
-    same transaction, a duplicate included; ``None`` leaves the scope it has."""
-    parsed = prepare_triple(text, triple)
+    A text saying several facts is absorbed clause by clause, each alone (the answer is the
+    first clause's, the others in its ``clauses``). ``scope`` (checked by the caller:
+    node/scopes.py) puts a written fact in that scope, in the same transaction; a duplicate
+    keeps the scope it has, but for a fact of a session or agent the user now states
+    (``scope="user"``), lifted to the user's. A fact in a session's or agent's scope never
+    archives a row of another scope (node/scopes.py). ``keep`` (``--keep-both``) writes what
+    would be merged or superseded beside it, linked ``related_to``."""
+    answers = [
+        await _absorb_one(node, parsed, limits, scope, keep)
+        for parsed in prepare_triples(text, triple)
+    ]
+    return replace(answers[0], clauses=answers[1:])
+
+
+async def _absorb_one(
+    node: Node, parsed: Triple, limits: Thresholds | None, scope: str | None, keep: bool
+) -> Absorbed:
     vectors = await embed_facts(node, [fact_text(*parsed)])
     fact = Fact(parsed, vectors[0], await held_vectors(node, vectors))
     decide_now = await _decider(node, fact, limits)
     outcome: Outcome = await node._write(
         _absorb_in_scope,
         scope,
+        keep,
         fact.candidates_of,
         decide_now,
         lambda memory_id: fact.meta(memory_id, node.now_ms()),
@@ -256,11 +310,37 @@ def _absorb_in_scope(
     origin: NodeId,
     stamp: Stamp,
     scope: str | None,
+    keep: bool,
+    candidates_of: Callable[[Connection], Candidates],
+    decide_now: Callable[[Candidates], Decision],
     *args: Any,
     **kwargs: Any,
 ) -> Outcome:
-    """:func:`~feral.storage.absorb_store.absorb_fact`, then the fact put in ``scope``."""
-    outcome = absorb_fact(conn, origin, stamp, *args, **kwargs)
-    if scope is not None:
-        set_scope(conn, origin, stamp, str(outcome.row["id"]), scope)
+    """:func:`~feral.storage.absorb_store.absorb_fact` with the decision held to ``scope``
+    and ``keep``, then a written fact put in ``scope`` (a duplicate only lifted to the user's,
+    never moved down: node/scopes.py)."""
+
+    def decide_here(found: Candidates) -> Decision:
+        decision = within_scope(conn, decide_now(found), scope)
+        return keep_both(decision, found.triple) if keep else decision
+
+    outcome = absorb_fact(conn, origin, stamp, candidates_of, decide_here, *args, **kwargs)
+    row_id = str(outcome.row["id"])
+    if scope is not None and (outcome.decision.duplicate_of is None or scope == DEFAULT_SCOPE):
+        set_scope(conn, origin, stamp, row_id, scope)
     return outcome
+
+
+def within_scope(conn: Connection, decision: Decision, scope: str | None) -> Decision:
+    """``decision`` with what a write in ``scope`` may not archive turned into links: a
+    session's or agent's fact supersedes only rows of its own scope, and is ``related`` to
+    the others (the user's rows are archived only by the user's own facts)."""
+    if scope in (None, DEFAULT_SCOPE) or not decision.supersedes:
+        return decision
+    own = tuple(i for i in decision.supersedes if read_meta(conn, i).scope == scope)
+    kept = tuple(i for i in decision.supersedes if i not in own)
+    if not kept:
+        return decision
+    if not own:
+        return Decision("related", related=kept)
+    return Decision("supersede", supersedes=own, related=kept)

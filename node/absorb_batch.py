@@ -31,18 +31,29 @@ from feral.storage.memory_model import add_edge
 from feral.sync.types import NodeId
 
 from .absorb import Fact
-from .classify import decide
+from .classify import decide, keep_both
 from .phrases import Triple
 
 if TYPE_CHECKING:
     from .node import Node
 
-__all__ = ["TRANSACTION", "Absorbed", "absorb_groups", "absorb_many"]
+__all__ = ["TRANSACTION", "Absorbed", "Notice", "absorb_groups", "absorb_many"]
 
 TRANSACTION = 50
 """Facts classified and written per transaction. Each is read against the store before it is
 written (about 3 ms of CPU a fact), so a bulk insert's 5,000 rows in one transaction would hold
 the write lock for many seconds, past another process's busy timeout; 50 keep it short."""
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A fact of a bulk write that wrote nothing (merged into ``row_id``) or archived rows
+    (``archived``): ``index`` is its place among the facts given, from 0."""
+
+    index: int
+    classification: str
+    row_id: str
+    archived: tuple[str, ...] = ()
 
 
 @dataclass
@@ -53,13 +64,19 @@ class Absorbed:
     classifications: Counter[str] = field(default_factory=Counter)
     ids: list[str] = field(default_factory=list)
     """The row holding each fact, in order (a duplicate's is the stored row's)."""
+    notices: list[Notice] = field(default_factory=list)
+    """Every fact merged into a stored row or superseding one, in order."""
 
     def add(self, outcomes: Sequence[Outcome]) -> None:
         for outcome in outcomes:
             kind = outcome.decision.classification
             self.classifications[kind] += 1
             self.written += kind != "duplicate"
-            self.ids.append(str(outcome.row["id"]))
+            row_id = str(outcome.row["id"])
+            if kind == "duplicate" or outcome.decision.supersedes:
+                archived = outcome.decision.supersedes
+                self.notices.append(Notice(len(self.ids), kind, row_id, archived))
+            self.ids.append(row_id)
 
 
 async def absorb_many(
@@ -68,16 +85,18 @@ async def absorb_many(
     *,
     source_episode: str | None = None,
     progress: Callable[[int], None] | None = None,
+    keep: bool = False,
 ) -> Absorbed:
     """Classify and write ``triples`` in order, :data:`TRANSACTION` per transaction (they are
-    validated and scanned already); ``progress`` gets each transaction's count once written."""
+    validated and scanned already); ``progress`` gets each transaction's count once written;
+    ``keep`` (``import --keep-both``) writes what would be merged or superseded beside it."""
     result = Absorbed()
     common: set[str] = set()  # words found common, not counted again (storage/word_neighbours.py)
     facts = [Fact((t[0].strip(), t[1].strip(), t[2].strip()), None, None, source_episode, common)
              for t in triples]  # fmt: skip
     for start in range(0, len(facts), TRANSACTION):
         chunk = facts[start : start + TRANSACTION]
-        result.add(await node._write(_absorb_chunk, chunk, now_ms=node.now_ms()))
+        result.add(await node._write(_absorb_chunk, chunk, keep, now_ms=node.now_ms()))
         await node._committed()
         if progress:
             progress(len(chunk))
@@ -85,7 +104,13 @@ async def absorb_many(
 
 
 def _absorb_chunk(
-    conn: Connection, origin: NodeId, stamp: Stamp, facts: Sequence[Fact], *, now_ms: int
+    conn: Connection,
+    origin: NodeId,
+    stamp: Stamp,
+    facts: Sequence[Fact],
+    keep: bool,
+    *,
+    now_ms: int,
 ) -> list[Outcome]:
     """Each fact read, decided and written in turn, in the caller's one transaction."""
     return [
@@ -94,7 +119,7 @@ def _absorb_chunk(
             origin,
             stamp,
             fact.candidates_of,
-            decide,
+            (lambda found: keep_both(decide(found), found.triple)) if keep else decide,
             lambda memory_id, fact=fact: fact.meta(memory_id, now_ms),  # type: ignore[misc]
             now_ms=now_ms,
             vector=fact.vector,

@@ -38,6 +38,7 @@ from feral.storage.word_neighbours import IGNORED_WORDS, WORD_SHARE
 from feral.sync.ids import fact_id, normalise
 
 from .fact_rules import is_single_valued, slot
+from .same_fact import same_fact
 
 __all__ = [
     "DUPLICATE_COSINE",
@@ -49,6 +50,7 @@ __all__ = [
     "content_words",
     "decide",
     "fact_text",
+    "keep_both",
     "marks",
     "negated",
     "word_overlap",
@@ -175,27 +177,45 @@ def decide(candidates: Candidates, limits: Thresholds | None = None) -> Decision
     exact = candidates.exact
     if exact is not None and not exact["archived"] and not exact["deleted"]:
         return Decision("duplicate", duplicate_of=str(exact["id"]))
-    for row in candidates.slot:  # "my doctor's name is Dr. Chen", then "my doctor is Dr. Chen"
+    name = slot(predicate)
+    own_slot = [r for r in candidates.slot if slot(str(r["predicate"])) == name]
+    for row in own_slot:  # "my doctor's name is Dr. Chen", then "my doctor is Dr. Chen"
         if " ".join(str(row["object"]).split()).casefold() == " ".join(obj.split()).casefold():
             return Decision("duplicate", duplicate_of=str(row["id"]))
     if candidates.opposite is not None:
         return Decision("contradict", contradicts=(str(candidates.opposite["id"]),))
-    slot_ids = {str(r["id"]) for r in candidates.slot}
     ordered = _by_closeness(candidates.neighbours)
+    lookalikes: list[str] = []
     for row, cosine in ordered:
         if _near_duplicate(candidates.triple, row, cosine, limits):
-            return Decision("duplicate", duplicate_of=str(row["id"]))
-    if is_single_valued(slot(predicate)) and candidates.slot:
-        return Decision("supersede", supersedes=tuple(sorted(slot_ids)))
+            if same_fact(fact_text(*candidates.triple), _row_text(row)):
+                return Decision("duplicate", duplicate_of=str(row["id"]))
+            lookalikes.append(str(row["id"]))  # close but not the same: keep both, linked
+    if is_single_valued(name) and own_slot:
+        return Decision("supersede", supersedes=tuple(sorted(str(r["id"]) for r in own_slot)))
     own = fact_id(subject, predicate, obj)
-    related = tuple(
+    about = [str(r["id"]) for r in candidates.slot if r not in own_slot]  # a state, a "not"
+    close = [
         str(row["id"])
         for row, cosine in ordered
         if cosine is not None and cosine >= limits.related_cosine and row["id"] != own
-    )[:MAX_RELATED]
+    ]
+    related = tuple(dict.fromkeys([*about, *lookalikes, *close]))[:MAX_RELATED]
     if related:
         return Decision("related", related=related)
     return Decision("new")
+
+
+def keep_both(decision: Decision, triple: tuple[str, str, str]) -> Decision:
+    """``remember --keep-both``: what would be merged or superseded is written beside the
+    stored row instead, linked to it by ``related_to`` (an exact repeat of ``triple``, the
+    same id, is still one row)."""
+    if decision.classification == "supersede":
+        return Decision("related", related=decision.supersedes)
+    merged = decision.duplicate_of
+    if decision.classification == "duplicate" and merged not in (None, fact_id(*triple)):
+        return Decision("related", related=(str(merged),))
+    return decision
 
 
 def _by_closeness(neighbours: Sequence[tuple[Row, float | None]]) -> list[tuple[Row, float | None]]:

@@ -2,7 +2,8 @@
 
 Only messages whose role is ``user`` count: an assistant saying "your doctor is Dr. Chen" is not
 the user stating it. Each message is cut into sentences (a full stop after a title such as
-``Dr.`` does not end one), each sentence goes through :func:`~feral.node.phrases.parse_fact`, and
+``Dr.`` does not end one) and each sentence into its clauses (node/clauses.py), each clause goes
+through :func:`~feral.node.phrases.parse_fact`, and
 what becomes a triple is kept; what the rules can only store as a note is left to the episode,
 which already holds the words. So "my sister's doctor is Dr. Lee" gives ``user sister_doctor
 Dr. Lee``, never ``user doctor``. The facts are written when the episode holding their message is
@@ -12,27 +13,20 @@ stored, with that episode as their ``source_episode``, through the absorb pipeli
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable, Sequence
 
 from feral.storage.rows import EpisodeRow
 
+from .clauses import clauses, sentences
 from .phrases import NOTE, Triple, parse_fact
 from .working_memory import Message
 
 __all__ = ["FactExtractor", "USER_ROLE", "message_facts", "sentences"]
 
 USER_ROLE = "user"
-_TITLES = ("Dr", "Mr", "Mrs", "Ms", "Mx", "Prof", "St")
-_SENTENCE_END = re.compile("".join(rf"(?<!\b{t}\.)" for t in _TITLES) + r"(?<=[.!?])\s+|\n+")
 
 Writer = Callable[[str, list[list[Triple]]], Awaitable[int]]
 """``Node.remember_extracted``-shaped: ``(episode_id, facts per message)`` to a count."""
-
-
-def sentences(text: str) -> list[str]:
-    """``text`` cut into sentences (not after a title's full stop), blanks dropped."""
-    return [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
 
 
 def message_facts(message: Message) -> list[Triple]:
@@ -41,9 +35,9 @@ def message_facts(message: Message) -> list[Triple]:
         return []
     facts: list[Triple] = []
     for sentence in sentences(message.content):
-        triple = parse_fact(sentence)
-        if triple[1] != NOTE and triple not in facts:
-            facts.append(triple)
+        for triple in map(parse_fact, clauses(sentence)):  # each clause alone: clauses.py
+            if triple[1] != NOTE and triple not in facts:
+                facts.append(triple)
     return facts
 
 

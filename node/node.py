@@ -41,7 +41,7 @@ from feral.sync.ids import new_ulid
 from feral.sync.types import NodeId, PackedHLC, RowId, VersionVector
 
 from .absorb import Absorbed, absorb
-from .absorb_batch import absorb_groups, absorb_many
+from .absorb_batch import Absorbed as BulkAbsorbed, absorb_groups, absorb_many
 from .clock_mark import read_mark, write_mark
 from .config import Settings, load_settings
 from .conflicts import record_conflicts
@@ -51,6 +51,7 @@ from .identity import Identity, load_or_create_identity
 from .ingest_facts import FactExtractor
 from .node_reads import NodeReads
 from .phrases import Triple, parse_fact
+from .prompt_files import rewrite_prompt_files
 from .search import SearchResult
 from .secret_scan import refuse_secrets, refuse_triple, refuse_triples, screened_messages
 from .sessions import IngestResult, SessionMemory, ingest
@@ -247,10 +248,16 @@ class Node(NodeReads):
         return await self.remember(parse_fact(text), scope=scope)
 
     async def absorb(
-        self, text: str | None = None, triple: Triple | None = None, scope: str | None = None
+        self,
+        text: str | None = None,
+        triple: Triple | None = None,
+        scope: str | None = None,
+        *,
+        keep_both: bool = False,
     ) -> Absorbed:
-        """Remember through the absorb pipeline (node/absorb.py): scanned, classified, linked."""
-        return await absorb(self, text, triple, scope=scope)
+        """Remember through the absorb pipeline (node/absorb.py): scanned, classified, linked;
+        ``keep_both`` writes what would be merged or superseded beside it instead."""
+        return await absorb(self, text, triple, scope=scope, keep=keep_both)
 
     async def add_entity(self, entity_type: str, name: str) -> dict[str, Any]:
         """Name an entity of the graph (node/graph.py checks the type and name; SecretRefused
@@ -305,17 +312,38 @@ class Node(NodeReads):
         through the absorb pipeline (node/absorb_batch.py); ``classify=False`` writes them as
         given (the facts of an export: classified where they were made). Returns how many
         facts were written."""
+        if classify:
+            return (await self.absorb_facts(triples, progress, batch)).written
         written = 0
         for number, chunk in enumerate(_chunks(triples, batch)):
             refuse_triples(chunk, first=number * batch + 1)
-            if classify:
-                written += (await absorb_many(self, chunk, progress=progress)).written
-                continue
             written += await self._write(memories.import_facts, chunk, now_ms=self.now_ms())
             await self._committed()
             if progress:
                 progress(len(chunk))
         return written
+
+    async def absorb_facts(
+        self,
+        triples: Iterable[tuple[str, str, str]],
+        progress: Callable[[int], None] | None = None,
+        batch: int = IMPORT_BATCH,
+        *,
+        keep_both: bool = False,
+    ) -> BulkAbsorbed:
+        """``import_facts`` through the absorb pipeline, answering what it did to each fact:
+        the counts, and a notice for each fact merged or superseding (``keep_both``: written
+        beside instead)."""
+        result = BulkAbsorbed()
+        for number, chunk in enumerate(_chunks(triples, batch)):
+            refuse_triples(chunk, first=number * batch + 1)
+            done = await absorb_many(self, chunk, progress=progress, keep=keep_both)
+            offset = len(result.ids)
+            result.written += done.written
+            result.classifications += done.classifications
+            result.ids += done.ids
+            result.notices += [dataclasses.replace(n, index=n.index + offset) for n in done.notices]
+        return result
 
     async def commit(
         self,
@@ -366,11 +394,13 @@ class Node(NodeReads):
 
     async def _finish_erasing(self) -> None:
         """After a commit that erased rows (a nuke, here or from a peer: storage/erase.py):
-        empty the WAL, which still holds the pages as they were, and recompile at once any
-        wiki page that showed one of those rows."""
+        empty the WAL, which still holds the pages as they were, recompile at once any wiki
+        page that showed one of those rows, and rewrite the prompt files."""
         erased = await self.store.read(finish_erasing)
         if erased and pages_citing(self.home, erased):
             await self.compile_wiki()
+        if erased:
+            await rewrite_prompt_files(self)
 
     async def embed_queued(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Embed every queued row now (no-op with no model); ``progress`` gets ``(done, total)``.

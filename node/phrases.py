@@ -50,6 +50,9 @@ from __future__ import annotations
 
 import re
 
+from .fact_rules import is_single_valued
+from .fact_values import refine
+
 __all__ = ["NOTE", "USER", "Triple", "parse_fact", "snake_case"]
 
 Triple = tuple[str, str, str]
@@ -58,28 +61,34 @@ USER = "user"
 NOTE = "note"
 
 _VERB = r"(?i:is|are|was)"
-_PREP = r"(?:(?i:now)\s+)?(?:(?i:on|in|at)\s+)?"
 _TITLE = r"(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof|St)\.\s+)"
 _CAP_WORD = r"[^\W\d_][\w'’.-]*"
 _PROPER = rf"{_TITLE}?{_CAP_WORD}(?:\s+{_CAP_WORD}){{0,3}}"
 
 _ATTRIBUTE = r"(?P<attr>\S+(?:\s+\S+){0,4}?)"
 """One to five words: a longer "attribute" is a sentence, not a predicate."""
-_MY = re.compile(rf"(?i:my)\s+{_ATTRIBUTE}\s+{_VERB}\s+{_PREP}(?P<value>.+)", re.S)
-_OWNER = re.compile(
-    rf"(?P<owner>{_PROPER})['’]s\s+{_ATTRIBUTE}\s+{_VERB}\s+{_PREP}(?P<value>.+)", re.S
-)
+_MY = re.compile(rf"(?i:my)\s+{_ATTRIBUTE}\s+{_VERB}\s+(?P<value>.+)", re.S)
+_OWNER = re.compile(rf"(?P<owner>{_PROPER})['’]s\s+{_ATTRIBUTE}\s+{_VERB}\s+(?P<value>.+)", re.S)
 _NEGATED = r"(?i:do\s+not|don['’]t|does\s+not|doesn['’]t)\s+"
+_MOVED = r"(?i:(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)(?:\s+house)?\s+to)"
 _VERBS = (
-    (r"(?i:live\s+in)", r"(?i:lives\s+in)", "lives_in"),
+    (r"(?i:(?:now\s+)?live\s+in)", r"(?i:(?:now\s+)?lives\s+in)", "lives_in"),
+    (rf"(?i:(?:have\s+|['’]ve\s+)?{_MOVED})", rf"(?i:(?:has\s+)?{_MOVED})", "lives_in"),
     (r"(?i:work\s+at)", r"(?i:works\s+at)", "works_at"),
     (r"(?i:work\s+for)", r"(?i:works\s+for)", "works_for"),
     (r"(?i:like|love)", r"(?i:likes|loves)", "likes"),
     (r"(?i:dislike|hate)", r"(?i:dislikes|hates)", "dislikes"),
 )
 """Each verb: its first-person form, its third-person form, its predicate."""
+_I_AM = r"(?i:i\s+am|i['’]m|we\s+are|we['’]re)\s+"
 _FIRST_PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"(?i:i)\s+{_NEGATED}(?i:like|love)\s+(?P<value>.+)", re.S), "dislikes"),
+    (re.compile(rf"(?i:i['’]ve|we['’]ve|we)\s+{_MOVED}\s+(?P<value>.+)", re.S), "lives_in"),
+    (
+        re.compile(rf"{_I_AM}(?i:now\s+)?(?i:living|based|settled)\s+in\s+(?P<value>.+)", re.S),
+        "lives_in",
+    ),
+    (re.compile(rf"(?:{_I_AM}(?i:called|named)|(?i:call\s+me))\s+(?P<value>.+)", re.S), "name"),
     *(
         (re.compile(rf"(?i:i)\s+(?:(?i:really)\s+)?{verb}\s+(?P<value>.+)", re.S), predicate)
         for verb, _, predicate in _VERBS
@@ -142,14 +151,14 @@ def _possessive(text: str) -> Triple | None:
     predicate, value = snake_case(match["attr"]), _value(match["value"])
     if not predicate or value is None:
         return None
-    return (subject, predicate, value)
+    return refine(subject, predicate, value)  # a state, a negation, "called" (fact_values.py)
 
 
 def _first_person(text: str) -> Triple | None:
     for pattern, predicate in _FIRST_PERSON:
         match = pattern.fullmatch(text)
         if match is not None and (value := _value(match["value"])) is not None:
-            return (USER, predicate, value)
+            return _slot_value(USER, predicate, value)
     return None
 
 
@@ -159,8 +168,18 @@ def _third_person(text: str) -> Triple | None:
         if match is None or not _is_name(match["subject"]):
             continue
         if (value := _value(match["value"])) is not None:
-            return (" ".join(match["subject"].split()), predicate, value)
+            return _slot_value(" ".join(match["subject"].split()), predicate, value)
     return None
+
+
+def _slot_value(subject: str, predicate: str, value: str) -> Triple | None:
+    """A single-valued slot's value checked as a possessive's is ("I live in Lisbon now" is
+    Lisbon; "I work at home" is a state of where one works: node/fact_values.py)."""
+    return (
+        refine(subject, predicate, value)
+        if is_single_valued(predicate)
+        else (subject, predicate, value)
+    )
 
 
 def _is(text: str) -> Triple | None:

@@ -50,6 +50,8 @@ class RememberRequest(Struct, frozen=True, forbid_unknown_fields=True):
     object_: Text | None = msgspec.field(default=None, name="object")
     scope: Scope | None = None
     """Whose fact it is (``user``, ``agent:NAME``, ``session:ID``); ``None`` keeps its scope."""
+    keep_both: bool = False
+    """Write what would be merged or superseded beside the stored fact (``related_to``)."""
 
     def triple(self) -> tuple[str, str, str] | None:
         """The explicit triple, or ``None`` when the body gives a ``fact``.

@@ -132,10 +132,11 @@ class MemoryApi:
 
     async def remember(self, request: Request) -> dict[str, Any]:
         body = await read_json(request, RememberRequest)
-        triple = body.triple()
+        triple, keep = body.triple(), body.keep_both
         if triple is None:
-            return (await self.node.absorb(text=str(body.fact).strip(), scope=body.scope)).as_dict()
-        return (await self.node.absorb(triple=triple, scope=body.scope)).as_dict()
+            text = str(body.fact).strip()
+            return (await self.node.absorb(text, None, body.scope, keep_both=keep)).as_dict()
+        return (await self.node.absorb(None, triple, body.scope, keep_both=keep)).as_dict()
 
     @reads_query
     async def episodes(self, request: Request) -> list[EpisodeRow]:

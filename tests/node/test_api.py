@@ -192,7 +192,16 @@ async def test_search_answers_exactly_what_the_cli_prints_with_json(api: Api, no
     assert cli == answer.body
 
 
-ABSORB_FIELDS = ("status", "memory_id", "classification", "edges_created", "duplicates_merged")
+ABSORB_FIELDS = (
+    "status",
+    "memory_id",
+    "classification",
+    "edges_created",
+    "duplicates_merged",
+    "written",
+    "merged_into",
+    "archived_rows",
+)
 
 
 def stored_row(answer: dict[str, object]) -> dict[str, object]:
@@ -242,10 +251,14 @@ async def test_absorb_answers_what_the_pipeline_did(api: Api, node: Node):
         "classification": "new",
         "edges_created": 0,
         "duplicates_merged": 0,
+        "written": True,
+        "merged_into": None,
+        "archived_rows": [],
     }
     later = await api.post("/api/absorb", {"fact": "my doctor is now Dr. Lee"})
     assert (later.body["classification"], later.body["edges_created"]) == ("supersede", 1)
     assert later.body["edges"][0]["to_id"] == first.body["id"]
+    assert later.body["archived_rows"] == [first.body["id"]]  # named, so it can be restored
     assert (await node.get(first.body["id"]))["archived"] is True
     empty = await api.post("/api/absorb", {"fact": "   "})
     assert empty.status == 422 and error_code(empty) == "invalid_request"

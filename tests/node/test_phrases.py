@@ -13,7 +13,7 @@ PHRASINGS = [
     ("My doctor’s name is Dr. Chen.", ("user", "doctor_name", "Dr. Chen")),
     ("Alice's birthday is on May 4", ("Alice", "birthday", "May 4")),
     ("Dr. Chen's office is in Lisbon", ("Dr. Chen", "office", "Lisbon")),
-    ("Alice Smith's cat is called Tom", ("Alice Smith", "cat", "called Tom")),
+    ("Alice Smith's cat is called Tom", ("Alice Smith", "cat_name", "Tom")),
     ("my favourite colour is green", ("user", "favourite_colour", "green")),
     ("my favourite colour is green!!", ("user", "favourite_colour", "green")),
     ("My Name Is Bob", ("user", "name", "Bob")),
