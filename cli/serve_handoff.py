@@ -21,6 +21,12 @@ started for the next commands (cli/resident.py), answering the same two routes o
 with the token it wrote into that file. A running server is always asked first: it is the one
 process that writes the home while it runs, and a resident stops once one starts.
 
+Before anything of the user's is sent, the command makes sure the port is the process the file
+names: on the same connection it first asks ``GET /api/handoff/proof`` with a random challenge,
+and goes on only if the answer is the challenge keyed with the file's secret (the serve's
+nonce, the resident's token: node/handoff_proof.py). A program that took the port after the
+process freed it learns nothing, and the command does the work itself.
+
 The request is written by hand over a socket (HTTP/1.1, ``Connection: close``): the standard
 ``http.client`` imports the email parser and ssl, which cost a command more than the request.
 """
@@ -28,12 +34,18 @@ The request is written by hand over a socket (HTTP/1.1, ``Connection: close``): 
 from __future__ import annotations
 
 import json
+import os
 import socket
 from pathlib import Path
 from typing import Any
 
 from feral.node.resident_runtime import live_resident
-from feral.node.serve_runtime import live_serve_runtime
+from feral.node.serve_runtime import (
+    CHALLENGE_HEADER,
+    PROOF_PATH,
+    handoff_proof,
+    live_serve_runtime,
+)
 from feral.sync.errors import FeralError, InvalidArgument
 
 __all__ = ["ServeAnswer", "hand_to_serve"]
@@ -42,7 +54,10 @@ CONNECT_TIMEOUT_S = 2.0
 """A server on this machine accepts at once or refuses; longer means it is not answering."""
 ANSWER_TIMEOUT_S = 120.0
 """Long enough for a server busy catching a peer up; a hung one is left, and the work done here."""
+PROOF_TIMEOUT_S = 10.0
+"""How long the process the file names may take to prove it is that process."""
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
+MAX_PROOF_BYTES = 64 * 1024
 NODE_ERROR_CODES = frozenset(
     {
         "refused",
@@ -84,12 +99,13 @@ def hand_to_serve(home: Path, path: str, body: dict[str, Any]) -> ServeAnswer | 
             if token is None:
                 return None
             headers["Authorization"] = f"Bearer {token}"
-        return _answer(_post(runtime.dial_host, runtime.port, path, body, headers))
+        where = (runtime.dial_host, runtime.port, runtime.nonce)
+        return _answer(_post(where, path, body, headers))
     resident = live_resident(home)
     if resident is None:
         return None
     headers["Authorization"] = f"Bearer {resident.token}"
-    return _answer(_post("127.0.0.1", resident.port, path, body, headers))
+    return _answer(_post(("127.0.0.1", resident.port, resident.token), path, body, headers))
 
 
 def _answer(reply: tuple[int, object] | None) -> ServeAnswer | None:
@@ -126,10 +142,12 @@ def _api_token(home: Path) -> str | None:
 
 
 def _post(
-    host: str, port: int, path: str, body: dict[str, Any], headers: dict[str, str]
+    where: tuple[str, int, str], path: str, body: dict[str, Any], headers: dict[str, str]
 ) -> tuple[int, object] | None:
-    """One request on a fresh connection: the status and the decoded JSON, or ``None`` when
-    the server refuses the connection, goes away or answers something that is not JSON."""
+    """One request on a fresh connection to ``where`` (host, port, and the secret its process
+    proves it holds): the status and the decoded JSON, or ``None`` when the server refuses
+    the connection, cannot prove it is the process, goes away or answers no JSON."""
+    host, port, key = where
     payload = json.dumps(body).encode()
     authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     fields = {"Host": authority, "Connection": "close", "Content-Length": str(len(payload))}
@@ -137,12 +155,48 @@ def _post(
     request = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload
     try:
         with _connect(host, port) as sock:
+            if not _proves(sock, authority, key):
+                return None
             sock.settimeout(ANSWER_TIMEOUT_S)
             sock.sendall(request)
             raw = _read_all(sock)
     except OSError:
         return None
     return _parse_response(raw) if raw is not None else None
+
+
+def _proves(sock: socket.socket, authority: str, key: str) -> bool:
+    """Whether the process on ``sock`` answers a fresh challenge keyed with ``key`` (the
+    connection stays open for the request that follows)."""
+    challenge = os.urandom(16).hex()
+    request = (f"GET {PROOF_PATH} HTTP/1.1\r\nHost: {authority}\r\n"
+               f"{CHALLENGE_HEADER}: {challenge}\r\n\r\n")  # fmt: skip
+    sock.settimeout(PROOF_TIMEOUT_S)
+    sock.sendall(request.encode("latin-1"))
+    reply = _parse_response(_read_one(sock))
+    if reply is None or reply[0] != 200 or not isinstance(reply[1], dict):
+        return False
+    return reply[1].get("proof") == handoff_proof(key, challenge)
+
+
+def _read_one(sock: socket.socket) -> bytes:
+    """One response with a ``Content-Length`` body, read without waiting for the close (the
+    connection is kept); what came so far if it is not that, or too long."""
+    raw = b""
+    while b"\r\n\r\n" not in raw and len(raw) < MAX_PROOF_BYTES:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return raw
+        raw += chunk
+    head = raw.partition(b"\r\n\r\n")[0]
+    lines = head.decode("latin-1").lower().split("\r\n")
+    lengths = [x.partition(":")[2].strip() for x in lines if x.startswith("content-length:")]
+    if len(lengths) != 1 or not lengths[0].isdigit():
+        return raw
+    total = min(len(head) + 4 + int(lengths[0]), MAX_PROOF_BYTES)
+    while len(raw) < total and (chunk := sock.recv(65536)):
+        raw += chunk
+    return raw
 
 
 def _connect(host: str, port: int) -> socket.socket:

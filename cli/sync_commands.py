@@ -402,9 +402,8 @@ def serve(home: Path, host: str, port: int, tls: bool | None) -> None:
         warning = (await clock_state(node)).warning
 
         def started() -> None:
-            runtime = ServeRuntime(
-                os.getpid(), host, port, service.tls is not None, service.api_token is not None
-            )
+            runtime = ServeRuntime(os.getpid(), host, port, service.tls is not None,
+                                   service.api_token is not None, service.nonce)  # fmt: skip
             record_serve_runtime(node.home, runtime)  # for remember and search (serve_handoff)
             ws, http = ("wss", "https") if service.tls is not None else ("ws", "http")
             record_serve_url(node.home, serve_url(host, port, ws))  # for feral sync invite

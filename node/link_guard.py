@@ -38,6 +38,7 @@ __all__ = [
     "LinkGuard",
     "Ticket",
     "address_of",
+    "REQUEST_TIMEOUT",
     "close_stalled_requests",
     "frame_weight",
 ]
@@ -181,8 +182,10 @@ def frame_weight(frame: bytes) -> int:
 
 
 async def close_stalled_requests(server: uvicorn.Server, deadline: Callable[[], float]) -> None:
-    """Close HTTP connections whose first request has not fully arrived within ``deadline()``
-    seconds (a half-sent upgrade, a silent socket): uvicorn itself would wait for ever."""
+    """Close HTTP connections whose request has not fully arrived within ``deadline()``
+    seconds: a head that never ends (a half-sent upgrade, a silent socket) is closed, a body
+    that never ends is answered 408 and closed. uvicorn itself would wait for ever, and each
+    such connection would hold a socket and a task of the server."""
     first_seen: weakref.WeakKeyDictionary[object, float] = weakref.WeakKeyDictionary()
     loop = asyncio.get_running_loop()
     while True:
@@ -191,11 +194,37 @@ async def close_stalled_requests(server: uvicorn.Server, deadline: Callable[[], 
         for connection in list(server.server_state.connections):
             if not hasattr(connection, "cycle"):  # upgraded: the link's own deadline holds
                 continue
-            seen = first_seen.setdefault(connection, now)
-            if getattr(connection, "cycle", None) is None and now - seen > limit:
-                log.warning("! closed a connection from %s: no request within %g s",
-                            address_of(getattr(connection, "client", None)), limit)  # fmt: skip
-                first_seen[connection] = float("inf")  # said once; closing takes a moment
-                transport = getattr(connection, "transport", None)
-                if transport is not None:
-                    transport.close()
+            cycle = getattr(connection, "cycle", None)
+            waiting_body = cycle is not None and _waits_for_body(cycle)
+            if cycle is not None and not waiting_body:
+                continue
+            seen = first_seen.setdefault(cycle if waiting_body else connection, now)
+            if now - seen > limit:
+                first_seen[cycle if waiting_body else connection] = float("inf")  # said once
+                _close_stalled(connection, limit, body=waiting_body)
+
+
+def _waits_for_body(cycle: object) -> bool:
+    """Whether a request's head arrived and its body has not, with no answer begun."""
+    return bool(getattr(cycle, "more_body", False)) and not getattr(cycle, "response_started", True)
+
+
+_TIMEOUT_BODY = b'{"error": {"code": "request_timeout", "message": "the body did not arrive"}}'
+REQUEST_TIMEOUT = (
+    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\n"
+    b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(_TIMEOUT_BODY), _TIMEOUT_BODY)
+)
+"""The API's error shape (node/api/errors.py), written on the socket as the connection closes."""
+
+
+def _close_stalled(connection: object, limit: float, *, body: bool) -> None:
+    """Close ``connection``, whose request head (or body, answered 408 first) is late."""
+    what = "request body" if body else "request"
+    log.warning("! closed a connection from %s: no %s within %g s",
+                address_of(getattr(connection, "client", None)), what, limit)  # fmt: skip
+    transport = getattr(connection, "transport", None)
+    if transport is None or transport.is_closing():
+        return
+    if body:
+        transport.write(REQUEST_TIMEOUT)
+    transport.close()

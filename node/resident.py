@@ -39,6 +39,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .api import MemoryApi
 from .embedding import serve_running
+from .handoff_proof import ProvesHandoff
 from .node import Node
 from .resident_runtime import (
     ResidentRuntime,
@@ -109,9 +110,11 @@ class ResidentService:
         self.node.embedding.hold_vectors()
         await self._warm()
         self.node.embedding.start()
-        config = uvicorn.Config(self.activity, lifespan="off", server_header=False,
-                                log_level="warning", timeout_graceful_shutdown=5)  # fmt: skip
+        app = ProvesHandoff(self.activity, self.token)  # commands check it is this process
+        config = uvicorn.Config(app, lifespan="off", server_header=False, log_level="warning",
+                                timeout_graceful_shutdown=5)  # fmt: skip
         server = StoppingServer(config)
+        server.before_shutdown = self._stopping
         serving = asyncio.create_task(server.serve(sockets=[self.listener]))
         while not server.started and not serving.done():
             await asyncio.sleep(0.02)
@@ -129,6 +132,11 @@ class ResidentService:
                 watcher.cancel()
             await self.node.embedding.stop()
             await self._final_drain()
+
+    async def _stopping(self) -> None:
+        """On the way out, while the port is still this process's: no command is sent here
+        from now on (a program may take the port once it is closed)."""
+        forget_resident(self.node.home, os.getpid())
 
     async def _warm(self) -> None:
         """Load the model's session and the vectors now, so the first request is as quick as

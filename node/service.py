@@ -25,7 +25,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import random
+import secrets
 import signal
 import socket
 import ssl
@@ -47,12 +49,14 @@ from .config import PeerSettings, load_settings
 from .dial import FRAME_LIMIT, dial, sync_url
 from .embedding import serving_lock
 from .env_seconds import env_seconds
+from .handoff_proof import ProvesHandoff
 from .link_guard import LinkGuard, address_of, close_stalled_requests
 from .listener import sole_server
 from .mcp_mount import LazyMcp
 from .node import Node
 from .peer import FailureLog, LinkResult, PeerLink
 from .prune import prune_on_schedule
+from .serve_runtime import forget_serve_runtime
 from .tls import identity_fingerprint, server_context
 from .transport import ServerTransport
 
@@ -164,6 +168,9 @@ class SyncService:
             exception_handlers=api.exception_handlers(),
         )
         self.server: uvicorn.Server | None = None
+        self.nonce = secrets.token_hex(16)
+        """This start's secret for ``HOME/serve.runtime.json``: commands check the port
+        answers with it before they hand it anything (node/handoff_proof.py)."""
 
     @property
     def server_links(self) -> int:
@@ -173,7 +180,7 @@ class SyncService:
     def config(self) -> uvicorn.Config:
         return _TlsConfig(
             self.tls,
-            self.app,
+            ProvesHandoff(self.app, self.nonce),
             host=self.host,
             port=self.port,
             ws="websockets-sansio",
@@ -204,7 +211,7 @@ class SyncService:
 
     async def _serve(self, started: Callable[[], None] | None) -> None:
         self.server = server = StoppingServer(self.config())
-        server.before_shutdown = self._close_links
+        server.before_shutdown = self._stopping
         watcher = asyncio.create_task(self._watch())
         stalled = asyncio.create_task(
             close_stalled_requests(server, lambda: self.node.settings.sync.handshake_timeout_s)
@@ -228,6 +235,12 @@ class SyncService:
                 task.cancel()
             await asyncio.gather(watcher, stalled, pruning, *self._dialers.values(),
                                  return_exceptions=True)  # fmt: skip
+
+    async def _stopping(self) -> None:
+        """First thing on the way out, while the port is still this server's: no command is
+        sent here from now on (a program may take the port once it is closed), then the links."""
+        forget_serve_runtime(self.node.home, os.getpid())
+        await self._close_links()
 
     async def _close_links(self) -> None:
         """On the way out: close every link with a close frame (1001), so each peer hears the

@@ -53,14 +53,27 @@ def mesh(tmp_path: Path) -> Iterator[Mesh]:
 
 
 def _stop_resident(home: Path) -> None:
-    """SIGTERM whatever resident ``home``'s file names, and wait until its lock is free."""
+    """SIGTERM whatever resident ``home``'s file names, and wait until its lock is free (one
+    still starting writes its file a moment later: it is stopped once it has)."""
+    signalled: set[int] = set()
+
+    def stopped() -> bool:
+        pid = _named_pid(home)
+        if pid is not None and pid not in signalled and process_alive(pid):
+            os.kill(pid, signal.SIGTERM)
+            signalled.add(pid)
+        return not resident_held(home)
+
+    assert wait_until(stopped, 90), f"a resident holds {home} still"
+
+
+def _named_pid(home: Path) -> int | None:
+    """The process id ``home``'s resident file names, if there is one."""
     try:
         pid = json.loads((home / RESIDENT_FILE).read_text())["pid"]
     except (OSError, ValueError, KeyError):
-        pid = None
-    if pid is not None and process_alive(pid):
-        os.kill(pid, signal.SIGTERM)
-    assert wait_until(lambda: not resident_held(home), 30), f"a resident holds {home} still"
+        return None
+    return pid if isinstance(pid, int) else None
 
 
 def _device(mesh: Mesh, name: str = "device", idle_s: float = 120) -> FeralNode:
@@ -80,7 +93,9 @@ def _log(node: FeralNode) -> str:
 
 
 def _gone(runtime: ResidentRuntime, node: FeralNode) -> bool:
-    return not process_alive(runtime.pid) and not (node.home / RESIDENT_FILE).exists()
+    """The resident ``runtime`` ended and its file with it (a command working alone since may
+    have started the next one, which writes a file of its own)."""
+    return not process_alive(runtime.pid) and _named_pid(node.home) != runtime.pid
 
 
 def test_a_command_alone_starts_a_resident_and_the_next_ones_are_handed_to_it(mesh):
