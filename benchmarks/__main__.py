@@ -8,6 +8,10 @@ household set instead (benchmarks/retrieval_bench.py), one table row per embedde
 evidence turns on LoCoMo-shaped conversations, feral beside plain BM25 and plain cosine
 (benchmarks/locomo_bench.py; without ``--data`` our small synthetic set).
 
+``python -m benchmarks fusion [--data PATH_OR_URL]``: every hybrid fusion variant tried on the
+same candidates of the household set and of conversations, per tuning and held split
+(benchmarks/fusion_tuning.py).
+
 ``python -m benchmarks absorb-pairs [--json]`` and ``python -m benchmarks absorb [--json]
 [--facts N] [--writes N]``: the absorb pipeline's near-duplicate threshold and its cost
 (benchmarks/absorb_bench.py, benchmarks/absorb_cost.py).
@@ -136,6 +140,22 @@ def _locomo(argv: list[str]) -> int:
     return 0
 
 
+def _fusion(argv: list[str]) -> int:
+    from .conversation_set import SYNTHETIC, load_conversations
+    from .fusion_tuning import collect_conversations, collect_household, render_tuning, tune
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks fusion")
+    parser.add_argument("--data", default=str(SYNTHETIC), help="LoCoMo-shaped JSON, path or URL")
+    args = parser.parse_args(argv)
+    conversations = load_conversations(args.data)
+    tables = {
+        "household": tune(collect_household()),
+        "conversations": tune(collect_conversations(conversations)),
+    }
+    print(render_tuning(tables))
+    return 0
+
+
 def _absorb(command: str, argv: list[str]) -> int:
     from .absorb_bench import measure_pairs, render_pairs
     from .absorb_cost import run_absorb
@@ -196,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
         return _import(argv[1:])
     if argv[:1] == ["cli"]:
         return _cli(argv[1:])
+    if argv[:1] == ["fusion"]:
+        return _fusion(argv[1:])
     if argv[:1] == ["locomo"]:
         return _locomo(argv[1:])
     if argv[:1] == ["retrieval"]:

@@ -28,6 +28,7 @@ from collections.abc import Collection, Sequence
 from .search import STOP_WORDS, Hit, content_of
 
 __all__ = [
+    "COVERAGE_POWER",
     "FUSION_POOL",
     "NOISE_FLOOR",
     "fuse",
@@ -40,6 +41,12 @@ __all__ = [
 FUSION_POOL = 50
 """Candidates each leg contributes to a hybrid search (never fewer than ``k``): min-max needs a
 pool deeper than the page shown, or the page's last hit would always score 0."""
+COVERAGE_POWER = 2.0
+"""The power of the share of query words that weighs a lexical match (:func:`lexical_weight`),
+with the default ``alpha`` 0.6, chosen on the household set. On conversations (LoCoMo) a lower
+alpha and power lift the hybrid above its lexical leg but cost the household paraphrases their
+first places (MRR@10); benchmarks/fusion_tuning.py tries the variants (README *Retrieval
+quality*)."""
 NOISE_FLOOR = 0.05
 """A fused score below this is noise: near the bottom of both legs' pools."""
 
@@ -86,12 +93,12 @@ def term_coverage(query: str, hit: Hit) -> float:
     return len(wanted & _words(content_of(hit.row))) / len(wanted)
 
 
-def lexical_weight(query: str, hit: Hit) -> float:
-    """How far a lexical match is evidence: the square of :func:`term_coverage`, so a hit
-    holding half the query's words counts a quarter and one holding them all counts fully
-    (chosen on the household set: plain coverage let one-word distractors cost paraphrases
-    their first place; see the README's Performance section)."""
-    return term_coverage(query, hit) ** 2
+def lexical_weight(query: str, hit: Hit, power: float = COVERAGE_POWER) -> float:
+    """How far a lexical match is evidence: :func:`term_coverage` to the power ``power``
+    (:data:`COVERAGE_POWER`), so a hit holding half the query's words counts a quarter and
+    one holding them all counts fully (plain coverage let one-word distractors cost the
+    household set's paraphrases their first place; see the README's Retrieval quality)."""
+    return float(term_coverage(query, hit) ** power)
 
 
 def fuse(
@@ -102,6 +109,7 @@ def fuse(
     limit: int,
     pool: int,
     waiting: Collection[str] = frozenset(),
+    coverage_power: float = COVERAGE_POWER,
 ) -> list[Hit]:
     """Blend the two legs by id, best first, with the noise dropped.
 
@@ -118,6 +126,7 @@ def fuse(
         limit: the most results.
         pool: how many candidates each leg was asked for (:func:`fusion_pool_size`).
         waiting: ids of the lexical candidates not embedded yet.
+        coverage_power: the power of the share of query words in :func:`lexical_weight`.
     """
     f_low, f_span = min_max([h.fts_score for h in fts], pool)
     v_low, v_span = min_max([h.vector_score for h in vector], pool)
@@ -125,7 +134,9 @@ def fuse(
     merged: dict[str, Hit] = {h.id: h for h in vector}
     lexical: dict[str, float] = {}
     for hit in fts:
-        lexical[hit.id] = _scaled(hit.fts_score, f_low, f_span) * lexical_weight(query, hit)
+        lexical[hit.id] = _scaled(hit.fts_score, f_low, f_span) * lexical_weight(
+            query, hit, coverage_power
+        )
         if hit.id in merged:
             merged[hit.id].fts_score = hit.fts_score
         else:
