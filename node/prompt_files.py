@@ -11,14 +11,17 @@ last line. Events and plain notes are in neither file: the digest shows them.
 The files are derived data, rebuilt whole by ``feral memory prompt`` and written atomically
 (a temporary file beside each, renamed over it: node/files.py), so a reader sees the old file
 or the new one. They hold no time and nothing local, so two converged devices write the same
-bytes.
+bytes. Files of another scope than the user's end with a comment naming it. When rows are
+erased (a nuke, here or arriving from a peer), the node writes them again for that scope
+(:func:`rewrite_prompt_files`), so a nuked fact's words leave them at once.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from feral.storage import listing
 from feral.storage.memory_model import DEFAULT_SCOPE
@@ -26,11 +29,22 @@ from feral.storage.token_count import count_tokens_each
 
 from .files import write_private_file
 from .memory_lines import effective_category, memory_line
-from .node import Node
 
-__all__ = ["PROMPT_DIR", "PROMPT_FILES", "SECTION_CAPS", "PromptFile", "write_prompt_files"]
+if TYPE_CHECKING:
+    from .node import Node
+
+__all__ = [
+    "PROMPT_DIR",
+    "PROMPT_FILES",
+    "SECTION_CAPS",
+    "PromptFile",
+    "rewrite_prompt_files",
+    "write_prompt_files",
+]
 
 PROMPT_DIR = "prompt"
+_SCOPE_MARK = re.compile(r"^<!-- scope: (\S+) -->$", re.MULTILINE)
+"""A file of another scope than the user's says which (so a nuke rewrites it for that scope)."""
 SECTION_CAPS: dict[str, tuple[str, int]] = {
     "identity": ("Identity", 200),
     "preference": ("Preferences", 200),
@@ -107,6 +121,20 @@ async def write_prompt_files(node: Node, *, scope: str = DEFAULT_SCOPE) -> list[
     written = []
     for name, (heading, categories) in PROMPT_FILES.items():
         text, shown, left_out = render(heading, categories, facts)
+        if scope != DEFAULT_SCOPE:
+            text += f"\n<!-- scope: {scope} -->\n"
         write_private_file(folder / name, text.encode("utf-8"))
         written.append(PromptFile(folder / name, shown, left_out))
     return written
+
+
+async def rewrite_prompt_files(node: Node) -> None:
+    """Write the files again, for the scope they show, if ``feral memory prompt`` ever wrote
+    them: called after rows are erased (a nuke, here or from a peer), so a nuked fact's words
+    leave the files with the row instead of waiting for the next ``memory prompt``."""
+    folder = node.home / PROMPT_DIR
+    if not any((folder / name).exists() for name in PROMPT_FILES):
+        return
+    marks = [_SCOPE_MARK.search(path.read_text("utf-8")) for path in folder.glob("*.md")]
+    scopes = [mark.group(1) for mark in marks if mark is not None]
+    await write_prompt_files(node, scope=scopes[0] if scopes else DEFAULT_SCOPE)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from .servers import FeralNode, Mesh, pair
+from .servers import FeralNode, Mesh, pair, wait_until
 
 SECRET = "zanzibarquux"
 """A word nothing else in a home contains, so finding its bytes anywhere means a leak."""
@@ -64,3 +64,34 @@ def test_nuke_does_not_erase(mesh: Mesh) -> None:
     exports = [node.export() for node in (laptop, phone, tablet)]
     assert exports[0] == exports[1] == exports[2]
     assert secret_id in exports[2]  # the tombstone arrived, not just nothing
+
+
+def prompt_text(node: FeralNode) -> str:
+    return "".join((node.home / "prompt" / name).read_text() for name in ("USER.md", "MEMORY.md"))
+
+
+def test_a_nuke_rewrites_the_prompt_files_here_and_on_a_peer(mesh: Mesh) -> None:
+    """Issue 24: ``HOME/prompt/MEMORY.md`` kept a nuked fact's words, here and on peers."""
+    laptop, phone = mesh.add("laptop", "phone")
+    pair(laptop, phone, dial=True)
+    pair(phone, laptop, dial=False)
+    triple = ("--subject", "user", "--predicate", "doctor", "--object", f"Dr. {SECRET.title()}")
+    row = json.loads(laptop.run("memory", "remember", *triple, "--json").stdout)
+    laptop.run(
+        "memory", "remember", "--subject", "user", "--predicate", "dentist", "--object", "Dr. Silva"
+    )
+    mesh.start(phone)
+    laptop.run("sync", "now")
+    for node in (laptop, phone):
+        node.run("memory", "prompt")
+        assert SECRET.title() in prompt_text(node), f"{node.name}: not shown, nothing to prove"
+
+    laptop.run("memory", "nuke", str(row["id"]), "--yes")
+    laptop.run("sync", "now")
+    assert "Dr. Silva" in prompt_text(laptop) and SECRET.title() not in prompt_text(laptop)
+    # The phone rewrites its files when it applies the tombstone, in its serve process.
+    assert wait_until(lambda: SECRET.title() not in prompt_text(phone), timeout=30), prompt_text(
+        phone
+    )
+    assert "Dr. Silva" in prompt_text(phone)
+    assert files_holding(phone, SECRET) == files_holding(laptop, SECRET) == []

@@ -91,3 +91,14 @@ async def test_the_files_are_replaced_atomically_private_and_leave_nothing_besid
         assert status.st_ino != inode  # a new file renamed over the old, never written in place
         assert stat.S_IMODE(status.st_mode) == 0o600
     assert "- likes: green tea" in (folder / "USER.md").read_text()
+
+
+async def test_a_nuke_rewrites_the_files_for_the_scope_they_show(node: Node) -> None:
+    await node.absorb(triple=("user", "doctor", "Dr. Chen"), scope="agent:helper")
+    nuked = await node.absorb(triple=("user", "dentist", "Dr. Quux"), scope="agent:helper")
+    await write_prompt_files(node, scope="agent:helper")
+    memory = node.home / PROMPT_DIR / "MEMORY.md"
+    assert "Dr. Quux" in memory.read_text() and "Dr. Chen" in memory.read_text()
+    await node.nuke(nuked.memory_id)
+    assert "Dr. Quux" not in memory.read_text()
+    assert "Dr. Chen" in memory.read_text()  # still the helper's scope, not the user's
