@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,7 +20,6 @@ from .context import pass_home, with_node
 from .home import check_home
 from .lazy_group import LazyGroup
 from .output import (
-    ago,
     count,
     duration,
     echo_json,
@@ -28,10 +27,10 @@ from .output import (
     json_option,
     queue_line,
     short_id,
-    shorten,
     stamp,
 )
 from .peer_outcomes import pairing_line, pairing_outcome, removal_line, removal_outcome
+from .status_cells import STATUS_HEADERS, status_cells
 from .table_fit import block_lines
 
 if TYPE_CHECKING:
@@ -268,10 +267,8 @@ def status(home: Path, as_json: bool) -> None:
             "kept ours, this node and its peers disagree"
         )
     now = result["now_ms"]
-    rows = [_status_cells(p, now) for p in result["peers"]]
-    headers = ("peer", "url", "link", "last sync", "hlc lag", "to send", "to receive", "in sync",
-               "transport", "last error")  # fmt: skip
-    for line in block_lines(rows, headers) if rows else ["no peers (feral sync peers add)"]:
+    rows = [status_cells(p, now) for p in result["peers"]]
+    for line in block_lines(rows, STATUS_HEADERS) if rows else ["no peers (feral sync peers add)"]:
         click.echo(line)
 
 
@@ -297,42 +294,6 @@ def prune(home: Path, dry_run: bool, as_json: bool) -> None:
         state = "holds pruning back" if oldest["holds"] else "silent too long: gets a snapshot"
         click.echo(f"oldest unacknowledged peer: {oldest['name'] or oldest['node_id']} "
                    f"({oldest['lacking']} entries behind, {state})")  # fmt: skip
-
-
-def _status_cells(p: dict[str, Any], now: int) -> tuple[str, ...]:
-    """One peer's row for people: short id, durations and counts in their units."""
-    if p["link_up"]:
-        link = f"up now ({duration(now - p['link_up_since'])})"
-    else:
-        link = "never up" if p["last_seen_at"] is None else f"last up {ago(p['last_seen_at'], now)}"
-    error = "-"
-    if p["last_error"]:
-        error = f"{ago(p['last_error_at'], now)}: {printable(p['last_error'])}"
-    return (
-        short_id(p["node_id"]), p["url"] or "(accept only)", link, ago(p["last_sync_at"], now),
-        "unknown" if p["hlc_lag_ms"] is None else duration(p["hlc_lag_ms"]),
-        count(p["backlog_to_send"]), count(p["backlog_to_receive"]), _sync_state(p),
-        _transport(p), shorten(error, 60),
-    )  # fmt: skip
-
-
-def _transport(p: dict[str, Any]) -> str:
-    """Encrypted or not, and the certificate's fingerprint (its first bytes) if it is."""
-    if not p["encrypted"]:
-        return "ws (unencrypted)"
-    return f"wss cert {p['certificate'][:23]}" if p["certificate"] else "wss"
-
-
-def _sync_state(p: dict[str, Any]) -> str:
-    catch_up = p["catch_up"]
-    if p["diverged"]:
-        return "DIVERGED"
-    if catch_up and catch_up["received"] < catch_up["total"] and p["link_up"]:
-        return (
-            f"catching up {catch_up['percent']}% "
-            f"({count(catch_up['received'])} of {count(catch_up['total'])})"
-        )
-    return "yes" if p["in_sync"] else "no"
 
 
 def _log_links_to_stderr() -> None:

@@ -6,6 +6,7 @@ comes from the database, where the server's links record themselves: each link's
 shows no link), what each peer last said it holds (vector, entry counts, log digests), the
 stream it last announced, and the last error with its time. A link is "up now" only if its
 process still runs; otherwise it was last up when its link ended or last recorded a sync.
+Whether a peer is in sync, and what is known to be pending, is judged by node/sync_state.py.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .clock_state import ClockState, clock_state
 from .config import PeerSettings
 from .node import Node
 from .serve_runtime import process_alive
+from .sync_state import PeerFacts, in_sync_window_ms, judge, to_receive
 
 __all__ = ["peer_rows", "sync_status"]
 
@@ -70,19 +72,37 @@ class _Here:
     alarms: dict[str, int]
     links: list[tuple[NodeId, int, int, int]]
     now: int
+    window_ms: int
+    """How young the last exchange must be for a peer to be in sync (node/sync_state.py)."""
 
 
-def _in_sync(here: _Here, peer: NodeId, seen: dict[str, Any]) -> bool:
-    """Equal vectors, and equal logs by digest at those vectors (a forged entry can make
-    vectors and counts agree), and no colliding entry from the peer."""
-    theirs = seen.get("vector", {})
+def _equal(here: _Here, peer: NodeId, seen: dict[str, Any]) -> bool:
+    """What the peer last said it holds is what this node holds now: equal vectors, and equal
+    logs by digest at those vectors (a forged entry can make vectors and counts agree), and no
+    colliding entry from the peer. Empty holdings are equal too: two empty devices that
+    exchanged hold the same (nothing)."""
     return (
-        bool(theirs)
-        and theirs == here.vector
+        seen.get("last_sync_at") is not None
+        and seen.get("vector", {}) == here.vector
         and seen.get("digest_vector") == here.vector
         and seen.get("entries") == here.entries
         and seen.get("digest") == here.digest
         and not here.alarms.get(peer)
+    )
+
+
+def _facts(
+    here: _Here, peer: NodeId, seen: dict[str, Any], link: dict[str, Any], diverged: bool
+) -> PeerFacts:
+    catch_up = _catch_up(seen)
+    return PeerFacts(
+        last_sync_at=seen.get("last_sync_at"),
+        equal=_equal(here, peer, seen),
+        diverged=diverged,
+        link_up=link["link_up"],
+        # A failure to reach it clears the recorded reachability; a session sets it again.
+        unreachable=seen.get("last_error") is not None and not seen.get("reachable", False),
+        announced_left=catch_up["total"] - catch_up["received"] if catch_up else 0,
     )
 
 
@@ -95,7 +115,8 @@ def _peer_row(
         seen.get("digest", b""),
     )  # fmt: skip
     link = _link_state(here.links, peer.node_id, seen, here.now)
-    catch_up = _catch_up(seen)
+    facts = _facts(here, peer.node_id, seen, link, diverged)
+    state = judge(facts, here.now, here.window_ms)
     return {
         "node_id": peer.node_id,
         "name": seen.get("name", ""),
@@ -108,9 +129,11 @@ def _peer_row(
         "hlc_lag_ms": _lag_ms(max(here.vector.values(), default=0), seen.get("vector", {})),
         "backlog": backlog,
         "backlog_to_send": backlog,
-        "backlog_to_receive": catch_up["total"] - catch_up["received"] if catch_up else 0,
-        "catch_up": catch_up,
-        "in_sync": _in_sync(here, peer.node_id, seen),
+        "backlog_to_receive": to_receive(facts, here.now, here.window_ms),
+        "catch_up": _catch_up(seen),
+        "in_sync": state == "in_sync",
+        "sync_state": state,
+        "last_known_equal": facts.equal if facts.last_sync_at is not None else None,
         "diverged": diverged,
         "integrity_alarms": here.alarms.get(peer.node_id, 0),
         "clock_offset_ms": seen.get("clock_offset_ms"),
@@ -128,7 +151,7 @@ async def peer_rows(node: Node) -> list[dict[str, Any]]:
     here = _Here(
         await node.version_vector(), await store.read(delta_log.log_entry_counts),
         await store.read(row_digest.row_digest), await store.read(integrity.alarm_counts),
-        await store.read(peer_status.link_rows), node.now_ms(),
+        await store.read(peer_status.link_rows), node.now_ms(), in_sync_window_ms(),
     )  # fmt: skip
     unmet = any(peer.node_id not in recorded for peer in node.settings.sync.peers)
     # A peer never met lacks the whole log: count it once for them all, and only if one is
@@ -160,5 +183,6 @@ async def sync_status(node: Node) -> dict[str, Any]:
         "embed_pending": await node.embedding.pending(),
         "clock": _clock(await clock_state(node)),
         "now_ms": node.now_ms(),
+        "in_sync_window_ms": in_sync_window_ms(),
         "peers": await peer_rows(node),
     }

@@ -181,4 +181,5 @@ async def test_equal_vectors_with_different_content_are_reported_diverged_not_in
         assert status["vector"] == peer.status()["vector"]
         row = peer_row(node, peer)
         assert row["in_sync"] is False and row["diverged"] is True, (node.name, row)
+        assert row["sync_state"] == "diverged", (node.name, row)
         assert "DIVERGED" in node.run("sync", "status").stdout
