@@ -17,6 +17,7 @@ import click
 
 from .context import run
 from .output import ago, count, echo_table, short_id, shorten
+from .status_cells import sync_state_cell
 
 if TYPE_CHECKING:
     from feral.node.config import PeerSettings
@@ -155,7 +156,7 @@ async def _report(nodes: dict[str, Node], shared: str) -> None:
     echo_table(
         [(p["name"] or short_id(p["node_id"]), p["url"] or "(accept only)",
           "up now" if p["link_up"] else f"last up {ago(p['last_seen_at'], now)}",
-          count(p["backlog"]), "yes" if p["in_sync"] else "no")
+          count(p["backlog"]), sync_state_cell(p, now))
          for p in status["peers"]],
         ("peer", "url", "link", "backlog", "in sync"),
     )  # fmt: skip
