@@ -125,20 +125,20 @@ _OPENS = (
 """What a code opens: a door, a gate, an alarm, a safe, a lock, a card."""
 _CODE_WORD = r"(?:code|combination|combo|código|codice|combinaison|combinación|kombination)"
 _CODE_NAME = (
-    r"(?:" + _OPENS + r"[ -]?" + _CODE_WORD + r"|(?:haus|vorder|garagen)?(?:tür|tor|tresor|"
+    r"(?:" + _OPENS + r"[ _-]?" + _CODE_WORD + r"|(?:haus|vorder|garagen)?(?:tür|tor|tresor|"
     r"alarm|zugangs|schloss)(?:code|kombination)|digicode|deurcode|"
-    r"(?:entry|access|security|unlock) code|"
+    r"(?:entry|access|security|unlock)[ _]code|"
     + _CODE_WORD
     + r"(?:\s+(?:for|to|of|on|at|de la|de l['’]|del|de|du|d['’]|des|für die|für den|für das|"
     r"für|vom|von|zur|zum|di|do|da|van)\s*(?:[\w'’.-]+\s+){0,3}?" + _OPENS + r"(?:\s+[^\W\d_]+)?))"
 )
 _CODE_DIGITS = r"[\"'`]?[#*]?\d[\w#*-]*"
 _PIN_NAME = (
-    r"(?:pin(?:[ -]?code| number|-nummer)?|pincode|passcode|pass code|puk(?: code)?|"
+    r"(?:pin(?:[ _-]?code|[ _]number|-nummer)?|pincode|passcode|pass code|puk(?: code)?|"
     r"code pin|código pin|geheimzahl)"
 )
 _SEED_NAME = (
-    r"(?:(?:seed|recovery|backup|mnemonic|secret recovery|wallet)[ -]?(?:phrase|words|sentence)|"
+    r"(?:(?:seed|recovery|backup|mnemonic|secret recovery|wallet)[ _-]?(?:phrase|words|sentence)|"
     r"(?:\d+-word )?seed|mnemonic|wiederherstellungsphrase|seed-phrase|"
     r"phrase (?:de récupération|secrète|mnémonique)|frase (?:semilla|de recuperación|secreta|"
     r"de respaldo))"

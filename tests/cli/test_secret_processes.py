@@ -15,8 +15,12 @@ import random
 import subprocess
 from pathlib import Path
 
+from tests.mcp_answers import call, refusal
+
 from .byte_relay import byte_relay
+from .helpers import feral_process, init_home
 from .servers import CLI_TIMEOUT_S, FeralNode, Mesh, pair
+from .test_mcp_stdio import mcp_session
 
 PIECE = 10
 KEY_ALPHABET = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
@@ -201,3 +205,63 @@ def test_a_refused_secret_never_crosses_the_wire_to_a_peer(mesh: Mesh) -> None:
     assert laptop.export() == phone.export()
     assert_nowhere(phone, key, hf, beside="the runner lives in rack four")
     assert_nowhere(laptop, key, hf, beside="the phone's own fact")
+
+
+WRITE_PATHS = {
+    "remember": ("memory", "remember", "mein E-Mail-Passwort ist Rotkehlchen-1977"),
+    "remember a triple": (
+        "memory", "remember", "--subject", "user", "--predicate", "door_code", "--object", "4821#",
+    ),
+    "link --note": ("memory", "link", "{a}", "{b}", "--type", "related_to", "--note",
+                    "la contraseña del wifi es Naranja-2020"),
+    "boost --reason": ("memory", "boost", "{a}", "2", "--reason", "le code de la porte est 2580B"),
+    "graph add": ("graph", "add", "service", "ci ghp_Zq7Lk2Xw9Pm4Rt6Yv8Bn3Cd5Fg1Hj0Ks7Qa3"),
+    "graph add --relation": ("graph", "add", "--relation", "person:Sam", "wifi_password",
+                             "thing:Sunflower-2291"),
+    "log record": ("log", "record", "login", "--args", '{"user": "bob", "pin": "7712"}'),
+}  # fmt: skip
+"""Each write path of the CLI with a credential as people write it (several languages)."""
+VALUES = ("Rotkehlchen-1977", "Naranja-2020", "2580B", "ghp_Zq7Lk2Xw9Pm4", "Sunflower-2291")
+
+
+def test_every_write_path_refuses_a_credential_and_stores_none(mesh: Mesh) -> None:
+    (node,) = mesh.add("solo")
+    a = json.loads(node.run("memory", "remember", "the router is in the hall", "--json").stdout)
+    b = json.loads(node.run("memory", "remember", "the router restarts weekly", "--json").stdout)
+    for path, argv in WRITE_PATHS.items():
+        args = [arg.replace("{a}", a["id"]).replace("{b}", b["id"]) for arg in argv]
+        line = one_line_refusal(node.run(*args, check=False), *VALUES)
+        assert "refused: the text contains what looks like" in line, (path, line)
+    # the same paths with ordinary words are written, so the refusals were the secrets'
+    node.run("memory", "link", a["id"], b["id"], "--type", "related_to", "--note", "same router")
+    node.run("memory", "boost", a["id"], "2", "--reason", "asked about it daily")
+    node.run("graph", "add", "--relation", "person:Sam", "lives_in", "place:Porto")
+    export = node.export()
+    assert "same router" in export and "asked about it daily" in export and "Porto" in export
+    for value in (*VALUES, "4821#", "7712"):
+        assert value not in export, value
+    assert_nowhere(node, *VALUES, beside="the router restarts weekly")
+
+
+async def test_the_mcp_tools_refuse_a_credential_in_a_note_a_reason_or_the_graph(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    init_home(home)
+    async with mcp_session(home) as session:
+        a = await call(session, "remember", fact="the router is in the hall")
+        b = await call(session, "remember", fact="the router restarts weekly")
+        refused = [
+            await refusal(session, "link", from_id=a["memory_id"], to_id=b["memory_id"],
+                          type="related_to", note="wifi key: Sunflower-2291"),
+            await refusal(session, "boost", id=a["memory_id"], importance=2,
+                          reason="mi PIN es 5678"),
+            await refusal(session, "graph_add", source="person:Sam", relation="wifi_password",
+                          target="thing:Naranja-2020"),
+        ]  # fmt: skip
+    for message in refused:
+        assert "secret" in message and "Traceback" not in message, message
+        assert not {"Sunflower-2291", "5678", "Naranja-2020"} & set(message.split()), message
+    export = feral_process(home, "memory", "export").stdout
+    assert "the router is in the hall" in export
+    assert "Sunflower" not in export and "5678" not in export and "Naranja" not in export
