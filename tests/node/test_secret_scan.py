@@ -172,7 +172,7 @@ def test_credentials_as_people_write_them_are_refused(text: str) -> None:
     [
         "my phone's IMEI is 356938035643809",
         "my password was compromised in the LinkedIn breach",
-        "the PIN code of our office in Koramangala is 560034",
+        "my PIN code is 560001, Bangalore",
         "my ssh public key is ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9o"
         "kWi0dh2l9GKJl bob@laptop",
         "order #4532015112830366 shipped today",
