@@ -36,8 +36,9 @@ _STRONG = (
     r"code (?:du )?wi-?fi"
 )
 """Names of a password or wifi key: any word after them that is not a state is the value."""
-_WEAK = r"pass|key|clave|clé|chiave|login"
-"""Names that are also ordinary words: the value must mix letters and digits."""
+_WEAK = r"pass|clave|clé|chiave"
+"""Names that are also ordinary words: the value must mix letters and digits (and after
+``key``, itself too common a word, a colon or copula must come first)."""
 _FOR = (
     r"(?:\s+(?:for|to|of|on|at|in|für|vom|von|zum|zur|der|des|meiner|meines|du|de|del|"
     r"d['’]|l['’]|pour|para|per|di|da|do|van|voor|bij)(?:\s*[\w'’.@-]+){1,3}?)?"
@@ -240,7 +241,7 @@ PHRASE_DETECTORS: tuple[Detector, ...] = (
         "password",
         "a password",
         _K
-        + r"(?i:(?:"
+        + r"(?i:(?:(?:"
         + _STRONG
         + "|"
         + _WEAK
@@ -248,7 +249,10 @@ PHRASE_DETECTORS: tuple[Detector, ...] = (
         + _FOR
         + r"(?:"
         + _IS
-        + r"|\s+)"
+        + r"|\s+)|key"
+        + _FOR
+        + _IS
+        + ")"
         + _VALUE
         + ")",
         _weak_value,
@@ -264,7 +268,6 @@ PHRASE_DETECTORS: tuple[Detector, ...] = (
             "~clave",
             "~clé",
             "~chiave",
-            "~login",
         ),
         public_key,
     ),
@@ -282,13 +285,13 @@ PHRASE_DETECTORS: tuple[Detector, ...] = (
     Detector(
         "password",
         "a password",
-        r"(?i:[\w.+-]+@[\w-]+\.[\w.-]+|(?:login|user(?:name)?|usuario|utilisateur|identifiant|"
-        r"benutzer|zugangsdaten)\b[^\n/]{0,40}?\S+)\s*/\s*" + _VALUE,
+        r"(?i:[\w.+-]+@[\w-]+\.[\w.-]+|(?:login|user ?name|usuario|utilisateur|identifiant|"
+        r"benutzer(?:name)?|zugangsdaten)\b[^\n/]{0,40}?\S+)\s*/\s*" + _VALUE,
         _weak_value,
         (
             "@",
             "~login",
-            "~user",
+            "~name",
             "~usuario",
             "~utilisateur",
             "~identifiant",
