@@ -7,8 +7,9 @@ once, and each runs only when one of its trigger literals (``sk-``, ``AKIA``, ``
 is in the text, which most text never holds (benchmarks/secret_bench.py measures it on an
 import). :func:`refuse_secrets` raises :class:`SecretRefused`, whose message names the kind and
 never repeats the value. The callers: ``Node.remember``, ``remember_text``, ``add_episode``,
-``log_execution``, ``import_facts`` and ``ingest`` (so the CLI and the API), and the absorb
-pipeline's scan step; ``feral memory import``/``ingest`` screen every line first
+``log_execution``, ``import_facts``, ``ingest``, ``add_entity`` and ``relate``, a link's note
+and a boost's reason (so the CLI, the API and the MCP tools), and the absorb pipeline's scan
+step; ``feral memory import``/``ingest`` screen every line first
 (:func:`screen_lines`) to name the line and to honour ``--secrets refuse|skip``.
 
 What is found:
@@ -19,9 +20,11 @@ What is found:
   Telegram bots, JSON Web Tokens and ``Bearer`` tokens;
 - private key blocks (``-----BEGIN ... PRIVATE KEY-----``: PEM, OpenSSH, PGP);
 - a password written into a URL (``scheme://user:password@host``);
-- passwords, passcodes and PINs in English phrasings: ``my password is ...``, ``pw: ...``,
-  ``pass: ...``, ``the wifi password for the flat is ...``, ``passcode 4821``, ``the alarm code
-  is 4821`` (a zip or area code is not one); and ``api_key = ...``,
+- credentials as people write them, in English, German, French, Spanish and the common
+  Italian, Portuguese and Dutch words (node/secret_phrases.py): passwords and wifi keys (``my
+  password for bob@gmail.com is ...``, ``Das WLAN-Passwort ist ...``, ``pw: ...``), door,
+  alarm and lock codes, PINs and passcodes (``le code de la porte est 2580B``, ``mi PIN es
+  5678``; a zip, area or promo code is not one), seed phrases; and ``api_key = ...``,
   ``token: ...`` with a value of at least 12 characters mixing letters and digits;
 - payment card numbers: 13 to 19 digits (spaces or dashes between), a card network's prefix,
   and a valid Luhn check digit;
@@ -29,7 +32,9 @@ What is found:
   case, upper case and digits, with a Shannon entropy of at least :data:`ENTROPY_BITS` bits per
   character.
 
-Allowed on purpose (ordinary in notes; tests/node/test_secret_scan.py holds them): UUIDs,
+Allowed on purpose (ordinary in notes; tests/node/test_secret_scan.py and the labelled set
+benchmarks/secrets/labelled.jsonl hold them): public keys and wallet addresses, IMEIs and
+card-shaped numbers after ``order``, ``IMEI``, ``id``..., postal PIN codes beside an address, UUIDs,
 hexadecimal hashes (git commit ids, SHA-256 sums: one case only), ULIDs and feral's own ids
 (upper case and digits only), version strings, and URLs, whose paths and queries are not
 entropy-checked (document ids in links are long and random by design); a URL still refuses a
