@@ -64,7 +64,10 @@ def _wins_by_hlc_only(incoming: Version, current: Version | None) -> bool:
 
 
 def _upsert_by_hlc_only() -> dict[str, str]:
-    guard = re.compile(r"WHERE \(excluded\.hlc, excluded\.origin\) > \((\S+)\.hlc, \S+\.origin\)")
+    guard = re.compile(
+        r"WHERE \(excluded\.deleted, excluded\.hlc, excluded\.origin\) > "
+        r"\((\S+)\.deleted, \S+\.hlc, \S+\.origin\)"
+    )
     return {name: guard.sub(r"WHERE excluded.hlc > \1.hlc", sql)
             for name, sql in delta_log._UPSERT.items()}  # fmt: skip
 
@@ -212,8 +215,7 @@ def _marks_of_dead_rows(conn: Conn, deltas: Sequence[Delta], codes: set[int]) ->
 def _erase_below_dead_rows(conn: Conn, deltas: Sequence[Delta], raised: dict[Any, Any]) -> None:
     """... and a tombstone that arrives after a newer write of its row erases nothing."""
     kept = {key: mark for key, mark in raised.items() if not _row_live_above(conn, key, mark)}
-    newest = erase._newest_versions(deltas, kept.keys())  # noqa: SLF001
-    _ERASE_BELOW(conn, deltas, {key: mark for key, mark in kept.items() if newest[key] == mark})
+    _ERASE_BELOW(conn, deltas, kept)
 
 
 def _row_state(conn: Conn, key: tuple[int, str]) -> tuple[tuple[int, str], bool] | None:

@@ -1,9 +1,10 @@
 """The oracle: every write committed anywhere, and what a replica must hold because of it.
 
 :class:`Ledger` records each delta a node commits locally (read back from its log right after
-the commit). The LWW winner of a row is the delta with the greatest ``(hlc, origin)`` among all
-of them (TEST-CATALOG "LWW-correct"), computed here with plain tuple comparison, independently of
-:mod:`feral.sync.merge`, so a broken ``wins()`` cannot hide itself.
+the commit). The winner of a row is the delta with the greatest ``(hlc, origin)`` among all of
+them (TEST-CATALOG "LWW-correct"), made a tombstone if any of them is one (a nuke wins over every
+write of its row, docs/PROTOCOL.md §7), computed here with plain tuple comparison, independently
+of :mod:`feral.sync.merge`, so a broken ``merge_row()`` cannot hide itself.
 
 The readers below look at a node's database directly (its rows and its log's stamps): they are
 the oracle's eyes, not a code path the product uses.
@@ -77,12 +78,18 @@ class Ledger:
 
     def winners(self) -> dict[RowKey, Delta]:
         best: dict[RowKey, Delta] = {}
+        nuked: set[RowKey] = set()
         for mine in self.entries.values():
             for delta in mine.values():
                 key = (delta.table, delta.row_id)
                 current = best.get(key)
                 if current is None or (delta.hlc, delta.origin) > (current.hlc, current.origin):
                     best[key] = delta
+                if delta.values is None:
+                    nuked.add(key)
+        for key in nuked:
+            top = best[key]
+            best[key] = Delta(top.table, top.row_id, top.hlc, top.origin, None)
         return best
 
     def expected(self) -> dict[RowKey, Record]:
@@ -123,17 +130,17 @@ def log_summary(conn: Conn) -> dict[NodeId, tuple[int, int]]:
 
 
 def words_kept_after_nuke(conn: Conn) -> int:
-    """How many log entries still hold a payload although their row's log holds a newer entry
+    """How many log entries still hold a payload although their row's log holds an entry
     without one (a tombstone, or an entry a tombstone erased).
 
-    A nuke erases (storage/erase.py): on every node, at every step, an entry older than a
-    logged tombstone of its row has no payload, even once a device that had not heard of the
-    nuke wrote the row again, so no node can send a nuked row's words to anyone, a device that
-    joins later included.
+    A nuke erases (storage/erase.py): on every node, at every step, every entry of a row with
+    a logged tombstone has no payload, even one a device that had not heard of the nuke wrote
+    later (the tombstone wins over it), so no node can send a nuked row's words to anyone, a
+    device that joins later included.
     """
     (count,) = conn.execute(
         "SELECT count(*) FROM delta_log AS d WHERE d.payload IS NOT NULL AND EXISTS ("
         "SELECT 1 FROM delta_log AS t WHERE t.tbl = d.tbl AND t.row_id = d.row_id "
-        "AND t.payload IS NULL AND (t.hlc, t.origin) > (d.hlc, d.origin))"
+        "AND t.payload IS NULL)"
     ).fetchone()
     return int(count)

@@ -112,22 +112,16 @@ def floors_json(node: SimNode) -> str:
 def expected_after_pruning(cluster: Cluster, records: dict[RowKey, Record]) -> dict[RowKey, Record]:
     """The ledger's last-write-wins winners, as pruning leaves them in ``records``.
 
-    A winning tombstone may have been collected (the row is gone), if a device's prune collected
-    it: a snapshot drops nothing else (a tombstone gone that no device collected was lost on
-    the way, and fails here). And once a device was away
-    past the window, or restored from an older copy, a write older than a tombstone may reach a
-    device only after that device collected the tombstone: it brings the row back, everywhere
-    alike (docs/PROTOCOL.md §11, the limit of collecting tombstones). Anything else is a bug.
+    Tombstone rows are never collected (storage/prune.py), so no row may be missing, and none a
+    nuke won may come back, not even once a device was away past the window (the defect of the
+    rule that collected them: such a device brought nuked rows back). A tombstone a store
+    collected under that older rule is still allowed to be missing.
     """
-    stale = cluster.stats["absences"] + cluster.stats["restores"] > 0
     expected: dict[RowKey, Record] = {}
     for key, winner in cluster.ledger.expected().items():
         held = records.get(key)
         collected = (key, winner[1], winner[2]) in cluster.collected.tombstones
         if winner[3] and held is None and collected:
             continue  # a collected tombstone
-        if stale and winner[3] and held is not None and not held[3] and held[1:3] < winner[1:3]:
-            expected[key] = held  # an older write that outran a collected tombstone
-            continue
         expected[key] = winner
     return expected

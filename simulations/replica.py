@@ -1,7 +1,7 @@
 """The reference replica: rows, per-origin log and version vector in plain dictionaries.
 
-It does what storage/delta_log.py does with SQL, using only :func:`feral.sync.merge.decide` for the
-merge, so the differential machine can hold the SQLite store to it (DESIGN §4: "the pure
+It does what storage/delta_log.py does with SQL, using only :func:`feral.sync.merge.merge_row` for
+the merge, so the differential machine can hold the SQLite store to it (DESIGN §4: "the pure
 ``decide()`` in sync/ is the reference the simulations hold it to"). It is deliberately naive:
 every rule is written the obvious way, not the fast way.
 """
@@ -48,25 +48,23 @@ class MemoryReplica:
         by the log, exactly as ``INSERT OR IGNORE`` does)."""
         for delta in deltas:
             key = (delta.table, delta.row_id)
-            if merge.decide(self.version(key), delta) is merge.Decision.APPLY:
-                self.rows[key] = delta
+            self.rows[key] = merge.merge_row(self.rows.get(key), delta)
             self.log.setdefault(delta.origin, {}).setdefault(delta.hlc, delta)
         self._erase_outdated()
 
     def _erase_outdated(self) -> None:
-        """A nuke erases (storage/erase.py): each logged entry of a row older than the row's
-        newest logged tombstone is kept at its place as a tombstone, without the words, whatever
-        the row holds now (a later write may have made it live again)."""
-        newest: dict[RowKey, Version] = {}
-        for entries in self.log.values():
-            for entry in entries.values():
-                key = (entry.table, entry.row_id)
-                if entry.is_tombstone and (key not in newest or entry.version > newest[key]):
-                    newest[key] = entry.version
+        """A nuke erases (storage/erase.py): every logged entry of a row that has a logged
+        tombstone is kept at its place as a tombstone, without the words (a tombstone wins over
+        every write of its row, sync/merge.py)."""
+        dead = {
+            (entry.table, entry.row_id)
+            for entries in self.log.values()
+            for entry in entries.values()
+            if entry.is_tombstone
+        }
         for entries in self.log.values():
             for hlc, entry in entries.items():
-                top = newest.get((entry.table, entry.row_id))
-                if top is not None and not entry.is_tombstone and entry.version < top:
+                if (entry.table, entry.row_id) in dead and not entry.is_tombstone:
                     entries[hlc] = Delta(entry.table, entry.row_id, hlc, entry.origin, None)
 
     def vector(self) -> VersionVector:

@@ -14,11 +14,9 @@ from collections.abc import Iterator
 import pytest
 
 from feral.storage import export, memories
-from feral.storage.collected import collected_through
 from feral.sync.ids import fact_id
 
 from .cluster import Cluster
-from .pruning import RETENTION_MS, prune_device
 from .simnode import SNAPSHOT_ABOVE, SimNode
 
 
@@ -69,65 +67,6 @@ def test_a_snapshot_from_a_device_that_adopted_a_hole_drops_no_tombstone(trio: C
     trio.check_step()
     trio.check_converged()
     assert all(len(tombstones(node)) == 1 for node in trio.nodes)
-
-
-def test_a_tombstone_collected_by_a_clock_ahead_is_dropped_by_its_snapshot(trio: Cluster) -> None:
-    """The server's clock runs just under the skew window ahead: it collects a tombstone that
-    is younger than the retention window by the others' clocks. The laptop, which missed a
-    later write and so takes a snapshot from the server, drops the tombstone with it (the
-    server collected it); the phone keeps it until its own clock passes the window, then
-    collects it too, and all hold the same."""
-    server, phone, laptop = trio.nodes
-    remember(server, "doomed")
-    trio.sync_until_quiet(1_000)
-    server.commit(memories.nuke, fact_id(server.name, "wrote", "doomed"))
-    trio.sync_until_quiet(1_000)
-    trio.isolate(laptop)
-    trio.edges = [(0, 1)]
-    remember(server, "the laptop misses this")
-    trio.sync_until_quiet(1_000)
-    trio.time.advance(RETENTION_MS - 60_000)
-    server.wall.skew_ms = 299_999
-    prune_device(trio, server)
-    server.wall.skew_ms = 0
-    assert not tombstones(server) and collected_through(server.conn) > 0
-    trio.edges = [(0, 1), (0, 2), (1, 2)]
-    trio.settle(1_000)
-    assert not tombstones(laptop) and len(tombstones(phone)) == 1
-    assert collected_through(laptop.conn) == collected_through(server.conn)
-    trio.time.now = max(trio.time.now, trio.collected.settled_at)
-    for node in trio.nodes:
-        prune_device(trio, node)
-    trio.settle(1_000)
-    trio.check_step()
-    trio.check_converged()
-    assert not any(tombstones(node) for node in trio.nodes)
-
-
-def test_a_device_that_collected_a_tombstone_takes_no_older_row_back_from_a_snapshot() -> None:
-    """The phone deletes a fact the server holds, and both are cut off past the window: the
-    phone collects its tombstone, the server prunes a write of its own. Each then gets the
-    other's snapshot. The server's still holds the fact (it never saw the delete), but the
-    phone has seen that write and collected what outdated it: it keeps it gone, and the
-    server drops it on the phone's snapshot, so neither holds it."""
-    pair = Cluster(2, "chain")
-    try:
-        server, phone = pair.nodes
-        remember(phone, "doomed")
-        pair.sync_until_quiet(1_000)
-        pair.partition(0)
-        phone.commit(memories.nuke, fact_id(phone.name, "wrote", "doomed"))
-        remember(server, "while apart")
-        pair.time.advance(RETENTION_MS + 60_000)
-        prune_device(pair, phone)
-        prune_device(pair, server)
-        assert not tombstones(phone) and collected_through(phone.conn) > 0
-        pair.settle(1_000)
-        pair.check_step()
-        pair.check_converged()
-        assert rows_of(phone) == rows_of(server) and "doomed" not in rows_of(server)
-    finally:
-        pair.close()
 
 
 def rows_of(node: SimNode) -> str:

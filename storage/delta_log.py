@@ -1,9 +1,10 @@
 """The delta log, the version vector, and applying deltas to rows (DESIGN §4).
 
 Every write, local or remote, goes through :func:`apply_deltas`: one guarded upsert per table for
-the whole batch (``ON CONFLICT DO UPDATE ... WHERE (excluded.hlc, excluded.origin) > (hlc,
-origin)``, the SQL form of :func:`feral.sync.merge.wins`), one insert into the log, one advance of
-the version vector, all inside the caller's transaction. The log keeps every entry it receives,
+the whole batch (``ON CONFLICT DO UPDATE ... WHERE (excluded.deleted, excluded.hlc,
+excluded.origin) > (deleted, hlc, origin)``: with storage/erase.py, the SQL form of
+:func:`feral.sync.merge.merge_row`), one insert into the log, one advance of the version
+vector, all inside the caller's transaction. The log keeps every entry it receives,
 winning or not, so each origin's log is held as a gap-free prefix and can be relayed on.
 """
 
@@ -24,7 +25,7 @@ from feral.sync.types import NodeId, RowId, VersionVector
 
 from . import fork_queue, integrity, opaque, row_digest
 from .connection import Connection
-from .erase import erase_outdated
+from .erase import erase_outdated, tombstones_overtaken
 
 __all__ = [
     "answer_request",
@@ -48,7 +49,9 @@ def _upsert_sql(table: Table) -> str:
     """The guarded LWW upsert for ``table``; names come from the registry only, then quoted.
 
     ``opaque`` holds the values of columns this node does not know (storage/opaque.py): it
-    travels with the row's version like any column."""
+    travels with the row's version like any column. A tombstone wins over a live row whatever
+    the stamps (sync/merge.py): storage/erase.py has already turned every live write of a dead
+    row into a tombstone, and adds the tombstone a newer live row becomes."""
     names = [*table.column_names, "hlc", "origin", "deleted", "opaque"]
     cols = ", ".join(_quote(n) for n in names)
     marks = ", ".join("?" for _ in names)
@@ -56,7 +59,8 @@ def _upsert_sql(table: Table) -> str:
     t = _quote(table.name)
     return (
         f"INSERT INTO {t} ({cols}) VALUES ({marks}) ON CONFLICT(id) DO UPDATE SET {updates} "
-        f"WHERE (excluded.hlc, excluded.origin) > ({t}.hlc, {t}.origin)"
+        f"WHERE (excluded.deleted, excluded.hlc, excluded.origin) > "
+        f"({t}.deleted, {t}.hlc, {t}.origin)"
     )
 
 
@@ -106,7 +110,8 @@ def merge_rows(conn: Connection, deltas: Sequence[Delta]) -> dict[NodeId, list[_
     storage/snapshot.py, merges rows without logging them)."""
     rows: dict[str, list[list[Value]]] = defaultdict(list)
     entries: dict[NodeId, list[_LogEntry]] = defaultdict(list)
-    for delta in erase_outdated(conn, deltas):
+    erased = erase_outdated(conn, deltas)
+    for delta in erased:
         table, row_id, hlc, origin, values = (
             delta.table,
             delta.row_id,
@@ -133,6 +138,11 @@ def merge_rows(conn: Connection, deltas: Sequence[Delta]) -> dict[NodeId, list[_
         entries[origin].append(
             (origin, hlc, _CODES[table], row_id, payload, *_prior_columns(prior))
         )
+    for overtaken in tombstones_overtaken(conn, erased):  # rows, not writes: never logged
+        dead = [*table_by_name(overtaken.table).tombstone_values(overtaken.row_id)]
+        for index in _BOOL_COLUMNS[overtaken.table]:
+            dead[index] = 1 if dead[index] else 0
+        rows[overtaken.table].append([*dead, overtaken.hlc, overtaken.origin, 1, None])
     change = 0  # the kept row digest moves by the hashes of the rows rewritten (row_digest.py)
     for name, table_rows in rows.items():
         change += row_digest.change_of(conn, name, table_rows)

@@ -7,17 +7,18 @@ only their payloads go. A peer that asks for them later receives tombstones at t
 each loses to the newer tombstone it also receives (or to whatever newer write it holds), so
 every node converges to the same row, and no node ever sends the words on again.
 
-The rule kept, for every row: each log entry of the row older (by ``(hlc, origin)``, the merge
-order) than its newest logged entry without payload (a tombstone, or an entry a tombstone
-erased) has no payload, whatever the row's current state: a device that had not heard of a nuke
-may write the row again later, and its write keeps the row live, but the words from before the
-nuke stay erased. So a write that arrives older than such an entry is stored as a tombstone at
-its own stamp, and a tombstone that arrives after a newer write of its row still erases the
-entries below it. Both sides of a link apply it through :func:`erase_outdated`, called by every
-write (local or remote), so a node that receives a remote tombstone erases exactly as the node
-that nuked, and a later peer never receives the words. The log's entries without payload have a
-partial index by row (migration ``0010_log_tombstones``), which writes with a payload never
-touch; storage/integrity.py uses it to tell an erased copy from a forged one.
+The rule kept, for every row: once its log holds an entry without payload (a tombstone, or an
+entry a tombstone erased), none of its entries has a payload, whatever their stamps. A tombstone
+wins over every write of its row (sync/merge.py): a device that had not heard of a nuke may
+write the row later, an archive say, and its write arrives as a tombstone at its own stamp, so
+neither the row nor its words come back, and a tombstone that arrives after a newer write of
+its row makes that row a tombstone at the newer write's version (:func:`tombstones_overtaken`),
+as every other device ends. Both sides of a link apply it through :func:`erase_outdated`,
+called by every write (local or remote), so a node that receives a remote tombstone erases
+exactly as the node that nuked, and a later peer never receives the words. The log's entries
+without payload have a partial index by row (migration ``0010_log_tombstones``), which writes
+with a payload never touch; storage/integrity.py uses it to tell an erased copy from a forged
+one.
 
 The rest of the erasure is SQLite's: ``secure_delete`` zeroes freed cells and pages
 (storage/connection.py), the full-text indexes remove a deleted row's terms at once (migration
@@ -28,15 +29,16 @@ as they were before the nuke.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from feral.sync.delta import Delta
 from feral.sync.schema import table_by_name
+from feral.sync.types import NodeId, RowId
 
 from .connection import Connection
 from .vectors import drop_vectors
 
-__all__ = ["checkpoint_wal", "erase_outdated", "finish_erasing"]
+__all__ = ["checkpoint_wal", "erase_outdated", "finish_erasing", "tombstones_overtaken"]
 
 _Key = tuple[str, str]
 """A row: its table's name and its id."""
@@ -45,35 +47,34 @@ _Row = tuple[int, str]
 _Version = tuple[int, str]
 """A write's place in the merge order: ``(hlc, origin)``."""
 
-_BLANK_EARLIER = """
+_BLANK_ALL = """
 UPDATE delta_log SET payload = NULL
 WHERE payload IS NOT NULL AND row_id IN (SELECT value ->> 1 FROM json_each(?1))
-  AND (hlc, origin) < (SELECT value ->> 2, value ->> 3 FROM json_each(?1)
-                       WHERE value ->> 0 = delta_log.tbl AND value ->> 1 = delta_log.row_id)
+  AND EXISTS (SELECT 1 FROM json_each(?1)
+              WHERE value ->> 0 = delta_log.tbl AND value ->> 1 = delta_log.row_id)
 """
-"""One scan of the log; the ids' ``IN`` list is built once, the stamps are looked up per match."""
+"""One scan of the log; the ids' ``IN`` list is built once, the table checked per match."""
 
 _WITHDRAW_ALARMS = """
 DELETE FROM integrity_alarms
 WHERE row_id IN (SELECT value ->> 1 FROM json_each(?1))
-  AND (hlc, origin) < (SELECT value ->> 2, value ->> 3 FROM json_each(?1)
-                       WHERE value ->> 0 = integrity_alarms.tbl
-                         AND value ->> 1 = integrity_alarms.row_id)
+  AND EXISTS (SELECT 1 FROM json_each(?1)
+              WHERE value ->> 0 = integrity_alarms.tbl
+                AND value ->> 1 = integrity_alarms.row_id)
 """
-"""Integrity alarms (storage/integrity.py) on entries a tombstone outdates. A peer that nuked
-first may send such an entry erased before its tombstone arrives (pages go origin by origin),
-which looks like a forged tombstone until the real one comes; once it has come, the erased copy
-is explained, whether or not the row was written again meanwhile (a tombstone that arrives
-after a newer write of its row still proves it)."""
+"""Integrity alarms (storage/integrity.py) on entries of a row a tombstone erased. A peer that
+nuked first may send such an entry erased before its tombstone arrives (pages go origin by
+origin), which looks like a forged tombstone until the real one comes; once it has come, the
+erased copy is explained, whether or not the row was written again meanwhile."""
 
 
 def erase_outdated(conn: Connection, deltas: Sequence[Delta]) -> Sequence[Delta]:
-    """``deltas`` with each write older than an erased entry of its row (a tombstone, or an entry
-    a tombstone erased) turned into a tombstone at its own stamp.
+    """``deltas`` with each live write of a row that has an erased entry (a tombstone, or an
+    entry a tombstone erased), in its log or in the batch, turned into a tombstone at its own
+    stamp: a tombstone wins over every write of its row (sync/merge.py).
 
-    A tombstone (or erased entry) of the batch newer than any its row's log holds also drops the
-    payloads of the row's older logged entries (and any integrity alarm on them), whether or not
-    a later write keeps the row live; and the row's vectors if it is dead after the batch. The
+    A tombstone of the batch, for a row whose log holds none yet, also drops the payloads of
+    every logged entry of the row (and any integrity alarm on them) and the row's vectors. The
     log's erased entries are found by their partial index (migration ``0010_log_tombstones``),
     which writes with a payload never touch. Must run inside the batch's write transaction,
     before it is applied.
@@ -81,18 +82,53 @@ def erase_outdated(conn: Connection, deltas: Sequence[Delta]) -> Sequence[Delta]
     batch = _batch_marks([delta for delta in deltas if delta.values is None])
     codes = {table_by_name(table).code for table in {delta.table for delta in deltas}}
     logged = {code for code in codes if _logs_erased(conn, code)}
-    if not batch and not logged:
-        return deltas  # the common case: nothing erased in the batch or in its tables' logs
-    held = _logged_marks(conn, deltas, logged)
-    raised = {key: version for key, version in batch.items() if version > held.get(key, _NONE)}
+    dead = _dead_rows(conn, deltas)  # tombstones whose log entries a prune removed
+    if not batch and not logged and not dead:
+        return deltas  # the common case: nothing erased in the batch, its rows or its logs
+    held = {**dict.fromkeys(dead, _NONE), **_logged_marks(conn, deltas, logged)}
+    raised = {key: version for key, version in batch.items() if key not in held}
     if raised:
         _erase_below(conn, deltas, raised)
     marks = {**held, **raised}
     return [_outdated(d, marks) for d in deltas] if marks else deltas
 
 
+def tombstones_overtaken(conn: Connection, deltas: Sequence[Delta]) -> list[Delta]:
+    """For each row a tombstone of ``deltas`` reaches while it is live here at a newer version,
+    a tombstone at that version: the row it leaves (sync/merge.py, ``merge_row``). They are
+    rows, not writes, so the caller merges them without logging them. ``deltas`` are the batch
+    as :func:`erase_outdated` left it."""
+    dead: dict[str, set[str]] = {}
+    for delta in deltas:
+        if delta.values is None:
+            dead.setdefault(delta.table, set()).add(delta.row_id)
+    overtaken: list[Delta] = []
+    for table, ids in dead.items():
+        for (_, row_id), ((hlc, origin), deleted) in _states(
+            conn, table, ids, f'SELECT * FROM "{table}"'
+        ).items():
+            if not deleted:
+                overtaken.append(Delta(table, RowId(row_id), hlc, NodeId(origin), None))
+    return overtaken
+
+
 _NONE: _Version = (0, "")
 """Older than every stamp."""
+
+
+def _dead_rows(conn: Connection, deltas: Sequence[Delta]) -> set[_Row]:
+    """The rows the batch writes live that are tombstones here (one key probe per row)."""
+    dead: set[_Row] = set()
+    for table in {delta.table for delta in deltas if delta.values is not None}:
+        ids = json.dumps(sorted({d.row_id for d in deltas if d.table == table and d.values}))
+        code = table_by_name(table).code
+        rows = conn.execute(
+            f'SELECT t.id FROM json_each(?) AS j CROSS JOIN "{table}" AS t ON t.id = j.value '
+            "WHERE t.deleted = 1",
+            (ids,),
+        )
+        dead.update((code, str(row_id)) for (row_id,) in rows)
+    return dead
 
 
 def _batch_marks(tombstones: Sequence[Delta]) -> dict[_Row, _Version]:
@@ -143,8 +179,8 @@ WHERE l.payload IS NULL
 
 
 def _erase_below(conn: Connection, deltas: Sequence[Delta], raised: dict[_Row, _Version]) -> None:
-    """Drop the words of every logged entry older than the raised marks, and the alarms on them;
-    drop the vectors of those rows the batch leaves dead.
+    """Drop the words of every logged entry of the rows the batch nukes, and the alarms on them;
+    drop those rows' vectors.
 
     A row this node holds no entry of has nothing to erase; for the others, one scan of the log
     for the batch, as entries with a payload have no index by row (it would cost every write).
@@ -160,28 +196,15 @@ def _erase_below(conn: Connection, deltas: Sequence[Delta], raised: dict[_Row, _
     if not held:
         return
     marks = json.dumps([[*key, *version] for key, version in held.items()])
-    conn.execute(_BLANK_EARLIER, (marks,))
+    conn.execute(_BLANK_ALL, (marks,))
     conn.execute(_WITHDRAW_ALARMS, (marks,))
     _note_erased(conn, list(held))
-    newest = _newest_versions(deltas, held.keys())
-    for key, version in held.items():
-        if version == newest[key] and version > current[key][0]:  # the row dies in the batch
-            drop_vectors(conn, names[key[0]], [key[1]])
-
-
-def _newest_versions(deltas: Sequence[Delta], rows: Iterable[_Row]) -> dict[_Row, _Version]:
-    """The newest version the batch holds of each of ``rows`` (one pass over the batch)."""
-    newest = dict.fromkeys(rows, _NONE)
-    for delta in deltas:
-        key = (table_by_name(delta.table).code, delta.row_id)
-        if key in newest:
-            newest[key] = max(newest[key], (delta.hlc, delta.origin))
-    return newest
+    for code, row_id in held:  # the row dies in the batch
+        drop_vectors(conn, names[code], [row_id])
 
 
 def _outdated(delta: Delta, marks: dict[_Row, _Version]) -> Delta:
-    version = marks.get((table_by_name(delta.table).code, delta.row_id))
-    if delta.values is None or version is None or (delta.hlc, delta.origin) >= version:
+    if delta.values is None or (table_by_name(delta.table).code, delta.row_id) not in marks:
         return delta
     return Delta(delta.table, delta.row_id, delta.hlc, delta.origin, None, delta.prior)
 

@@ -15,7 +15,7 @@ from typing import Any, cast
 from feral.sync.delta import Delta, Version, accepts_batch
 from feral.sync.errors import NotFoundError
 from feral.sync.hlc import MAX_PACKED
-from feral.sync.ids import fact_id
+from feral.sync.ids import fact_id, reborn_id
 from feral.sync.schema import (
     CONFLICTS,
     EDGES,
@@ -271,11 +271,11 @@ def remember_fact(
 ) -> FactRow:
     """Store a knowledge-graph triple; the same triple (after normalisation) is always one row.
 
-    Remembering a live fact again writes nothing; remembering an archived or deleted one brings
-    it back with a new write.
+    Remembering a live fact again writes nothing; remembering an archived one brings it back
+    with a new write, and a nuked one is written as a new row (:func:`writable_fact_id`).
     """
     subject, predicate, obj = (part.strip() for part in triple)
-    row_id = fact_id(subject, predicate, obj)
+    row_id = writable_fact_id(conn, fact_id(subject, predicate, obj))
     existing = _existing(conn, FACTS, row_id)
     if existing and not existing["archived"] and not existing["deleted"]:
         return cast(FactRow, existing)
@@ -283,6 +283,23 @@ def remember_fact(
     values = (row_id, subject, predicate, obj, confidence, source_episode, created, False)
     commit_local(conn, origin, stamp, [(FACTS, row_id, values)])
     return cast(FactRow, find_row(conn, row_id)[1])
+
+
+def writable_fact_id(conn: Connection, row_id: RowId) -> RowId:
+    """The id a fact whose content hashes to ``row_id`` is written under here: ``row_id``
+    itself unless a nuke left a tombstone there, which no write can bring back (sync/merge.py);
+    then the id it is reborn under (sync/ids.py), and so on after each nuke."""
+    while (dead := conn.execute(
+        "SELECT deleted FROM facts WHERE id = ?", (row_id,)).fetchone()) and dead[0]:  # fmt: skip
+        row_id = reborn_id(row_id)
+    return row_id
+
+
+def _state(row: Row | None, now_ms: int) -> tuple[bool, bool, int]:
+    """``(archived, deleted, created_at)`` of a fact row, as a missing one is written."""
+    if row is None:
+        return True, False, now_ms
+    return bool(row["archived"]), bool(row["deleted"]), int(cast(int, row["created_at"]))
 
 
 def _existing(conn: Connection, table: Table, row_id: RowId) -> Row | None:
@@ -433,8 +450,12 @@ def import_facts(
         )
     }
     changes: list[Change] = []
-    for row_id, (subject, predicate, obj) in batch.items():
-        archived, deleted, created = existing.get(row_id, (True, True, now_ms))
+    for base_id, (subject, predicate, obj) in batch.items():
+        archived, deleted, created = existing.get(base_id, (True, False, now_ms))
+        row_id = base_id
+        if deleted:  # nuked: a row of its own (rare, so looked up one by one)
+            row_id = writable_fact_id(conn, base_id)
+            archived, deleted, created = _state(_existing(conn, FACTS, row_id), now_ms)
         if not archived and not deleted:
             continue
         values = (row_id, subject, predicate, obj, 1.0, None, now_ms if deleted else created, False)

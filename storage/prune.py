@@ -2,8 +2,14 @@
 
 A log entry may go once every paired peer that still holds pruning back has acknowledged it
 (its acks and CaughtUps, kept in ``peer_status.vector``) **and** it is older than the retention
-window (``sync.retention_days``, 30 by default), judged by the wall clock in its stamp. A
-tombstone goes under the same rule, judged by its own version.
+window (``sync.retention_days``, 30 by default), judged by the wall clock in its stamp.
+
+Tombstone rows are never collected: they hold no words (only the row's id and version), and a
+tombstone wins over every write of its row (sync/merge.py), so keeping it is what stops a
+device back from longer than the window, or one that joins later and meets such a device, from
+bringing a nuked row and its words back. Once their log entries go, the snapshots that peers
+below the floor receive carry them instead. ``prunable_tombstones`` counts the tombstones whose
+log entries a prune would remove.
 
 Which peers hold pruning back: a paired peer whose last CaughtUp (``last_sync_at``) is within
 the window. A peer silent longer than that, or one never heard from, no longer does: it gets a
@@ -26,7 +32,6 @@ from dataclasses import dataclass, field
 from feral.sync.schema import TABLES
 from feral.sync.types import NodeId
 
-from .collected import raise_collected_through
 from .connection import Connection
 from .delta_log import version_vector
 from .snapshot import raise_floor
@@ -129,7 +134,8 @@ def plan_prune(
 
 
 def _collectable(conn: Connection, limits: dict[NodeId, int]) -> list[tuple[str, str, int]]:
-    """Tombstones whose version lies under its origin's limit, as ``(table, id, hlc)``.
+    """Tombstones whose version lies under its origin's limit and whose log entry is still
+    held (a prune removes it; the row stays), as ``(table, id, hlc)``.
 
     The rule reads only the row's version, never this log's other entries of the row (which
     differ between nodes: one that took a snapshot lacks the entries below it), so two nodes at
@@ -139,8 +145,9 @@ def _collectable(conn: Connection, limits: dict[NodeId, int]) -> list[tuple[str,
     limits_json = json.dumps(limits)
     for table in TABLES:
         rows = conn.execute(
-            f'SELECT id, hlc FROM "{table.name}" WHERE deleted = 1 '
-            "AND hlc <= coalesce(json_extract(?, '$.' || origin), 0)",
+            f'SELECT id, hlc FROM "{table.name}" AS t WHERE deleted = 1 '
+            "AND hlc <= coalesce(json_extract(?, '$.' || origin), 0) AND EXISTS (SELECT 1 FROM "
+            "delta_log AS l WHERE l.origin = t.origin AND l.hlc = t.hlc)",
             (limits_json,),
         )
         found.extend((table.name, str(r[0]), int(r[1])) for r in rows)
@@ -160,12 +167,4 @@ def apply_prune(
             continue
         conn.execute("DELETE FROM delta_log WHERE origin = ? AND hlc <= ?", (origin, limit))
         raise_floor(conn, origin, int(top))
-    gone = _collectable(conn, plan.limits)
-    for table in TABLES:
-        ids = json.dumps([i for name, i, _ in gone if name == table.name])
-        conn.execute(f'DELETE FROM "{table.name}" WHERE deleted = 1 AND id IN '
-                     "(SELECT value FROM json_each(?))", (ids,))  # fmt: skip
-    # A snapshot's receiver may drop what this node lacks up to there (storage/collected.py).
-    raise_collected_through(conn, max((hlc for _, _, hlc in gone), default=0))
-    plan.tombstones = len(gone)  # tombstones count for nothing in the row digest: unchanged
     return plan

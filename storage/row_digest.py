@@ -122,7 +122,8 @@ def rows_hash(conn: Connection, table: str, ids: Iterable[str]) -> int:
 
 def change_of(conn: Connection, table: str, rows: Sequence[Sequence[object]]) -> int:
     """How the digest moves when ``rows`` (as bound to the upsert: values, hlc, origin,
-    deleted, opaque) are upserted into ``table`` in order, each winning only over an older row.
+    deleted, opaque) are upserted into ``table`` in order, each winning only over a row it
+    beats by the upsert's guard (a tombstone over a live row, else the later version).
 
     The rows held are read once; the winners are found here by the guard's own order, so the
     rows written need not be read back (the values bound are the values stored).
@@ -133,7 +134,7 @@ def change_of(conn: Connection, table: str, rows: Sequence[Sequence[object]]) ->
     final: dict[object, Sequence[object]] = dict(held)
     for row in rows:
         current = final.get(row[0])
-        if current is None or (row[-4], row[-3]) > (current[-4], current[-3]):
+        if current is None or (row[-2], row[-4], row[-3]) > (current[-2], current[-4], current[-3]):
             final[row[0]] = row
     change = 0
     for key, row in final.items():

@@ -5,12 +5,14 @@ most, each read in its own short read (a snapshot of a large store is never one 
 transaction). Rows written while it is read are fine: a row newer than the snapshot's vector
 also arrives as a log entry above it, and merges to the same row.
 
-The receiver applies each page in one transaction: it merges the rows last-write-wins without
-logging them (they are rows, not entries), but for rows it collected itself; drops the rows
-of the page's range that the page does not hold, that the snapshot's vector covers and that
-lie at or below the sender's collected mark (their tombstones were collected at the sender;
-storage/collected.py says why the vector alone does not prove it); and on the final page
-moves its vector, entry counts and log floor up to the snapshot's.
+The receiver applies each page in one transaction: it merges the rows as deltas merge (a
+tombstone wins, sync/merge.py) without logging them (they are rows, not entries), but for rows
+it collected itself under an older version (storage/collected.py); and on the final page moves
+its vector, entry counts and log floor up to the snapshot's. It never drops a row a page lacks:
+tombstone rows are never collected (storage/prune.py), so a page carries every row its sender
+deleted, and a row it lacks is one its sender never held. A page's collected mark, sent by
+older versions that collected tombstones, is read and ignored: trusting it let one page from a
+paired peer delete every row of its receiver.
 """
 
 from __future__ import annotations
@@ -26,10 +28,9 @@ from feral.sync.snapshot import SnapshotCursor, SnapshotPage
 from feral.sync.text import printable
 from feral.sync.types import NodeId, RowId, VersionVector
 
-from . import delta_log, integrity, opaque, row_digest
-from .collected import collected_through, raise_collected_through
+from . import delta_log, opaque
+from .collected import collected_through
 from .connection import Connection
-from .vectors import drop_vectors
 
 __all__ = [
     "apply_snapshot_page",
@@ -115,9 +116,8 @@ def snapshot_pages(conn: Connection, cursor: SnapshotCursor, limit: int) -> list
     """The next pages of the snapshot from ``cursor``, ``limit`` rows in all (at least one
     page: an empty table still gets its page, which tells the receiver the table's end).
 
-    Each carries this node's collected mark read after its rows: a row collected before the
-    rows were read is under that mark, so the receiver may drop it; one collected later is
-    still in the page."""
+    Each carries this node's collected mark (storage/collected.py), which receivers ignore and
+    which no longer rises: kept in the frame for the wire format."""
     read: list[tuple[int, str, str | None, tuple[Delta, ...], bool]] = []
     budget = max(limit, 1)
     for code in (c for c in _CODES if c >= cursor.table):
@@ -150,8 +150,6 @@ def apply_snapshot_page(
         except ClockSkewError as exc:
             raise exc.named(printable(delta.origin[:8])) from None
     rows = _not_collected_here(conn, page)
-    _drop_collected(conn, page)
-    raise_collected_through(conn, page.collected)  # it now lacks what the sender collected
     if rows:
         delta_log.merge_rows(conn, rows)
     if page.final:
@@ -175,32 +173,6 @@ def _not_collected_here(conn: Connection, page: SnapshotPage) -> tuple[Delta, ..
         (json.dumps(seen),))}  # fmt: skip
     gone = set(seen) - held
     return tuple(d for d in page.rows if d.row_id not in gone)
-
-
-def _drop_collected(conn: Connection, page: SnapshotPage) -> None:
-    """Drop the rows of the page's range that the sender has seen and no longer holds, up to
-    its collected mark: their tombstones were collected there. Their log entries lose their
-    words, as a nuke's do. A row above the mark stays even when the vector covers it: the
-    sender may never have held it (a hole), and it reaches the sender as usual."""
-    table = table_by_code(page.table)
-    held = conn.execute(
-        f'SELECT id, hlc, origin FROM "{table.name}" WHERE id > ? AND (? IS NULL OR id <= ?) '
-        "AND id NOT IN (SELECT value FROM json_each(?))",
-        (page.after, page.through, page.through, json.dumps([d.row_id for d in page.rows])),
-    ).fetchall()
-    gone = [str(i) for i, hlc, origin in held if page.collected_at_sender((int(hlc), str(origin)))]
-    if not gone:
-        return
-    ids = json.dumps(gone)
-    row_digest.store_digest(conn, -row_digest.rows_hash(conn, table.name, gone))
-    drop_vectors(conn, table.name, gone)
-    conn.execute(f'DELETE FROM "{table.name}" WHERE id IN (SELECT value FROM json_each(?))', (ids,))
-    conn.execute(
-        "UPDATE delta_log SET payload = NULL WHERE tbl = ? AND payload IS NOT NULL "
-        "AND row_id IN (SELECT value FROM json_each(?))",
-        (page.table, ids),
-    )
-    integrity.withdraw_outgrown(conn, [table.name])
 
 
 def _adopt_holdings(conn: Connection, vector: VersionVector, entries: dict[NodeId, int]) -> None:

@@ -26,6 +26,7 @@ __all__ = [
     "new_ulid",
     "node_id_for",
     "normalise",
+    "reborn_id",
 ]
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -85,6 +86,16 @@ def _derived(prefix: str, *parts: str) -> RowId:
     except UnicodeEncodeError as exc:
         raise SchemaError("an id's text is not valid Unicode") from exc
     return RowId(prefix + _sha256(encoded).hexdigest()[:31])
+
+
+def reborn_id(row_id: str) -> RowId:
+    """The id the same content takes when it is written again after a nuke of ``row_id``.
+
+    A tombstone wins over every write of its row (sync/merge.py), so writing the content again
+    needs a row of its own; deriving its id from the dead one means two devices that both saw
+    the nuke and both write the content again still make one row.
+    """
+    return _derived(row_id[:1], row_id, "written again after a nuke")
 
 
 def edge_id(edge_type: str, from_id: str, to_id: str) -> RowId:

@@ -2,20 +2,16 @@
 (docs/PROTOCOL.md §7, "Snapshots"; DESIGN §4).
 
 A node prunes its log (storage/prune.py): entries every paired peer acknowledged and older than
-the retention window go, and so do tombstones. A peer that lacks some of those entries, because
+the retention window go (tombstone rows stay). A peer that lacks some of those entries, because
 it was silent longer than the window or its store is new or wiped, cannot be sent them any more,
 so it is sent a **snapshot**: every row this node holds, tombstones included, with its clock,
 in pages ordered by table and id. Every page carries the snapshot's vector and entry counts,
-taken when it began, and the sender's collected mark (the newest stamp of a tombstone it
-collected), so it stands on its own:
+taken when it began, so it stands on its own:
 
-* its rows merge last-write-wins, like deltas;
-* each page covers a range of ids of one table (``after`` exclusive, ``through`` inclusive, or
-  to the end of the table): a row the receiver holds in that range, absent from the page, whose
-  version the snapshot's vector covers and is at or below the collected mark, was seen by the
-  sender and is gone there (its tombstone was collected), so the receiver drops it too. A row
-  the vector does not cover (a write the sender has not seen) stays and travels back as usual,
-  and so does one above the mark: the vector may claim a write the sender never held (a hole);
+* its rows merge as deltas do (a tombstone wins, sync/merge.py);
+* a row the receiver holds that a page lacks stays: tombstone rows are never collected
+  (storage/prune.py), so the sender's deletes travel in the snapshot, and a row it lacks is
+  one it never held (the page's collected mark, from older versions, is ignored);
 * the final page also moves the receiver's vector and counts up to the snapshot's, for the
   origins where it held less; below that it holds no log, so it serves a snapshot in turn.
 

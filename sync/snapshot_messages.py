@@ -24,8 +24,8 @@ MAX_SNAPSHOT_ROWS = 1000
 class SnapshotPage:
     """Rows of one table with ids in ``(after, through]`` (``through`` None: to the end of the
     table), as the sender holds them, with the snapshot's ``vector`` and ``entries``, and
-    ``collected``: the newest stamp up to which the sender may lack a row it has seen because
-    a tombstone was collected (storage/collected.py), read with the rows.
+    ``collected``: a stamp older versions sent (the newest tombstone they had collected);
+    decoded and ignored (docs/PROTOCOL.md §7: trusting it let one page wipe its receiver).
 
     ``rows`` are :class:`Delta` objects (the row's table, id, version and values; ``None``
     values for a tombstone), so they are checked and merged as deltas are.
@@ -86,13 +86,6 @@ class SnapshotPage:
         """Whether the snapshot's vector says its sender has seen the write ``(hlc, origin)``."""
         hlc, origin = row_version
         return hlc <= self.vector.get(NodeId(origin), 0)
-
-    def collected_at_sender(self, row_version: tuple[int, str]) -> bool:
-        """Whether a row at ``(hlc, origin)`` that this page lacks was collected by its sender:
-        the sender has seen the write and its tombstone collection reaches it. A write the
-        vector covers above the mark may be one the sender never held (a hole, §7), so its
-        absence proves nothing."""
-        return row_version[0] <= self.collected and self.covers(row_version)
 
 
 def _row(table: str, raw: object) -> Delta:

@@ -239,13 +239,20 @@ def assert_converged(*replicas: Replica) -> None:
 
 
 def assert_lww_winners(replica: Replica, written: Iterable[Delta]) -> None:
-    """Every row holds the greatest ``(hlc, origin)`` delta written for its id, and no row
-    exists that nobody wrote."""
+    """Every row holds the greatest ``(hlc, origin)`` delta written for its id, as a tombstone
+    if any write of it was one (a nuke wins, sync/merge.py), and no row exists that nobody
+    wrote."""
     winners: dict[tuple[str, str], Delta] = {}
+    nuked: set[tuple[str, str]] = set()
     for delta in written:
         key = (delta.table, delta.row_id)
         if key not in winners or delta.version > winners[key].version:
             winners[key] = delta
+        if delta.is_tombstone:
+            nuked.add(key)
+    for key in nuked:
+        top = winners[key]
+        winners[key] = Delta(top.table, top.row_id, top.hlc, top.origin, None)
     rows = {}
     for line in export_lines(replica.conn):
         row = json.loads(line)

@@ -8,6 +8,7 @@ import pytest
 
 from feral.storage.delta_log import changes_since, log_entry_counts, version_vector
 from feral.storage.erase import finish_erasing
+from feral.storage.memories import find_row
 from feral.sync.types import NodeId
 
 from .support import A, B, C, Replica, all_deltas, export_text, pull, sync_until_quiet
@@ -186,29 +187,29 @@ def test_an_erased_copy_of_a_write_its_row_outgrew_is_no_alarm_and_its_tombstone
     erases a's copy."""
     from feral.storage.integrity import alarm_counts
 
-    a, b, d, _ = nuked_here_archived_there(make_replica)
+    a, b, d, row_id = nuked_here_archived_there(make_replica)
     for page in changes_since(d.conn, version_vector(a.conn)):
         a.apply(page)
     pages = changes_since(b.conn, {})
     for page in [p for p in pages if p.origin == A]:
         a.apply(page)
     assert alarm_counts(a.conn) == {}
-    assert payloads_holding(a, SECRET) == 2  # a's write and d's archive keep their words
     for page in [p for p in pages if p.origin == B]:
         a.apply(page)
-    assert payloads_holding(a, SECRET) == 1  # the archive alone, which the row is now
+    assert payloads_holding(a, SECRET) == 0  # the tombstone wins over the archive
+    assert find_row(a.conn, row_id, live_only=False)[1]["deleted"]
     sync_until_quiet([(a, b), (a, d), (b, d)])
     assert all(alarm_counts(r.conn) == {} for r in (a, b, d))
     assert export_text(a.conn) == export_text(b.conn) == export_text(d.conn)
 
 
-def test_a_tombstone_that_arrives_after_a_newer_write_still_erases_the_older_entries(
+def test_a_tombstone_that_arrives_after_a_newer_write_wins_over_it_and_erases_every_entry(
     make_replica,
 ):
     """b nuked a's write; d, not having heard of it, archived the row later. c takes the archive
-    first, then a's write, then the tombstone: the row stays live (the archive wins), yet every
-    entry older than the tombstone loses its words, and a device that joins later from c never
-    receives them."""
+    first, then a's write, then the tombstone: the tombstone wins over the newer archive (the
+    row dies at the archive's version), every entry loses its words, and a device that joins
+    later from c never receives them."""
     a, b, d, row_id = nuked_here_archived_there(make_replica)
     c = make_replica("c", C)
     archive = [p for p in changes_since(d.conn, {}) if p.origin == D]
@@ -216,9 +217,11 @@ def test_a_tombstone_that_arrives_after_a_newer_write_still_erases_the_older_ent
         for page in changes_since(sender.conn, {}):
             if page.origin == origin:
                 c.apply(page)
-    older = [dl for dl in all_deltas(c.conn) if dl.row_id == row_id and dl.origin != D]
-    assert [dl.values for dl in older] == [None, None]
-    assert payloads_holding(c, SECRET) == 1  # the archive, a write newer than the nuke
+    entries = [dl for dl in all_deltas(c.conn) if dl.row_id == row_id]
+    assert [dl.values for dl in entries] == [None, None, None]
+    assert payloads_holding(c, SECRET) == 0
+    row = find_row(c.conn, row_id, live_only=False)[1]
+    assert row["deleted"] and row["origin"] == D  # dead, at the archive's version
     late = make_replica("late", NodeId("e" * 32))
     for page in changes_since(c.conn, {}):
         if page.origin != D:
@@ -229,11 +232,11 @@ def test_a_tombstone_that_arrives_after_a_newer_write_still_erases_the_older_ent
     assert export_text(late.conn) == export_text(c.conn)
 
 
-def test_a_write_older_than_a_tombstone_arriving_once_the_row_was_written_again_is_erased(
+def test_a_write_older_than_a_tombstone_arriving_after_the_tombstone_is_erased(
     make_replica,
 ):
-    """c holds the nuke and the newer archive (the row is live), then a's write from before the
-    nuke arrives: it is logged as a tombstone at its own stamp, as if the row were still dead."""
+    """c holds the nuke and the newer archive (which the nuke outlives), then a's write from
+    before the nuke arrives: it is logged as a tombstone at its own stamp."""
     a, b, d, _ = nuked_here_archived_there(make_replica)
     c = make_replica("c", C)
     for origin, sender in ((B, b), (D, d), (A, a)):
@@ -241,7 +244,7 @@ def test_a_write_older_than_a_tombstone_arriving_once_the_row_was_written_again_
             if page.origin == origin:
                 c.apply(page)
     assert [dl.values for dl in all_deltas(c.conn) if dl.origin == A] == [None]
-    assert payloads_holding(c, SECRET) == 1  # the archive only
+    assert payloads_holding(c, SECRET) == 0
 
 
 def test_the_log_index_migration_erases_what_an_older_database_kept(tmp_path):

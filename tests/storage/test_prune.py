@@ -55,15 +55,19 @@ def test_a_peer_silent_longer_than_the_window_holds_nothing_back(conn: Connectio
     assert conn.execute("SELECT count(*) FROM delta_log").fetchone()[0] == 1
 
 
-def test_a_tombstone_goes_only_once_acknowledged_and_older_than_the_window(
+def test_a_tombstones_entry_goes_only_once_acknowledged_and_older_than_the_window(
     conn: Connection,
 ) -> None:
+    """The tombstone rows themselves stay (no words, and they stop a late write bringing the
+    row back: storage/prune.py); their log entries go under the rule of every entry."""
     write(conn, fact("r1", 60), fact("r2", 60))
     young, old = fact("r1", 10, tombstone=True), fact("r2", 40, tombstone=True)
     write(conn, young, old)
     peer_heard(conn, 1, {ME: young.hlc - 1})  # it has not acknowledged the young tombstone
     assert prune_now(conn).tombstones == 1
-    left = {r for (r,) in conn.execute("SELECT id FROM facts")}
-    assert left == {"r1"}  # r2's old tombstone went, r1's young one stays
+    left = {r for (r,) in conn.execute("SELECT id FROM facts WHERE deleted = 1")}
+    assert left == {"r1", "r2"}  # both rows stay
+    logged = {r for (r,) in conn.execute("SELECT row_id FROM delta_log WHERE payload IS NULL")}
+    assert logged == {"r1"}  # r2's old tombstone's entry went, r1's young one stays
     peer_heard(conn, 1, {ME: young.hlc})
     assert prune_now(conn).tombstones == 0  # acknowledged, but younger than the window
