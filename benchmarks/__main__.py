@@ -12,9 +12,10 @@ evidence turns on LoCoMo-shaped conversations, feral beside plain BM25 and plain
 same candidates of the household set and of conversations, per tuning and held split
 (benchmarks/fusion_tuning.py).
 
-``python -m benchmarks absorb-pairs [--json]`` and ``python -m benchmarks absorb [--json]
-[--facts N] [--writes N]``: the absorb pipeline's near-duplicate threshold and its cost
-(benchmarks/absorb_bench.py, benchmarks/absorb_cost.py).
+``python -m benchmarks absorb [--json]``: whether absorb keeps every distinct fact, per class
+on the labelled set's tuning and held-out halves (benchmarks/absorb_quality.py);
+``absorb-pairs [--json]`` and ``absorb-cost [--json] [--facts N] [--writes N]``: its
+near-duplicate threshold and its cost (benchmarks/absorb_bench.py, benchmarks/absorb_cost.py).
 
 ``python -m benchmarks import [--json] [--lines N ...]``: what classifying a bulk import costs
 against writing its lines as given (benchmarks/import_cost.py).
@@ -159,20 +160,25 @@ def _fusion(argv: list[str]) -> int:
 def _absorb(command: str, argv: list[str]) -> int:
     from .absorb_bench import measure_pairs, render_pairs
     from .absorb_cost import run_absorb
+    from .absorb_quality import render_quality, run_quality
 
     parser = argparse.ArgumentParser(prog=f"python -m benchmarks {command}")
     parser.add_argument("--json", action="store_true", help="print JSON")
-    if command == "absorb":
+    if command == "absorb-cost":
         parser.add_argument("--facts", type=int, default=10_000, help="facts stored first")
         parser.add_argument("--writes", type=int, default=100, help="writes timed each way")
     args = parser.parse_args(argv)
-    if command == "absorb":
+    if command == "absorb-cost":
         result = run_absorb(args.facts, args.writes)
         print(
             json.dumps(result, indent=2)
             if args.json
             else "\n".join(f"{name:16} {value}" for name, value in result.items())
         )
+        return 0
+    if command == "absorb":
+        report = run_quality()
+        print(json.dumps(report, indent=2) if args.json else render_quality(report))
         return 0
     table = measure_pairs()
     print(json.dumps(table, indent=2) if args.json else render_pairs(table))
@@ -222,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         return _locomo(argv[1:])
     if argv[:1] == ["retrieval"]:
         return _retrieval(argv[1:])
-    if argv[:1] in (["absorb"], ["absorb-pairs"]):
+    if argv[:1] in (["absorb"], ["absorb-cost"], ["absorb-pairs"]):
         return _absorb(argv[0], argv[1:])
     args = _parse(argv)
     note = _progress(time.monotonic())

@@ -7,7 +7,7 @@ duplicate cosine from 0.50 to 0.95: precision and recall of "duplicate" per thre
 the full rule (cosine, word overlap, the same names and numbers, the same polarity) and with
 the cosine alone, to show what the guards buy.
 
-``python -m benchmarks absorb``: what the pipeline costs (benchmarks/absorb_cost.py).
+``python -m benchmarks absorb-cost``: what the pipeline costs (benchmarks/absorb_cost.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What the absorb pipeline costs against the plain write, at N stored and embedded facts.
 
-``python -m benchmarks absorb [--json] [--facts N] [--writes N]``: ``remember`` through the
+``python -m benchmarks absorb-cost [--json] [--facts N] [--writes N]``: ``remember`` through the
 pipeline (:meth:`Node.absorb`) against the plain write (:meth:`Node.remember` of the parsed
 triple) with N facts stored and embedded (default 10,000), median milliseconds of each over
 ``--writes`` fresh facts, interleaved one plain, one piped, in wall time and in CPU time (all

@@ -185,12 +185,15 @@ def decide(candidates: Candidates, limits: Thresholds | None = None) -> Decision
     if candidates.opposite is not None:
         return Decision("contradict", contradicts=(str(candidates.opposite["id"]),))
     ordered = _by_closeness(candidates.neighbours)
-    lookalikes: list[str] = []
-    for row, cosine in ordered:
-        if _near_duplicate(candidates.triple, row, cosine, limits):
-            if same_fact(fact_text(*candidates.triple), _row_text(row)):
-                return Decision("duplicate", duplicate_of=str(row["id"]))
-            lookalikes.append(str(row["id"]))  # close but not the same: keep both, linked
+    text = fact_text(*candidates.triple)
+    for row, _ in ordered:  # the same words again (node/same_fact.py): nothing to write
+        if _same_kind(candidates.triple, row) and same_fact(text, _row_text(row)):
+            return Decision("duplicate", duplicate_of=str(row["id"]))
+    lookalikes = [  # close but not the same: keep both, linked
+        str(row["id"])
+        for row, cosine in ordered
+        if _near_duplicate(candidates.triple, row, cosine, limits)
+    ]
     if is_single_valued(name) and own_slot:
         return Decision("supersede", supersedes=tuple(sorted(str(r["id"]) for r in own_slot)))
     own = fact_id(subject, predicate, obj)

