@@ -59,6 +59,7 @@ from .fact_rules import category_of, is_single_valued, opposite, slot
 from .fact_values import about_slot
 from .llm_classify import llm_classifier_for, same_candidates
 from .phrases import Triple, parse_fact
+from .same_fact import hard_tokens
 from .secret_scan import refuse_secrets, refuse_triple
 
 if TYPE_CHECKING:
@@ -297,12 +298,30 @@ async def _decider(
 
     def decide_now(found: Candidates) -> Decision:
         if verdict is not None and same_candidates(asked, found):
-            return verdict
+            return _vetted(verdict, found)
         if verdict is not None:
             log.warning("! the stored facts changed while the LLM classifier answered: rules")
         return decide(found, limits)
 
     return decide_now
+
+
+def _vetted(verdict: Decision, found: Candidates) -> Decision:
+    """An LLM's "duplicate" that changes a number, a unit, a negation or a name is two facts:
+    written, and related to the one it was said to repeat (node/same_fact.py)."""
+    merged = verdict.duplicate_of
+    if verdict.classification != "duplicate" or merged is None:
+        return verdict
+    rows = [found.exact, *found.slot, *(row for row, _ in found.neighbours)]
+    row = next((r for r in rows if r is not None and str(r["id"]) == merged), None)
+    text = fact_text(*found.triple)
+    if row is None or hard_tokens(text) == hard_tokens(_row_text(row)):
+        return verdict
+    return Decision("related", related=(merged,))
+
+
+def _row_text(row: Row) -> str:
+    return fact_text(str(row["subject"]), str(row["predicate"]), str(row["object"]))
 
 
 def _absorb_in_scope(

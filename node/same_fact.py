@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["FILLER", "SYNONYMS", "content_tokens", "same_fact"]
+__all__ = ["FILLER", "SYNONYMS", "content_tokens", "hard_tokens", "same_fact"]
 
 FILLER = frozenset(
     """a an the is are was were be been am i me my mine myself of to it its this that
@@ -78,3 +78,25 @@ def same_fact(a: str, b: str) -> bool:
     same (there is nothing to compare)."""
     left = content_tokens(a)
     return bool(left) and left == content_tokens(b)
+
+
+_NEGATIONS = frozenset("not no never nor cannot can't don't doesn't isn't won't without".split())
+
+
+def hard_tokens(text: str) -> frozenset[str]:
+    """What no rephrasing changes: numbers with the unit after each ("5 mg"), negations, and
+    names (capitalised words but the first). Two texts that differ here are two facts, whoever
+    says otherwise (an LLM classifier's "duplicate" included: node/absorb.py)."""
+    words = _WORD.findall(text.replace("_", " "))
+    found: set[str] = set()
+    for at, word in enumerate(words):
+        token = _token(word)
+        if any(c.isdigit() for c in token):
+            found.add(token)
+            if at + 1 < len(words):
+                found.add(_token(words[at + 1]))
+        elif word.casefold() in _NEGATIONS or (
+            at > 0 and word[:1].isupper() and token not in FILLER
+        ):
+            found.add(token)
+    return frozenset(found)

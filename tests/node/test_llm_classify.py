@@ -179,3 +179,15 @@ def test_the_llm_classifier_needs_an_endpoint(tmp_path: Path):
     with pytest.raises(ConfigError, match="classifier"):
         load_settings(home)
     assert load_settings(tmp_path / "fresh").memory.classifier == "rules"  # the default
+
+
+async def test_a_models_duplicate_that_changes_a_number_or_unit_is_written_and_related(
+    llm_node: Node,
+):
+    said = "take {} of melatonin every night before bed with warm water and honey"
+    first = await llm_node.absorb(text=said.format("5 mg"))
+    FakeEndpoint.answers.append((200, answer({"classification": "duplicate", "targets": [1]})))
+    again = await llm_node.absorb(text=said.format("5 g"))
+    assert len(FakeEndpoint.requests) == 1  # the model was asked, and said "duplicate"
+    assert again.classification == "related" and again.memory_id != first.memory_id
+    assert [(e["type"], e["to_id"]) for e in again.edges] == [("related_to", first.memory_id)]
