@@ -31,14 +31,17 @@ def conflicts_line(open_count: int) -> str:
 
 
 def _changed(row: ConflictRow) -> list[str]:
-    """The columns in which the two sides differ (what the user chooses between)."""
-    a, b = row["values"]
-    return [name for name in a if name not in _HIDDEN and a[name] != b.get(name)]
+    """The columns in which the values differ (what the user chooses between)."""
+    values = row["values"]
+    hidden = _HIDDEN + (("created_at",) if row["kind"] == "slot" else ())
+    names = [name for name in values[0] if name not in hidden]
+    return [name for name in names if len({repr(v.get(name)) for v in values}) > 1]
 
 
 def _echo_conflict(row: ConflictRow) -> None:
     state = f"resolved, kept {row['kept']}" if row["resolved"] else "open"
-    click.echo(f"{row['id']}  {row['table']} {row['row_id']}  ({state})")
+    what = f"slot {row['slot']}" if row["kind"] == "slot" else f"{row['table']} {row['row_id']}"
+    click.echo(f"{row['id']}  {what}  ({state})")
     for version, values in zip(row["versions"], row["values"], strict=True):
         mark = "live" if version == row["live"] else "    "
         shown = ", ".join(f"{name}={shorten(values[name], 40)}" for name in _changed(row))
@@ -50,8 +53,9 @@ def _echo_conflict(row: ConflictRow) -> None:
 @json_option("the conflict records")
 @pass_home
 def conflicts_command(home: Path, include_resolved: bool, as_json: bool) -> None:
-    """List edits two devices made to one memory while apart: the live value last-write-wins
-    chose and the one it set aside, with their versions (keep one with `memory resolve`)."""
+    """List edits two devices made to one memory while apart, and single-valued slots (a
+    subject's doctor, city, ...) that two devices set apart: every value to choose between,
+    with its version, the live one marked (keep one with `memory resolve`)."""
     from feral.node import conflicts
 
     rows = with_node(
@@ -71,8 +75,9 @@ def conflicts_command(home: Path, include_resolved: bool, as_json: bool) -> None
 @json_option("the resolved record")
 @pass_home
 def resolve(home: Path, conflict_id: str, keep: str, as_json: bool) -> None:
-    """Keep one side of a conflict: its value is written again, above both versions, and the
-    conflict is marked resolved on every device."""
+    """Keep one value of a conflict: an edited memory's value is written again above every
+    version, and the conflict marked resolved; a slot's other values are archived, superseded
+    by the one kept. Either way on every device."""
     from feral.node import conflicts
 
     row: Any = with_node(home, lambda node: conflicts.resolve(node, conflict_id, keep))

@@ -15,12 +15,15 @@ and every ``favourite_*`` (one favourite colour at a time). A predicate ending i
 (``doctor_name``, from "my doctor's name is ...") is the same slot as its stem when the stem is
 single-valued (:func:`slot`), so "my doctor's name is Dr. Chen" and "my doctor is now Dr. Lee"
 are one slot. Everything else (``likes``, ``is``, ``note``, ``kids``, ...) holds many values.
+That rule lives in storage/slot_rules.py (slot conflicts read it too) and is re-exported here.
 
 Opposites (:func:`opposite`): ``likes``/``dislikes``, ``is``/``is_not``, and ``P``/``not_P``.
 The same subject and object under opposite predicates is a contradiction.
 """
 
 from __future__ import annotations
+
+from feral.storage.slot_rules import SINGLE_VALUED, is_single_valued, slot
 
 __all__ = [
     "CATEGORY_OF",
@@ -31,11 +34,6 @@ __all__ = [
     "slot",
 ]
 
-SINGLE_VALUED = frozenset(
-    """name age birthday born_on born_in lives_in works_at works_for job employer doctor
-    dentist therapist vet partner wife husband spouse manager school email phone address
-    nationality pronouns timezone""".split()
-)
 _OPPOSITES = {"likes": "dislikes", "dislikes": "likes", "is": "is_not", "is_not": "is"}
 
 CATEGORY_OF = {
@@ -54,17 +52,6 @@ CATEGORY_OF = {
 user works, who their doctor is: their situation)."""
 
 _DIRECTIVE_OPENINGS = ("always ", "never ", "please ", "don't ever ", "do not ever ")
-
-
-def slot(predicate: str) -> str:
-    """The value slot a predicate fills: ``doctor_name`` fills ``doctor``."""
-    stem = predicate.removesuffix("_name")
-    return stem if stem != predicate and is_single_valued(stem) else predicate
-
-
-def is_single_valued(predicate: str) -> bool:
-    """Whether a subject holds one current value of ``predicate`` (see the module docstring)."""
-    return predicate in SINGLE_VALUED or predicate.startswith("favourite_")
 
 
 def opposite(predicate: str) -> str:

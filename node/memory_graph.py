@@ -6,26 +6,27 @@
   (the record), ``edges`` (and its live edges), ``full_history`` (and every version it
   superseded, following ``supersedes`` chains as far as they go, each version once).
 * Conflicting current values are derived at read time, never stored: a single-valued slot
-  (node/fact_rules.py) of one subject holding more than one live value, such as two devices
-  that each superseded Dr. Chen offline, one with Dr. Lee and one with Dr. Patel. Since every
-  device derives it from the same replicated rows, they agree once they hold the same rows; it
-  clears when one of the values is superseded or archived.
+  (node/fact_rules.py) of one subject holding live values no write had seen together, such
+  as two devices that each superseded Dr. Chen offline, one with Dr. Lee and one with Dr.
+  Patel: storage/slot_conflicts.py's slot conflicts, which ``memory conflicts`` lists. Since
+  every device derives them from the same replicated rows, they agree once they hold the same
+  rows; one clears when one of the values is superseded or archived, or by ``resolve``.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Literal
 
-from feral.storage.absorb_store import facts_in_slots, slot_rows
+from feral.storage.absorb_store import slot_rows
 from feral.storage.connection import Connection
 from feral.storage.memories import Row, find_row
 from feral.storage.memory_model import EDGE_TYPES, add_edge, edges_of
+from feral.storage.slot_conflicts import conflicting_slots
 from feral.sync.errors import InvalidInput, NotFoundError
 from feral.sync.ids import normalise
 from feral.sync.types import NodeId
 
-from .fact_rules import SINGLE_VALUED, is_single_valued, slot
+from .fact_rules import is_single_valued, slot
 from .secret_scan import refuse_secrets
 
 if TYPE_CHECKING:
@@ -37,7 +38,6 @@ __all__ = ["FOLLOW_MODES", "Follow", "conflicting_values", "follow", "link", "re
 
 Follow = Literal["none", "edges", "full_history"]
 FOLLOW_MODES: tuple[Follow, ...] = ("none", "edges", "full_history")
-_SLOT_PREDICATES = sorted(SINGLE_VALUED | {f"{name}_name" for name in SINGLE_VALUED})
 
 
 def _link_rows(
@@ -124,9 +124,9 @@ def read_followed(conn: Connection, memory_id: str, mode: Follow) -> dict[str, A
         result["edges"] = edges_of(conn, memory_id)
     if mode == "full_history":
         result["history"] = _history(conn, memory_id)
-    distinct = {" ".join(str(r["object"]).split()).casefold() for r in current}
+    key = _slot_key(record)
     result["current_values"] = [r["id"] for r in current]
-    result["conflicting"] = len(distinct) > 1
+    result["conflicting"] = key is not None and key in conflicting_slots(conn)
     return result
 
 
@@ -138,16 +138,10 @@ async def follow(node: Node, memory_id: str, mode: Follow) -> dict[str, Any]:
 
 
 def conflicting_values(conn: Connection) -> list[dict[str, Any]]:
-    """Every single-valued slot holding more than one live value: ``{"subject", "predicate",
-    "ids"}``, sorted, the same on every device holding the same rows."""
-    groups: dict[tuple[str, str], list[Row]] = defaultdict(list)
-    for row in facts_in_slots(conn, _SLOT_PREDICATES, "favourite_"):
-        key = _slot_key(row)
-        if key is not None:
-            groups[key].append(row)
-    found = []
-    for (subject, predicate), rows in sorted(groups.items()):
-        if len({" ".join(str(r["object"]).split()).casefold() for r in rows}) > 1:
-            ids = sorted(str(r["id"]) for r in rows)
-            found.append({"subject": subject, "predicate": predicate, "ids": ids})
-    return found
+    """Every single-valued slot holding live values no write had seen together: ``{"subject",
+    "predicate", "ids"}``, sorted, the same on every device holding the same rows (the slot
+    conflicts of storage/slot_conflicts.py, which ``memory conflicts`` lists)."""
+    return [
+        {"subject": subject, "predicate": name, "ids": sorted(str(r["id"]) for r in rows)}
+        for (subject, name), rows in conflicting_slots(conn).items()
+    ]

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from feral.storage import export, memories, stats
-from feral.storage.conflicts import list_conflicts
+from feral.storage.conflicts import conflict_count, list_conflicts
 from feral.storage.rows import EpisodeRow
 from feral.storage.store import Store
 from feral.storage.vectors import Embedder
@@ -52,6 +52,7 @@ class NodeReads:
     async def stats(self) -> dict[str, Any]:
         result = await self.store.read(stats.database_stats)
         result["node_id"] = self.identity.node_id
+        result["conflicts"] = await self.store.read(conflict_count)  # as ``sync status``
         result["conflicting_values"] = len(await self.store.read(conflicting_values))
         result["vector_search"] = (
             "on"

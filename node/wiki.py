@@ -15,7 +15,8 @@ Topics:
 
 A page has YAML frontmatter (``topic``, ``sources``: the ids of every row on it, sorted, and
 ``last_compiled``), then ``## Facts``, ``## Needs review``, ``## Episodes`` and ``## Edited on
-two devices`` (open conflict records of the page's memories) sections, each present only when
+two devices`` (the open conflicts of the page's memories, as ``memory conflicts`` lists them)
+sections, each present only when
 it has entries. "Needs review" lists every predicate with several live
 facts that disagree (same subject and predicate, different objects), except the predicates
 that hold many values by nature: :data:`MULTI_VALUED`.
@@ -146,10 +147,13 @@ def build_pages(
     facts: Iterable[Row], episodes: Iterable[Row], *, conflicts: Iterable[Mapping[str, Any]] = ()
 ) -> list[WikiPage]:
     """Group live facts and episodes by topic and render each page body (pure). An open
-    conflict record (storage/conflicts.py) of a memory on a page is listed on that page."""
+    conflict (storage/conflicts.py) of a memory on a page is listed on that page."""
     races: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for race in conflicts:
-        races[str(race["row_id"])].append(race)
+    for race in conflicts:  # on the page of the memory, and of each value's row (a slot's)
+        for row_id in sorted(
+            {str(race["row_id"])} | {str(v.get("id", "")) for v in race["values"]}
+        ):
+            races[row_id].append(race)
     topics = _Topics()
     for fact in facts:
         topics.facts[topics.key(fact["subject"])].append(fact)
@@ -166,8 +170,12 @@ def build_pages(
             topics.episodes.get(key, []), key=lambda r: (r["created_at"], r["id"])
         )
         name = topics.name(key)
-        shown = [r for row in (*fact_rows, *episode_rows) for r in races.get(str(row["id"]), [])]
-        body = _body(name, fact_rows, episode_rows) + _races(shown)
+        shown = {
+            str(r["id"]): r
+            for row in (*fact_rows, *episode_rows)
+            for r in races.get(str(row["id"]), [])
+        }
+        body = _body(name, fact_rows, episode_rows) + _races(list(shown.values()))
         sources = tuple(sorted({str(r["id"]) for r in (*fact_rows, *episode_rows)}))
         pages.append(WikiPage(name, slugs[key], sources, body))
     return pages
@@ -222,16 +230,22 @@ def _races(races: list[Mapping[str, Any]]) -> str:
         return ""
     lines = [RACES_HEADING, ""]
     for race in sorted(races, key=lambda r: (r["detected_at"], r["id"])):
-        lines.append(f"- `{race['row_id']}` ({race['table']}), conflict `{race['id']}`:")
+        what = f"slot {race['slot']}" if race.get("kind") == "slot" else f"`{race['row_id']}`"
+        lines.append(f"- {what} ({race['table']}), conflict `{race['id']}`:")
+        changed = _differing(race["values"])
         for version, values in zip(race["versions"], race["values"], strict=True):
-            other = race["values"][1 - race["versions"].index(version)]
-            changed = [k for k in values if k not in ("id",) and values[k] != other.get(k)]
             words = ", ".join(f"{k} = {_one_line(values[k])}" for k in changed)
             live = " (live)" if version == race["live"] else ""
             lines.append(f"  - `{version}`{live}: {words}")
         lines.append(f"  - keep one: `feral memory resolve {race['id']} --keep VERSION`")
     lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def _differing(values: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The columns whose values differ among a conflict's values (not the ids or dates)."""
+    names = [k for k in values[0] if k not in ("id", "created_at")]
+    return [k for k in names if len({repr(v.get(k)) for v in values}) > 1]
 
 
 def _conflicts(facts: list[Row]) -> list[tuple[str, list[Row]]]:

@@ -11,7 +11,11 @@ through it, even before A's own entry reaches it). Once the cluster is quiet
   saw the other's meet where their histories part (the first write on each side after the
   version both share), and that pair has a record unless the rule's exceptions apply (a
   tombstone or erased side, two equal rows, a row that ends deleted, a write lost to a restore);
-- **identical lists everywhere**, resolved ones included.
+- **identical lists everywhere**, resolved ones included, each edit with the same final
+  values of its sides (sync/conflicts.py's ``branch_tips``), and the same slot conflicts.
+
+A record names the pair where the histories parted (``parted``); what it shows to choose
+between is each side's final write, which the identical lists hold to one answer.
 
 It reads the ledger's deltas (their priors) and the devices' databases, never the product's
 rule: sync/conflicts.py is what is under test.
@@ -83,14 +87,15 @@ def check_conflicts(cluster: Cluster) -> None:
     memo: dict[Version, frozenset[Version]] = {}
     sightings: Sightings = cluster.sightings
     writes = {d.version: d for mine in cluster.ledger.entries.values() for d in mine.values()}
-    for record in lists[0]:
-        a, b = (_parse(v) for v in record["versions"])
+    records = [r for r in lists[0] if r["kind"] == "edit"]  # a slot's are derived from rows
+    for record in records:
+        a, b = (_parse(v) for v in record["parted"])
         if a in sightings.closure(b, memo) or b in sightings.closure(a, memo):
             raise SimulationError(
                 f"false conflict on {record['table']} {record['row_id']}: "
                 f"{record['versions']} were written one after the other"
             )
-    recorded = {r["id"] for r in lists[0]}
+    recorded = {r["id"] for r in records}
     TOTALS["conflicts"] += len(recorded)
     conn = cluster.nodes[0].conn
     for missing in _expected_records(conn, writes, sightings, memo) - recorded:

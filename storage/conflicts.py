@@ -1,4 +1,14 @@
-"""Conflict records: find them in the log, keep them, list them, resolve them (sync/conflicts.py).
+"""Conflicts: find them in the log, keep them, list them, count them, resolve them.
+
+**A conflict** is a choice last-write-wins made for the user between values that no device's
+write had seen together. There are two kinds, listed, counted and resolved alike (``memory
+conflicts``, ``sync status``, ``memory stats``, the wiki, ``resolve``):
+
+- an **edit** conflict: concurrent writes of one row (sync/conflicts.py's fork rule), kept as a
+  replicated record; it shows the final value of each side (each device's last edit made
+  apart, not only its first), every one that last-write-wins set aside among them;
+- a **slot** conflict: one subject's single-valued slot holding several live values, derived
+  when read (storage/slot_conflicts.py).
 
 A record is a row of the replicated ``conflicts`` table, written by :func:`record_queued` as an
 ordinary local write (stamped, logged, sent on), so every device shows the same list. Its id is
@@ -19,6 +29,7 @@ from feral.sync.conflicts import (
     REPORTED_TABLES,
     Fork,
     LoggedWrite,
+    branch_tips,
     conflict_id,
     forks,
     parse_version,
@@ -33,6 +44,7 @@ from .connection import Connection
 from .delta_log import prior_from_columns
 from .fork_queue import queued_rows
 from .memories import Change, Stamp, commit_local, row_dict, select_sql
+from .slot_conflicts import SLOT_PREFIX, resolve_slot, slot_conflicts
 
 __all__ = [
     "ConflictRow",
@@ -44,12 +56,17 @@ __all__ = [
 
 
 class ConflictRow(TypedDict):
-    """A conflict as users see it: both sides' versions and rows, and how it was settled."""
+    """A conflict as users see it: every value to choose between (its version and row), and
+    how it was settled. ``kind`` is ``edit`` or ``slot``; ``parted`` holds an edit's first
+    write on each side (the pair its id names), ``slot`` a slot's subject and name."""
 
     id: str
+    kind: str
     table: str
     row_id: str
+    slot: str
     prior: str
+    parted: list[str]
     versions: list[str]
     values: list[dict[str, Value]]
     live: str
@@ -129,21 +146,40 @@ def _records_of_nuked_row(conn: Connection, table: str, row_id: str) -> list[Cha
     return [(CONFLICTS, RowId(r[0]), None) for r in ids]
 
 
+def _side(writes: list[LoggedWrite], version: str, values: str) -> LoggedWrite:
+    """One side of a record as the log holds it, else as the record keeps it."""
+    parsed = parse_version(version)
+    held = [w for w in writes if w.version == parsed]
+    return held[0] if held else LoggedWrite(parsed, None, tuple(json.loads(values)))
+
+
+def _choices(conn: Connection, row: dict[str, Any]) -> list[LoggedWrite]:
+    """The values an edit record leaves to choose between: each side's final write."""
+    table = table_by_name(row["tbl"])
+    writes = _row_writes(conn, table.code, row["row_id"])
+    prior = parse_version(row["prior"]) if row["prior"] else None
+    a = _side(writes, row["version_a"], row["values_a"])
+    b = _side(writes, row["version_b"], row["values_b"])
+    return branch_tips(writes, Fork(prior, a, b))
+
+
 def _shown(conn: Connection, row: dict[str, Any]) -> ConflictRow:
     table = table_by_name(row["tbl"])
     names = table.column_names
     live = conn.execute(
         f'SELECT hlc, origin FROM "{table.name}" WHERE id = ?', (row["row_id"],)
     ).fetchone()
+    choices = _choices(conn, row)
     return ConflictRow(
         id=row["id"],
+        kind="edit",
         table=table.name,
         row_id=row["row_id"],
+        slot="",
         prior=row["prior"],
-        versions=[row["version_a"], row["version_b"]],
-        values=[
-            dict(zip(names, json.loads(row[key]), strict=False)) for key in ("values_a", "values_b")
-        ],
+        parted=[row["version_a"], row["version_b"]],
+        versions=[version_text(w.version) for w in choices],
+        values=[dict(zip(names, w.values or (), strict=False)) for w in choices],
         live="" if live is None else version_text(Version(int(live[0]), NodeId(live[1]))),
         detected_at=row["detected_at"],
         resolved=row["resolved"],
@@ -157,31 +193,39 @@ _REPORTED = ", ".join(f"'{name}'" for name in sorted(REPORTED_TABLES))
 
 
 def list_conflicts(conn: Connection, *, include_resolved: bool = False) -> list[ConflictRow]:
-    """The conflict records, oldest first (then by id: the same order on every device)."""
+    """Every open conflict of both kinds (and the resolved records, if asked), oldest first,
+    then by id: the same list in the same order on every device holding the same rows."""
     where = "deleted = 0" + ("" if include_resolved else " AND resolved = 0")
     records = conn.execute(
         f"{select_sql(CONFLICTS)} WHERE {where} AND tbl IN ({_REPORTED}) ORDER BY detected_at, id"
     ).fetchall()
-    return [_shown(conn, row_dict(CONFLICTS, r)) for r in records]
+    found = [_shown(conn, row_dict(CONFLICTS, r)) for r in records] + slot_conflicts(conn)
+    return sorted(found, key=lambda c: (c["detected_at"], c["id"]))
 
 
 def conflict_count(conn: Connection) -> int:
-    """How many conflicts wait for a choice (``sync status``)."""
-    (count,) = conn.execute(
-        "SELECT count(*) FROM conflicts WHERE deleted = 0 AND resolved = 0"
+    """How many conflicts wait for a choice: the one count ``sync status``, ``memory stats``
+    and ``memory conflicts`` show."""
+    (records,) = conn.execute(
+        f"SELECT count(*) FROM conflicts WHERE deleted = 0 AND resolved = 0 "
+        f"AND tbl IN ({_REPORTED})"
     ).fetchone()
-    return int(count)
+    return int(records) + len(slot_conflicts(conn))
 
 
 def resolve(
     conn: Connection, origin: NodeId, stamp: Stamp, conflict: str, keep: str, *, now_ms: int
 ) -> ConflictRow:
-    """Keep one side of an open conflict: its row written again (stamped above both, so it
-    supersedes them everywhere) and the record marked resolved, in one local write.
+    """Keep one value of an open conflict. An edit's: its row written again (stamped above
+    every side, so it supersedes them everywhere) and the record marked resolved, in one local
+    write; ``keep`` is one of the versions listed, or either first write. A slot's: see
+    storage/slot_conflicts.py.
 
     Raises:
-        NotFoundError: no open conflict has this id, or ``keep`` is neither of its versions.
+        NotFoundError: no open conflict has this id, or ``keep`` is not one of its versions.
     """
+    if conflict.startswith(SLOT_PREFIX):
+        return resolve_slot(conn, origin, stamp, conflict, keep, now_ms=now_ms)
     record = conn.execute(
         f"{select_sql(CONFLICTS)} WHERE id = ? AND deleted = 0", (conflict,)
     ).fetchone()
@@ -191,14 +235,15 @@ def resolve(
     if row["resolved"]:
         raise NotFoundError(f"conflict {conflict!r} is already resolved (kept {row['kept']})")
     wanted = version_text(parse_version(keep))
-    sides = {row["version_a"]: row["values_a"], row["version_b"]: row["values_b"]}
+    sides = {row["version_a"]: tuple(json.loads(row["values_a"])),
+             row["version_b"]: tuple(json.loads(row["values_b"]))}  # fmt: skip
+    sides.update({version_text(w.version): w.values for w in _choices(conn, row) if w.values})
     if wanted not in sides:
         raise NotFoundError(
-            f"{keep!r} is not a version of conflict {conflict!r}: "
-            f"one of {row['version_a']} or {row['version_b']}"
+            f"{keep!r} is not a version of conflict {conflict!r}: one of {', '.join(sides)}"
         )
     table = table_by_name(row["tbl"])
-    kept_values = tuple(json.loads(sides[wanted]))
+    kept_values = sides[wanted]
     settled = (*[row[name] for name in CONFLICTS.column_names[:9]], True, wanted, now_ms)
     commit_local(
         conn,

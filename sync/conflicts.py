@@ -29,6 +29,7 @@ __all__ = [
     "REPORTED_TABLES",
     "Fork",
     "LoggedWrite",
+    "branch_tips",
     "conflict_id",
     "forks",
     "parse_version",
@@ -89,6 +90,40 @@ def forks(writes: Iterable[LoggedWrite], *, creations: bool = True) -> list[Fork
             if a.values != b.values:
                 found.append(Fork(prior, a, b))
     return sorted(found, key=lambda f: (f.a.version, f.b.version))
+
+
+def branch_tips(writes: Iterable[LoggedWrite], fork: Fork) -> list[LoggedWrite]:
+    """The values a fork leaves to choose between: on each side, the writes that continue it
+    and that no write of the row replaced (its final offline edit, not only its first), side
+    ``a``'s then side ``b``'s, each in version order, every version once.
+
+    A side nothing replaced is its own tip. A tombstone or an erased entry is no value to
+    keep, and a write whose prior is unknown continues nothing: neither is listed, and a side
+    whose every continuation is such an entry is shown by its own first write.
+    """
+    children: dict[Version, list[LoggedWrite]] = defaultdict(list)
+    for write in {w.version: w for w in writes}.values():
+        if write.prior is not None and write.prior != UNKNOWN_PRIOR:
+            children[write.prior].append(write)
+    tips: dict[Version, LoggedWrite] = {}
+    for side in (fork.a, fork.b):
+        found = sorted(_leaves(side, children), key=lambda w: w.version)
+        for write in found or [side]:
+            tips.setdefault(write.version, write)
+    return list(tips.values())
+
+
+def _leaves(side: LoggedWrite, children: dict[Version, list[LoggedWrite]]) -> list[LoggedWrite]:
+    """The writes below ``side`` (itself included) that no write replaced, with a payload."""
+    leaves, frontier, seen = [], [side], {side.version}
+    while frontier:
+        write = frontier.pop()
+        below = [c for c in children.get(write.version, []) if c.version not in seen]
+        seen.update(c.version for c in below)
+        frontier += below
+        if not children.get(write.version) and write.values is not None:
+            leaves.append(write)
+    return leaves
 
 
 def conflict_id(table: str, row_id: str, a: Version, b: Version) -> RowId:

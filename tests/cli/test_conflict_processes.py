@@ -88,3 +88,75 @@ def test_a_concurrent_edit_is_surfaced_on_both_resolved_on_both_and_a_later_edit
         result = laptop.run("memory", "resolve", *args, check=False)
         assert result.returncode == 1, result
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def fact_id(node: FeralNode, text: str) -> str:
+    answer = node.json("memory", "remember", text)
+    return str(answer["id"])
+
+
+def counted_everywhere(node: FeralNode) -> tuple[int, int, int]:
+    """The open conflicts as ``memory conflicts``, ``sync status`` and ``memory stats`` count."""
+    stats = node.json("memory", "stats")
+    return len(open_conflicts(node)), node.status()["conflicts"], stats["conflicts"]
+
+
+def test_two_devices_superseding_one_fact_apart_is_one_conflict_shown_and_resolved_everywhere(
+    mesh: Mesh,
+) -> None:
+    laptop, phone = mesh.add("laptop", "phone")
+    pair_dialing(laptop, phone)
+    chen = fact_id(laptop, "my doctor is Dr. Chen")
+    mesh.start(phone)
+    converge(laptop, phone)
+
+    # Apart: each device learns a new doctor, and each supersedes Dr. Chen.
+    lee = fact_id(laptop, "my doctor is now Dr. Lee")
+    patel = fact_id(phone, "my doctor is now Dr. Patel")
+    converge(laptop, phone)
+
+    on_laptop, on_phone = open_conflicts(laptop), open_conflicts(phone)
+    assert on_laptop == on_phone and len(on_laptop) == 1, (on_laptop, on_phone)
+    (record,) = on_laptop
+    assert sorted(v["object"] for v in record["values"]) == ["Dr. Lee", "Dr. Patel"]
+    assert sorted(v["id"] for v in record["values"]) == sorted([lee, patel])
+    assert counted_everywhere(laptop) == counted_everywhere(phone) == (1, 1, 1)
+    assert "conflicts 1 open" in laptop.run("sync", "status").stdout
+    laptop.run("wiki", "compile")
+    page = laptop.run("wiki", "show", "user").stdout
+    assert f"feral memory resolve {record['id']} --keep" in page, page
+
+    kept = record["versions"][[v["id"] for v in record["values"]].index(patel)]
+    laptop.run("memory", "resolve", record["id"], "--keep", kept)
+    converge(laptop, phone)
+    for node in (laptop, phone):
+        assert counted_everywhere(node) == (0, 0, 0)
+        rows = export_rows(node.export())
+        assert rows[("facts", patel)]["archived"] is False
+        assert rows[("facts", lee)]["archived"] is True
+        assert rows[("facts", chen)]["archived"] is True
+
+
+def test_every_losing_offline_edit_is_listed_not_only_the_first(mesh: Mesh) -> None:
+    laptop, phone = mesh.add("laptop", "phone")
+    pair_dialing(laptop, phone)
+    fact = fact_id(laptop, "the dentist is on Elm Road")
+    mesh.start(phone)
+    converge(laptop, phone)
+
+    # Apart: the laptop edits twice, the phone once; the laptop's final value is 4.
+    laptop.run("memory", "boost", fact, "3")
+    laptop.run("memory", "boost", fact, "4")
+    phone.run("memory", "boost", fact, "5")
+    converge(laptop, phone)
+
+    (record,) = open_conflicts(laptop)
+    assert open_conflicts(phone) == [record]
+    shown = sorted(v["importance"] for v in record["values"])
+    assert 4.0 in shown and 5.0 in shown, shown
+    assert counted_everywhere(laptop) == counted_everywhere(phone) == (1, 1, 1)
+    final = record["versions"][[v["importance"] for v in record["values"]].index(4.0)]
+    laptop.run("memory", "resolve", record["id"], "--keep", final)
+    converge(laptop, phone)
+    assert importance(laptop, fact) == importance(phone, fact) == 4.0
+    assert counted_everywhere(phone) == (0, 0, 0)

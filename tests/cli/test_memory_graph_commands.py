@@ -65,7 +65,11 @@ def test_get_full_history_shows_superseded_versions_and_conflicts(tmp_path):
     assert restored.splitlines()[-1].startswith("  conflicting current values: ")
     stats = feral_json(tmp_path, "memory", "stats")
     assert stats["conflicting_values"] == 1  # one slot, however many values
-    assert "conflicts      1 slot(s)" in feral(tmp_path, "memory", "stats").stdout
+    assert stats["conflicts"] == 1  # as sync status and memory conflicts count it
+    assert (
+        "conflicts      1 open (feral memory conflicts)"
+        in feral(tmp_path, "memory", "stats").stdout
+    )
 
 
 def test_bad_link_and_get_input_is_one_line_and_exit_1(tmp_path):

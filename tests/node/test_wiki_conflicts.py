@@ -25,4 +25,6 @@ def test_a_conflict_of_a_fact_on_a_page_is_listed_with_both_values_and_the_way_o
 
 
 def test_a_page_without_conflicts_is_unchanged():
-    assert build_pages([FACT], []) == build_pages([FACT], [], conflicts=[{**RACE, "row_id": "x"}])
+    elsewhere = [{"id": "x", "importance": 3.0}, {"id": "x", "importance": 5.0}]
+    other = {**RACE, "row_id": "x", "values": elsewhere}
+    assert build_pages([FACT], []) == build_pages([FACT], [], conflicts=[other])

@@ -17,6 +17,7 @@ from hypothesis import given, settings, strategies as st
 
 from feral.sync.conflicts import (
     LoggedWrite,
+    branch_tips,
     conflict_id,
     forks,
     parse_version,
@@ -155,3 +156,37 @@ def test_versions_are_typed_as_listed() -> None:
     for text in ("", "12", "x:abc", ":abc", "12:"):
         with pytest.raises(NotFoundError):
             parse_version(text)
+
+
+def test_a_fork_lists_each_sides_final_offline_edit_not_only_its_first() -> None:
+    base = Version(1, NODES[0])
+    first, final = Version(2, NODES[0]), Version(3, NODES[0])
+    other = Version(2, NODES[1])
+    writes = [
+        LoggedWrite(base, None, ("0",)),
+        LoggedWrite(first, base, ("3",)),
+        LoggedWrite(final, first, ("4",)),
+        LoggedWrite(other, base, ("5",)),
+    ]
+    (fork,) = forks(writes)
+    assert [w.version for w in branch_tips(writes, fork)] == [final, other]
+    tombstoned = [*writes[:3], LoggedWrite(Version(4, NODES[0]), final, None), writes[3]]
+    (fork,) = forks(tombstoned)
+    assert [w.version for w in branch_tips(tombstoned, fork)] == [first, other]
+
+
+@settings(max_examples=300)
+@given(steps)
+def test_the_tips_of_a_fork_are_every_unreplaced_write_below_its_two_sides(
+    plan: list[tuple[str, int, int]],
+) -> None:
+    history = run(plan)
+    writes = list(history.writes.values())
+    replaced = {w.prior for w in writes}
+    for fork in forks(writes):
+        below = {
+            v
+            for v in history.writes
+            if {fork.a.version, fork.b.version} & set(history.ancestry(v)) and v not in replaced
+        }
+        assert {w.version for w in branch_tips(writes, fork)} == below
