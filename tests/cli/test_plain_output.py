@@ -62,7 +62,8 @@ def test_node_id_import_nuke_and_wiki_show_answer_json(home: Path) -> None:
     assert isinstance(ids, dict) and len(ids["node_id"]) == 32 and ids["name"]
     source = home.parent / "facts.txt"
     source.write_text("Alice's birthday is on May 4\nI like green tea\n", encoding="utf-8")
-    assert feral_json(home, "memory", "import", str(source)) == {"lines": 2, "new_facts": 2}
+    imported = {"lines": 2, "new_facts": 2, "merged": [], "superseded": []}
+    assert feral_json(home, "memory", "import", str(source)) == imported
     (row,) = [r for r in feral_json(home, "memory", "list")  # type: ignore[union-attr]
               if "tea" in r["content"]]  # fmt: skip
     erased = feral_json(home, "memory", "nuke", row["id"], "--yes")
