@@ -5,7 +5,7 @@ benchmarks/retrieval_set.py, without its graph queries, which follow the graph b
 fusion; and conversations, benchmarks/conversation_set.py) is stored in a fresh node; each
 query's two legs are fetched once (:data:`~feral.storage.fusion.FUSION_POOL` candidates each,
 storage/search.py), then :func:`~feral.storage.fusion.fuse` blends them with each ``alpha`` and
-power of the share of query words. Scores are recall@5 and recall@10 (the household set's
+power of the share of query words. Scores are recall@5, recall@10 and MRR@10 (the household set's
 recall@5 counts at most five answers, as benchmarks/retrieval_bench.py does). Queries and
 conversations alternate between ``tune`` (where a variant is chosen) and ``held`` (where it
 is judged).
@@ -61,7 +61,7 @@ class Legs:
 
 def _legs(conn: Connection, query: str, vector: bytes) -> tuple[list[Hit], list[Hit]]:
     pool = fusion.FUSION_POOL
-    return search_fts(conn, query, pool), search_vector(conn, vector, pool)
+    return search_fts(conn, query, pool, coverage=True), search_vector(conn, vector, pool)
 
 
 async def _fetch(node: Node, queries: Sequence[tuple[str, str, tuple[str, ...]]]) -> list[Legs]:
@@ -124,12 +124,14 @@ def collect_conversations(conversations: Sequence[Conversation]) -> list[Legs]:
     return legs
 
 
-def _recalls(ranked: Sequence[str], leg: Legs) -> tuple[float, float]:
+def _measures(ranked: Sequence[str], leg: Legs) -> tuple[float, float, float]:
+    """``(recall@5, recall@10, reciprocal rank within 10)``."""
     wanted = set(leg.relevant)
     if not wanted:
-        return 0.0, 0.0
+        return 0.0, 0.0, 0.0
     at5 = len(wanted & set(ranked[:5])) / (min(len(wanted), 5) if leg.cap5 else len(wanted))
-    return at5, len(wanted & set(ranked[:10])) / len(wanted)
+    rank = next((i for i, hit in enumerate(ranked[:10], 1) if hit in wanted), None)
+    return at5, len(wanted & set(ranked[:10])) / len(wanted), 1.0 / rank if rank else 0.0
 
 
 def _ranked(leg: Legs, variant: tuple[str, float, float]) -> list[str]:
@@ -144,32 +146,31 @@ def _ranked(leg: Legs, variant: tuple[str, float, float]) -> list[str]:
     return [h.id for h in fused]
 
 
-def tune(legs: Sequence[Legs]) -> dict[str, dict[str, tuple[float, float]]]:
-    """``{variant: {split: (recall@5, recall@10)}}`` with the splits ``tune`` and ``held``."""
+def tune(legs: Sequence[Legs]) -> dict[str, dict[str, tuple[float, ...]]]:
+    """``{variant: {split: (recall@5, recall@10, MRR@10)}}`` for the splits ``tune``, ``held``."""
     variants = [("fts", 0.0, 0.0), ("vector", 0.0, 0.0)]
     variants += [("hybrid", a, p) for a, p in itertools.product(ALPHAS, POWERS)]
-    table: dict[str, dict[str, tuple[float, float]]] = {}
+    table: dict[str, dict[str, tuple[float, ...]]] = {}
     for variant in variants:
         label = variant[0] if variant[0] != "hybrid" else f"alpha {variant[1]} power {variant[2]}"
         table[label] = {}
         for split in ("tune", "held"):
-            scores = [_recalls(_ranked(leg, variant), leg) for leg in legs if leg.split == split]
+            scores = [_measures(_ranked(leg, variant), leg) for leg in legs if leg.split == split]
             count = len(scores) or 1
-            table[label][split] = (
-                sum(s[0] for s in scores) / count,
-                sum(s[1] for s in scores) / count,
-            )
+            table[label][split] = tuple(sum(s[i] for s in scores) / count for i in range(3))
     return table
 
 
-def render_tuning(tables: dict[str, dict[str, dict[str, tuple[float, float]]]]) -> str:
-    """A Markdown table: one row per variant, ``R@5 / R@10`` per set and split."""
+def render_tuning(tables: dict[str, dict[str, dict[str, tuple[float, ...]]]]) -> str:
+    """A Markdown table: one row per variant, ``R@5 / R@10 / MRR@10`` per set and split."""
     sets = list(tables)
     head = "| variant | " + " | ".join(f"{s} {p}" for s in sets for p in ("tune", "held")) + " |"
     lines = [head, "|" + "---|" * (2 * len(sets) + 1)]
     for label in tables[sets[0]]:
         cells = [
-            "{:.3f} / {:.3f}".format(*tables[s][label][p]) for s in sets for p in ("tune", "held")
+            "{:.3f} / {:.3f} / {:.3f}".format(*tables[s][label][p])
+            for s in sets
+            for p in ("tune", "held")
         ]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

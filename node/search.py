@@ -231,7 +231,7 @@ def _ranked(
             hit.score = hit.vector_score
         return nearest
     pool = fusion.fusion_pool_size(k)
-    fts = ranking.search_fts(conn, plan.query, pool)
+    fts = ranking.search_fts(conn, plan.query, pool, coverage=True)
     nearest = ranking.search_vector(conn, vector, pool, index)
     waiting = ranking.still_queued(conn, fts)
     return fusion.fuse(plan.query, fts, nearest, plan.alpha, k, pool, waiting)

@@ -7,9 +7,11 @@ on queries worded differently from their memory the hybrid did worse than the ve
 
 So each leg is normalised over its own candidate pool (min-max: the leg's best candidate scores
 1 and its weakest 0, so both legs spread over the same range; see :func:`min_max` for a leg that
-returned fewer candidates than it was asked for), and a candidate a leg did not return scores 0
-in it: it ranked below that leg's whole pool. The lexical score of a candidate is also weighted
-by the share of the query's words it holds (:func:`lexical_weight`): BM25 gives a rare word a
+returned fewer candidates than it was asked for; the vector leg's spread counts as at least
+:data:`MIN_COSINE_SPAN`, so candidates it can barely tell apart stay close), and a candidate a
+leg did not return scores 0 in it: it ranked below that leg's whole pool. The lexical score of
+a candidate is also weighted by the share of the query's words it holds (as the full-text index
+matches them, by stem in the episodes' index; :func:`lexical_weight`): BM25 gives a rare word a
 large weight whatever else the query says, so a memory that shares one word out of four with the
 query is weak lexical evidence, and one that holds every word is strong. The fused score is
 ``alpha * vector + (1 - alpha) * lexical``; candidates whose fused score is below
@@ -30,6 +32,7 @@ from .search import STOP_WORDS, Hit, content_of
 __all__ = [
     "COVERAGE_POWER",
     "FUSION_POOL",
+    "MIN_COSINE_SPAN",
     "NOISE_FLOOR",
     "fuse",
     "fusion_pool_size",
@@ -42,11 +45,15 @@ FUSION_POOL = 50
 """Candidates each leg contributes to a hybrid search (never fewer than ``k``): min-max needs a
 pool deeper than the page shown, or the page's last hit would always score 0."""
 COVERAGE_POWER = 2.0
-"""The power of the share of query words that weighs a lexical match (:func:`lexical_weight`),
-with the default ``alpha`` 0.6, chosen on the household set. On conversations (LoCoMo) a lower
-alpha and power lift the hybrid above its lexical leg but cost the household paraphrases their
-first places (MRR@10); benchmarks/fusion_tuning.py tries the variants (README *Retrieval
-quality*)."""
+"""The power of the share of query words that weighs a lexical match (:func:`lexical_weight`)."""
+MIN_COSINE_SPAN = 0.5
+"""The vector leg's candidates are spread over at least this much cosine before they are
+scaled to [0, 1] (:func:`fuse`). Min-max alone stretches any spread to the full range: on
+conversations, where a question is about as close to a hundred turns (cosines 0.45 to 0.55), a
+vector leg that cannot tell them apart outvoted a lexical leg that could, and the hybrid fell
+below its lexical leg. With the floor, close cosines stay close; on the household set, whose
+vector candidates spread wider, little changes. Chosen with ``alpha`` 0.65 and the square of
+the share (benchmarks/fusion_tuning.py, README *Retrieval quality*)."""
 NOISE_FLOOR = 0.05
 """A fused score below this is noise: near the bottom of both legs' pools."""
 
@@ -85,7 +92,11 @@ def _words(text: str) -> set[str]:
 
 def term_coverage(query: str, hit: Hit) -> float:
     """The share of the query's words that occur in the hit's text, stop words left out unless
-    the query has nothing else (as :func:`~feral.storage.search.fts_query` does)."""
+    the query has nothing else (as :func:`~feral.storage.search.fts_query` does): as the
+    full-text index found them (by stem in the episodes' index) when the lexical leg measured
+    it (``hit.coverage``), else word for word."""
+    if hit.coverage is not None:
+        return hit.coverage
     words = _words(query)
     wanted = {w for w in words if w not in STOP_WORDS} or words
     if not wanted:
@@ -110,6 +121,7 @@ def fuse(
     pool: int,
     waiting: Collection[str] = frozenset(),
     coverage_power: float = COVERAGE_POWER,
+    min_cosine_span: float = MIN_COSINE_SPAN,
 ) -> list[Hit]:
     """Blend the two legs by id, best first, with the noise dropped.
 
@@ -127,9 +139,12 @@ def fuse(
         pool: how many candidates each leg was asked for (:func:`fusion_pool_size`).
         waiting: ids of the lexical candidates not embedded yet.
         coverage_power: the power of the share of query words in :func:`lexical_weight`.
+        min_cosine_span: the least spread the vector leg's scores are scaled over.
     """
     f_low, f_span = min_max([h.fts_score for h in fts], pool)
     v_low, v_span = min_max([h.vector_score for h in vector], pool)
+    if v_span > 0:
+        v_span = max(v_span, min_cosine_span)
     semantic = {h.id: _scaled(h.vector_score, v_low, v_span) for h in vector}
     merged: dict[str, Hit] = {h.id: h for h in vector}
     lexical: dict[str, float] = {}

@@ -16,6 +16,7 @@ relevance is the hit's score and similarity is the cosine of the stored embeddin
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -44,6 +45,7 @@ __all__ = [
     "hit_vectors",
     "mmr_pool_size",
     "mmr_rerank",
+    "query_terms",
     "search_fts",
     "search_vector",
     "still_queued",
@@ -70,6 +72,9 @@ class Hit:
     """More fields for :meth:`as_dict` (e.g. ``mmr_score`` after an MMR rerank)."""
     rowid: int | None = None
     """The row's rowid in its table, where the hit came from the database (finds its vector)."""
+    coverage: float | None = None
+    """The share of the query's words the full-text index finds in the row (by stem where the
+    index stems), set by :func:`search_fts`; ``None``: not measured."""
 
     @property
     def id(self) -> str:
@@ -110,14 +115,44 @@ otherwise match (and BM25 would score) nearly every row through "the" and "about
 episodes took ten times as long as "Priya say budget" for the same best hits."""
 
 
+def _content_words(text: str) -> list[str]:
+    words = _WORD.findall(text)
+    return [w for w in words if w.lower() not in STOP_WORDS] or words
+
+
+def _quoted(word: str) -> str:
+    return '"' + word.replace('"', '""') + '"'
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct words of a query as quoted FTS5 terms (those :func:`fts_query` ORs)."""
+    return [_quoted(w) for w in dict.fromkeys(w.casefold() for w in _content_words(text))]
+
+
 def fts_query(text: str) -> str | None:
     """Turn free text into a safe FTS5 query: each word quoted, any word may match; stop words
     are left out unless the query has nothing else."""
-    words = _WORD.findall(text)
-    if not words:
-        return None
-    content = [w for w in words if w.lower() not in STOP_WORDS]
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in content or words)
+    words = _content_words(text)
+    return " OR ".join(_quoted(w) for w in words) if words else None
+
+
+def _terms_held(
+    conn: Connection, table: Table, terms: list[str], rowids: list[int]
+) -> Counter[int]:
+    """How many of ``terms`` each row holds, as its full-text index matches them (by stem in
+    an index that stems): one lookup per term, limited to the rows."""
+    held: Counter[int] = Counter()
+    if not rowids:
+        return held
+    marks = ",".join("?" for _ in rowids)
+    for term in terms:
+        found = conn.execute(
+            f"SELECT rowid FROM {table.name}_fts WHERE {table.name}_fts MATCH ? "
+            f"AND rowid IN ({marks})",
+            (term, *rowids),
+        )
+        held.update(int(r[0]) for r in found)
+    return held
 
 
 def _live_rows(conn: Connection, table: Table, rowids: list[int]) -> dict[int, Row]:
@@ -137,11 +172,13 @@ def _live_rows(conn: Connection, table: Table, rowids: list[int]) -> dict[int, R
     return rows
 
 
-def search_fts(conn: Connection, query: str, limit: int) -> list[Hit]:
-    """BM25 over every indexed tier, best first."""
+def search_fts(conn: Connection, query: str, limit: int, coverage: bool = False) -> list[Hit]:
+    """BM25 over every indexed tier, best first; with ``coverage``, each hit's
+    :attr:`Hit.coverage` too (one more lookup per query word: the hybrid's fusion wants it)."""
     match = fts_query(query)
     if match is None:
         return []
+    terms = query_terms(query)
     hits: list[Hit] = []
     for table in VECTOR_TABLES:
         ranked = conn.execute(
@@ -152,9 +189,13 @@ def search_fts(conn: Connection, query: str, limit: int) -> list[Hit]:
             (match, limit),
         ).fetchall()
         rows = _live_rows(conn, table, [r[0] for r in ranked])
+        held = _terms_held(conn, table, terms, list(rows)) if coverage else None
         for rowid, bm25 in ranked:
             if rowid in rows:
-                hits.append(Hit(rows[rowid], fts_score=abs(float(bm25)), rowid=rowid))
+                hit = Hit(rows[rowid], fts_score=abs(float(bm25)), rowid=rowid)
+                if held is not None:
+                    hit.coverage = held[rowid] / len(terms)
+                hits.append(hit)
     best = max((h.fts_score for h in hits), default=0.0)
     for hit in hits:
         hit.fts_score = hit.fts_score / best if best > 0 else 1.0

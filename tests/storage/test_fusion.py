@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from feral.storage.fusion import (
+    MIN_COSINE_SPAN,
     NOISE_FLOOR,
     fuse,
     fusion_pool_size,
@@ -162,3 +163,32 @@ def test_a_lexical_hit_still_queued_is_judged_by_its_lexical_score_in_both_legs(
     other = note("o", "the cat's dinner", vector=0.2)
     hits = fuse(QUERY, [queued], [embedded_hit, other], 0.6, 5, FULL, waiting={"q"})
     assert hits[0].id == "q"  # without the estimate it would score 0.4 and rank below "e"
+
+
+def test_a_vector_leg_that_barely_tells_its_candidates_apart_does_not_outvote_the_words():
+    """Issue 25: on conversations a question is about as near to many turns; min-max alone
+    stretched cosines 0.50 to 0.53 over the whole range and the turn holding every word of the
+    question fell below a turn holding none. The span floor keeps close cosines close."""
+    query = "pottery class thursday"
+    fts = [
+        note("words", "the pottery class is on thursday", fts=1.0),
+        note("some", "a class on monday", fts=0.5),
+        note("few", "thursday again", fts=0.4),
+    ]
+    vector = [
+        note("near", "I love making things with my hands", vector=0.53),
+        note("words", "the pottery class is on thursday", vector=0.51),
+        note("far", "a walk by the sea", vector=0.50),
+    ]
+    assert MIN_COSINE_SPAN >= 0.3
+    stretched = fuse(query, *legs_copy(fts, vector), alpha=0.65, limit=3, pool=FULL,
+                     min_cosine_span=0.0)  # fmt: skip
+    assert ids(stretched)[0] == "near"
+    kept_close = fuse(query, fts, vector, alpha=0.65, limit=3, pool=FULL)
+    assert ids(kept_close)[0] == "words"
+
+
+def legs_copy(fts: list[Hit], vector: list[Hit]) -> tuple[list[Hit], list[Hit]]:
+    """Fresh hits (fuse sets scores on the hits it is given)."""
+    again = [note(h.id, h.row["object"], fts=h.fts_score) for h in fts]
+    return again, [note(h.id, h.row["object"], vector=h.vector_score) for h in vector]

@@ -101,6 +101,17 @@ def test_fts_finds_facts_and_episodes_with_scores_in_the_unit_interval_best_firs
     assert "the park" not in {h.row.get("object") for h in hits}
 
 
+def test_episodes_are_found_by_stem_and_each_hit_knows_the_share_of_query_words_it_holds(
+    a: Replica,
+):
+    """Issue 25: the episodes' index stems (migration 0018), and the share of the query's words
+    a hit holds is what that index matched, so a fused score weighs "walking" as "walked"."""
+    found = search_fts(a.conn, "walking dogs park", 10, coverage=True)
+    hits = {content_of(h.row): h for h in found}
+    assert hits["walked the dog in the park"].coverage == 1.0
+    assert hits["the dog likes the park"].coverage == pytest.approx(1 / 3)  # facts: exact words
+
+
 def test_fts_respects_the_limit(a: Replica):
     assert len(search_fts(a.conn, "doctor appointment dog park", 2)) == 2
 
