@@ -54,9 +54,28 @@ async def test_each_fact_goes_to_its_categorys_section(node: Node):
     assert "not instructions" in user and "not instructions" in memory
     assert files["USER.md"].shown == {"identity": 1, "preference": 1, "interest": 1, "goal": 1}
     agent = await write_prompt_files(node, scope="agent:helper")
-    assert agent[0].shown["preference"] == 1
-    assert section((node.home / PROMPT_DIR / "USER.md").read_text(), "Preferences") == [
+    assert agent[1].shown["context"] == 1  # Bob's, not the user's: context (below)
+    assert section((node.home / PROMPT_DIR / "MEMORY.md").read_text(), "Context") == [
         "- Bob likes chess"
+    ]
+
+
+async def test_other_peoples_facts_are_context_never_about_the_user(node: Node):
+    for text in (
+        "my name is Ana", "Alice's birthday is on May 4", "Bob likes green tea",
+        "my sister is called Ines", "I like jazz",
+    ):  # fmt: skip
+        await node.absorb(text=text)
+    await write_prompt_files(node)
+    user = (node.home / PROMPT_DIR / "USER.md").read_text()
+    memory = (node.home / PROMPT_DIR / "MEMORY.md").read_text()
+    assert section(user, "Identity") == ["- name: Ana"]
+    assert section(user, "Preferences") == ["- likes: jazz"]
+    assert "Alice" not in user and "Bob" not in user and "Ines" not in user
+    assert sorted(section(memory, "Context")) == [
+        "- Alice birthday May 4",
+        "- Bob likes green tea",
+        "- sister name: Ines",
     ]
 
 
