@@ -266,6 +266,18 @@ async def test_absorb_answers_what_the_pipeline_did(api: Api, node: Node):
     assert both.status == 422
 
 
+async def test_remember_keep_both_writes_what_would_be_merged_or_superseded(api: Api, node: Node):
+    first = await api.post("/api/memory/remember", {"fact": "my doctor is Dr. Chen"})
+    kept = await api.post(
+        "/api/memory/remember", {"fact": "my doctor is Dr. Lee", "keep_both": True}
+    )
+    assert kept.status == 200 and kept.body["classification"] == "related"
+    assert kept.body["archived_rows"] == [] and kept.body["written"] is True
+    assert (await node.get(first.body["id"]))["archived"] is False
+    both = await api.post("/api/memory/remember", {"fact": "I live in Paris and I like jazz"})
+    assert [c["predicate"] for c in both.body["clauses"]] == ["lives_in", "likes"]
+
+
 async def test_episodes_lists_the_newest_with_a_limit(api: Api, node: Node):
     for n in range(3):
         await node.add_episode("s1", f"episode {n}", [])
