@@ -175,3 +175,10 @@ async def test_a_sessions_new_value_never_archives_the_users(node: Node):
     assert not (await node.get(chen.memory_id))["archived"]
     user = await node.absorb(text="my doctor is Dr. Park")  # the user's own word replaces
     assert chen.memory_id in user.archived
+
+
+async def test_the_user_stating_a_sessions_fact_makes_it_the_users(node: Node):
+    said = await node.absorb(text="my dentist is Dr. Silva", scope="session:s1")
+    again = await node.absorb(text="my dentist is Dr. Silva", scope="user")
+    assert again.classification == "duplicate" and again.memory_id == said.memory_id
+    assert (await node.store.read(read_meta, said.memory_id)).scope == "user"

@@ -117,3 +117,14 @@ async def test_extracted_facts_go_through_the_pipeline_a_new_value_supersedes(no
     }
     archived = await node.get(chen.memory_id)
     assert archived["archived"] is True
+
+
+def test_each_clause_of_a_users_sentence_is_a_fact_of_its_own():
+    said = Message(
+        "s", "user", "I live in Lisbon now and my dentist is Dr. Silva. My doctor is away."
+    )
+    assert message_facts(said) == [
+        ("user", "lives_in", "Lisbon"),
+        ("user", "dentist", "Dr. Silva"),
+        ("user", "doctor_state", "away"),
+    ]
