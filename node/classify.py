@@ -6,25 +6,26 @@ Pure and deterministic (the candidates come from storage/absorb_store.py). The r
    single-valued slot: "my doctor's name is Dr. Chen" and "my doctor is Dr. Chen").
 2. **contradict**: the same subject and object are stored under the opposite predicate
    ("likes green tea" and "dislikes green tea"): both stay, linked by ``contradicts``.
-3. **duplicate** again, for a *near-duplicate*: a stored fact whose vector's cosine with the new
-   text is at least :data:`DUPLICATE_COSINE`, whose content words overlap at least
-   :data:`DUPLICATE_OVERLAP` (Jaccard), and whose *marks* (capitalised words and numbers: names,
-   dates, amounts) are the same (or one text names more of them: "Acme" and "Acme Corp"), and
-   which are both notes, or a note and a fact, or facts of one subject and slot. The marks keep
-   look-alikes apart: "my doctor is Dr. Chen" / "... Dr. Lee", "Bob's birthday is May 4" /
-   "Alice's ...", "... May 4" / "... May 5" are never merged, however close their vectors; nor
-   are a text that says no and one that does not. A candidate still in the embedding queue (no
-   vector yet) must match on words alone, at the stricter :data:`QUEUED_OVERLAP`. Marks include
-   words for people, so "my son ..." is not "my daughter ...".
+3. **duplicate** again, for the same words: a stored fact of the same kind (two notes, a note
+   and a fact, or facts of one subject and slot) whose content tokens, in order, are the new
+   text's (node/same_fact.py: every number, unit, name, negation and antonym agrees; only
+   filler, plurals and a few synonyms may differ). A near-duplicate that is not that (cosine at
+   least :data:`DUPLICATE_COSINE`, content words overlapping at least
+   :data:`DUPLICATE_OVERLAP`, the same *marks* and polarity; a row without a vector at the
+   stricter :data:`QUEUED_OVERLAP`) is a *look-alike*: "my doctor is Dr. Chen" / "... Dr.
+   Lee", "5 mg" / "5 g", left / right. It is written and linked ``related_to`` (rule 5): when
+   unsure, keep both.
 4. **supersede**: the fact fills a single-valued slot (node/fact_rules.py) that holds other
    live values for the same subject: each is superseded (archived behind a ``supersedes``
-   edge from the new fact).
-5. **related**: stored facts with cosine at least :data:`RELATED_COSINE` (at most
-   :data:`MAX_RELATED`, the nearest first) get a ``related_to`` edge.
+   edge from the new fact). A state or a negation of the slot's value (``doctor_state``,
+   ``not_doctor``: node/fact_values.py) never supersedes: it is related to the value.
+5. **related**: the slot's value a state is about, the look-alikes, then stored facts with
+   cosine at least :data:`RELATED_COSINE` (at most :data:`MAX_RELATED` in all) get a
+   ``related_to`` edge.
 6. Otherwise **new**.
 
-The thresholds were measured with the default encoder on benchmarks/absorb/near_duplicates.jsonl
-(``python -m benchmarks absorb-pairs``): the table is in README.md.
+How far this is trusted is measured on benchmarks/absorb/ (``python -m benchmarks absorb``:
+per class, on a tuning and a held-out half; README.md has the figures).
 """
 
 from __future__ import annotations

@@ -10,6 +10,11 @@ text                                 triple
 ``my favourite colour is green``     ``("user", "favourite_colour", "green")``
 ``Alice's birthday is on May 4``     ``("Alice", "birthday", "May 4")``
 ``I live in Porto``                  ``("user", "lives_in", "Porto")``
+``I moved to Berlin`` (relocated to,  ``("user", "lives_in", "Berlin")``
+``I'm now living in``, ``... now``)
+``my sister is called Ines``         ``("user", "sister_name", "Ines")``
+``my doctor is on holiday``          ``("user", "doctor_state", "on holiday")``
+``my doctor is not Dr. Lee``         ``("user", "not_doctor", "Dr. Lee")``
 ``I work at Acme`` / ``for Acme``    ``("user", "works_at", "Acme")`` / ``works_for``
 ``I like X`` / ``I love X``          ``("user", "likes", "X")``
 ``I dislike X`` / ``I hate X``       ``("user", "dislikes", "X")``
@@ -29,6 +34,10 @@ Details:
   ("is on May 4" gives "May 4"), and so is a ``now`` ("my doctor is now Dr. Lee" gives
   ``("user", "doctor", "Dr. Lee")``: saying what changed is saying the new value). The verbs
   match in any case.
+* A possessive's value goes through node/fact_values.py: "called"/"named" make the attribute
+  a ``_name``; a negation makes ``not_``; a value that is not what a single-valued slot (or a
+  person) holds is a ``_state`` of it; a trailing "now" goes. A text of several clauses is
+  cut by node/clauses.py before these rules see it.
 * Third parties: ``OWNER likes|loves|dislikes|hates|lives in|works at|works for VALUE`` with
   OWNER a name as for ``X is Y``, so "Bob likes green tea" is about Bob, not the user.
 * Negation: "don't like", "do not like", "doesn't like", "does not like" give ``dislikes``
