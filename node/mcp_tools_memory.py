@@ -40,15 +40,20 @@ def _add_writing_tools(server: MCPServer[Any], node: Node) -> None:
         predicate: str | None = None,
         object: str | None = None,
         scope: str | None = None,
+        keep_both: bool = False,
     ) -> dict[str, Any]:
         """Remember a fact: a sentence as `fact`, or `subject`, `predicate` and `object`.
         It is checked for secrets, classified against what is stored (duplicate, update,
-        contradiction, new) and linked; the answer says which."""
+        contradiction, new) and linked; the answer says which, and names any row it was
+        merged into (`merged_into`) or archived (`archived_rows`). `keep_both` writes it
+        beside such a row instead. A sentence of several clauses is remembered clause by
+        clause (`clauses`)."""
         body = given(RememberRequest, fact=fact, subject=subject, predicate=predicate,
-                     object=object, scope=scope)  # fmt: skip
+                     object=object, scope=scope, keep_both=keep_both)  # fmt: skip
         triple = body.triple()
         text = None if triple is not None else str(body.fact).strip()
-        return (await node.absorb(text=text, triple=triple, scope=body.scope)).as_dict()
+        absorbed = await node.absorb(text, triple, body.scope, keep_both=body.keep_both)
+        return absorbed.as_dict()
 
     async def search(
         query: str,
