@@ -128,9 +128,12 @@ class Memory(AssistantMethods):
         predicate: str | None = None,
         object: str | None = None,
         scope: str | None = None,
+        keep_both: bool = False,
     ) -> dict[str, Any]:
         """Remember a sentence, or a triple, through the absorb pipeline; the answer says how it
-        was classified (``classification``) and holds the stored row's fields."""
+        was classified (``classification``), names any row merged into or archived
+        (``merged_into``, ``archived_rows``) and holds the stored row's fields; ``keep_both``
+        writes it beside such a row instead."""
         parts = (subject, predicate, object)
         triple = None
         if any(part is not None for part in parts):
@@ -139,7 +142,7 @@ class Memory(AssistantMethods):
             triple = (str(subject), str(predicate), str(object))
         if scope is not None:
             check_scope(scope)
-        return self._call(self.node.absorb(text, triple, scope=scope)).as_dict()
+        return self._call(self.node.absorb(text, triple, scope, keep_both=keep_both)).as_dict()
 
     def search(self, query: str, **options: Any) -> dict[str, Any]:
         """Search facts and episodes: ``{"results": [...], "total", "query_time_ms"}``.

@@ -110,3 +110,14 @@ def test_closing_turns_what_is_left_of_each_session_into_an_episode(tmp_path: Pa
         sessions = sorted(row["session_id"] for row in memory.list(tier="episodic"))
         assert sessions == ["a", "b"]
         assert memory.session_messages("a")["messages"] == []  # the buffers were this process's
+
+
+def test_remember_keep_both_writes_a_new_value_beside_the_old(tmp_path: Path) -> None:
+    from feral import Memory
+
+    with Memory(tmp_path / "home", create=True) as memory:
+        braga = memory.remember("I live in Braga")
+        faro = memory.remember("I moved to Faro")
+        assert faro["archived_rows"] == [braga["memory_id"]]
+        both = memory.remember("I live in Porto", keep_both=True)
+        assert both["archived_rows"] == [] and both["written"] is True
