@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from .phrases import NOTE, Triple, parse_fact
+from .phrases import NOTE, USER, Triple, parse_fact
 
 __all__ = ["clauses", "parse_facts", "sentences"]
 
@@ -29,6 +29,12 @@ _OPENER = (
     r"moved|does|doesn['’]t|has)\b)"
 )
 _JOINT = re.compile(rf"\s*(?:,?\s+(?i:and|but|and\s+also|while)\s+|;\s*|,\s+)(?={_OPENER})")
+_SAME_SUBJECT = re.compile(
+    r"\s*,?\s+(?i:and|but)\s+(?=(?i:works?|lives?|moved|relocated|likes?|loves?|hates?|"
+    r"dislikes?|enjoys?)\s)"
+)
+"""A second verb of the same subject: "I live in Porto and work at Acme", "Bob lives in Porto
+and works at Acme"."""
 _VERBS = frozenset(
     """is are was were am be been has have had do does did like likes love loves hate hates
     live lives work works moved relocated need needs want wants got get gets started stopped
@@ -45,6 +51,7 @@ def sentences(text: str) -> list[str]:
 def clauses(sentence: str) -> list[str]:
     """``sentence`` cut into its clauses, or whole when a cut would not give clauses."""
     pieces = [p.strip() for p in _JOINT.split(sentence.strip()) if p.strip()]
+    pieces = [part for piece in pieces for part in _with_subject(piece)]
     if len(pieces) < 2:
         return [sentence.strip()]
     parsed = [parse_fact(piece) for piece in pieces]
@@ -53,6 +60,18 @@ def clauses(sentence: str) -> list[str]:
     if not all(t[1] != NOTE or _has_verb(p) for p, t in zip(pieces, parsed, strict=True)):
         return [sentence.strip()]
     return pieces
+
+
+def _with_subject(piece: str) -> list[str]:
+    """A piece with a second verb of its subject cut in two, the second given the subject
+    ("I", or the name a phrasing rule read: "Bob")."""
+    first, *more = _SAME_SUBJECT.split(piece)
+    if not more:
+        return [piece]
+    subject = "I" if re.match(r"(?i:i)\s", first) else parse_fact(first)[0]
+    if subject == USER:
+        return [piece]
+    return [first, *(f"{subject} {verb}" for verb in more)]
 
 
 def _has_verb(piece: str) -> bool:

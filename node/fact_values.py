@@ -76,6 +76,8 @@ _TAIL = re.compile(
     re.I,
 )
 _LEAD = re.compile(r"(?:now|currently|still)\s+", re.I)
+_RELATIVE = re.compile(r"\s*,.*|\s+(?:who|whom|whose|which)\s.*", re.I | re.S)
+"""What follows a person's name about them ("Dr. Chen, who is great"): not the name."""
 _NOW = re.compile(r"\s+(?:now|nowadays|these\s+days|at\s+the\s+moment)$", re.I)
 _NAMED = re.compile(r"(?:called|named)\s+", re.I)
 _NEGATION = re.compile(r"(?:not|no\s+longer|never)\s+", re.I)
@@ -128,6 +130,8 @@ def _checked(subject: str, predicate: str, value: str) -> Triple | None:
         value = value[preposition.end() :]  # "is on May 4", "is in Lisbon"
     if kind in ("place", "work"):
         value = trim_place(value)
+    if kind == "person":
+        value = _RELATIVE.sub("", value)
     if not value:
         return None
     if kind is None or _holds(kind, value):

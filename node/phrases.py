@@ -163,8 +163,8 @@ def _possessive(text: str) -> Triple | None:
             return None
         subject = " ".join(match["owner"].split())
     predicate, value = snake_case(match["attr"]), _value(match["value"])
-    if not predicate or value is None:
-        return None
+    if not predicate or value is None or "," in match["attr"]:
+        return None  # "my doctor, Dr. Chen, is ...": an aside, not an attribute
     return refine(subject, predicate, value)  # a state, a negation, "called" (fact_values.py)
 
 

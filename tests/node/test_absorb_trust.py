@@ -149,6 +149,11 @@ async def test_a_compound_sentence_is_absorbed_clause_by_clause(node: Node):
         ("Tom and I live in Porto", [("user", "note", "Tom and I live in Porto")]),
         ("buy milk. call mum.", [("user", "note", "buy milk. call mum.")]),
         (
+            "Bob lives in Porto and works at Acme",
+            [("Bob", "lives_in", "Porto"), ("Bob", "works_at", "Acme")],
+        ),
+        ("my doctor, Dr. Chen, is away", [("user", "note", "my doctor, Dr. Chen, is away")]),
+        (
             "I work at Acme, but my wife works at Initech",
             [("user", "works_at", "Acme"), ("user", "note", "my wife works at Initech")],
         ),
