@@ -133,6 +133,8 @@ def with_node(home: Path, fn: Callable[[Node], Awaitable[T]], *, serving: bool =
         try:
             result = await fn(node)
             _warn_if_ahead(node)
+            if node.store.read_only is not None and not serving:  # a read answered all the same
+                click.echo(f"! {node.store.read_only}; writes are refused", err=True)
             if not serving:
                 await embed_written(node)
             return result

@@ -365,9 +365,10 @@ def serve(home: Path, host: str, port: int, tls: bool | None) -> None:
         def started() -> None:
             runtime = ServeRuntime(os.getpid(), host, port, service.tls is not None,
                                    service.api_token is not None, service.nonce)  # fmt: skip
-            record_serve_runtime(node.home, runtime)  # for remember and search (serve_handoff)
             ws, http = ("wss", "https") if service.tls is not None else ("ws", "http")
-            record_serve_url(node.home, serve_url(host, port, ws))  # for feral sync invite
+            if node.store.read_only is None:  # a read-only home gets no file: commands work alone
+                record_serve_runtime(node.home, runtime)  # for remember and search (serve_handoff)
+                record_serve_url(node.home, serve_url(host, port, ws))  # for feral sync invite
             # Only then the line that says it serves: whoever waits for it finds both files.
             where = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
             click.echo(
@@ -379,6 +380,9 @@ def serve(home: Path, host: str, port: int, tls: bool | None) -> None:
                            err=True)  # fmt: skip
             if warning:
                 click.echo(f"! {warning}", err=True)
+            if node.store.read_only is not None:
+                click.echo(f"! {node.store.read_only}; serving reads, writes are refused",
+                           err=True)  # fmt: skip
 
         try:
             await service.run(started)

@@ -40,7 +40,7 @@ from feral.storage.vectors import (
 )
 from feral.sync.errors import NotAvailable
 
-from .serve_runtime import SERVE_LOCK_FILE, serve_running
+from .serve_runtime import SERVE_LOCK_FILE, lock_file, serve_running
 
 if TYPE_CHECKING:
     from feral.storage.vector_index import VectorIndex
@@ -218,7 +218,10 @@ def serving_lock(home: Path) -> Iterator[None]:
     except ImportError:  # pragma: no cover - Windows: commands always drain themselves
         yield
         return
-    fd = os.open(home / SERVE_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = lock_file(home / SERVE_LOCK_FILE)
+    if fd is None:  # a read-only home: no command writes there to leave its queue to us
+        yield
+        return
     try:
         fcntl.flock(fd, fcntl.LOCK_SH)
         yield

@@ -15,11 +15,12 @@ are the command's own (cli/serve_handoff.py). It is not a server for anyone else
   no resident: each embeds what it wrote, and a ``feral mcp`` embeds its own.
 
 It stops by itself, removing its file first so that no command is sent to a port that is
-closing, when it has answered nothing for its idle time; when a ``feral serve`` starts on the
-home (the serve answers from then on); when the home changes under it (``settings.json`` or the
-key rewritten, the database replaced, the home removed), since it would answer with what it
-read at start (commands compare the same mark, so none asks it once the home changed); or when
-another feral is installed. SIGTERM and SIGINT stop it too.
+closing, when it has answered nothing for its idle time; when its database changed under it
+(its ``-wal`` deleted, the file replaced or written over: node/database_watch.py); when a
+``feral serve`` starts on the home (the serve answers from then on); when the home changes
+under it (``settings.json`` or the key rewritten, the database replaced, the home removed),
+since it would answer with what it read at start (commands compare the same mark, so none asks
+it once the home changed); or when another feral is installed. SIGTERM and SIGINT stop it too.
 """
 
 from __future__ import annotations
@@ -37,7 +38,10 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from feral.storage.errors import StorageError
+
 from .api import MemoryApi
+from .database_watch import watch_database
 from .embedding import serve_running
 from .handoff_proof import ProvesHandoff
 from .node import Node
@@ -98,6 +102,7 @@ class ResidentService:
         self.mark = home_mark(node.home)
         self.code = code_mark()
         self.stopped_because: str | None = None
+        self.database = watch_database(node.store.path, writable=node.store.read_only is None)
 
     @property
     def runtime(self) -> ResidentRuntime:
@@ -159,6 +164,10 @@ class ResidentService:
 
     def reason_to_stop(self) -> str | None:
         """Why this resident should stop now, or ``None`` (see the module)."""
+        problem = self.database.problem() if self.database is not None else None
+        if problem is not None:  # it writes nothing more (node/database_watch.py)
+            self.node.store.read_only = StorageError(problem)
+            return problem
         if self.activity.idle_for() >= self.idle_s:
             return f"idle for {self.idle_s:g} s"
         if serve_running(self.node.home):

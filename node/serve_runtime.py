@@ -21,6 +21,7 @@ Reading it imports nothing beyond the standard library, so checking costs a comm
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 from collections.abc import Iterator
@@ -38,6 +39,7 @@ __all__ = [
     "exclusive_lock",
     "forget_record",
     "forget_serve_runtime",
+    "lock_file",
     "live_serve_runtime",
     "lock_held",
     "read_record",
@@ -148,13 +150,17 @@ def lock_held(path: Path) -> bool:
 def exclusive_lock(path: Path) -> Iterator[bool]:
     """An exclusive lock on the file ``path`` (made 0600 if missing) for the block: ``True`` if
     this process took it, ``False`` if another holds it. The operating system releases it when
-    the holder ends, however it ends (Windows has no such lock: ``True`` there)."""
+    the holder ends, however it ends (Windows has no such lock: ``True`` there; nor has a
+    read-only home where the file cannot be made: ``True``)."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
         yield True
         return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = lock_file(path)
+    if fd is None:  # a read-only home: nothing is written there, no writer to keep out
+        yield True
+        return
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -164,6 +170,21 @@ def exclusive_lock(path: Path) -> Iterator[bool]:
         yield True
     finally:
         os.close(fd)
+
+
+def lock_file(path: Path) -> int | None:
+    """A descriptor of the lock file ``path`` (made 0600 if missing), read-only if it exists on
+    a home that cannot be written (a lock needs no write), or ``None`` if it cannot be made
+    there."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise
+    try:
+        return os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
 
 
 def _read(home: Path) -> ServeRuntime | None:

@@ -40,12 +40,14 @@ from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket
 
+from feral.storage.errors import StorageError
 from feral.sync.backoff import reconnect_delays
 from feral.sync.errors import FeralError
 from feral.sync.types import NodeId
 
 from .api import MemoryApi, is_loopback_host, load_or_create_api_token
 from .config import PeerSettings, load_settings
+from .database_watch import DatabaseWatch, watch_database
 from .dial import FRAME_LIMIT, dial, sync_url
 from .embedding import serving_lock
 from .env_seconds import env_seconds
@@ -141,6 +143,8 @@ class SyncService:
             ConfigError: the token file is unusable (the message names it).
             HomeFileError: the certificate cannot be written (the message names it).
         """
+        self.database: DatabaseWatch | None = None
+        """Watched every :data:`WATCH_INTERVAL_S` while serving: it stops if that changes."""
         serve_tls = not is_loopback_host(host) if tls is None else tls
         self.tls = server_context(node.home, node.identity) if serve_tls else None
         self.certificate = identity_fingerprint(node.identity) if serve_tls else None
@@ -171,6 +175,8 @@ class SyncService:
         self.nonce = secrets.token_hex(16)
         """This start's secret for ``HOME/serve.runtime.json``: commands check the port
         answers with it before they hand it anything (node/handoff_proof.py)."""
+        self.stopped_because: str | None = None
+        """What happened to the database under this server, if that is why it stopped."""
 
     @property
     def server_links(self) -> int:
@@ -199,6 +205,9 @@ class SyncService:
 
         While it runs it holds the home's serve lock (CLI writes then leave their embedding
         queue to it), keeps the vectors in memory and embeds in the background.
+
+        Raises:
+            StorageError: the database changed under the server, which stopped for that.
         """
         with sole_server(self.node.home), serving_lock(self.node.home):
             self.node.embedding.hold_vectors()
@@ -208,8 +217,12 @@ class SyncService:
                     await self._serve(started)
             finally:
                 await self.node.embedding.stop()
+        if self.stopped_because is not None:
+            raise StorageError(f"feral serve stopped: {self.stopped_because}")
 
     async def _serve(self, started: Callable[[], None] | None) -> None:
+        store = self.node.store
+        self.database = watch_database(store.path, writable=store.read_only is None)
         self.server = server = StoppingServer(self.config())
         server.before_shutdown = self._stopping
         watcher = asyncio.create_task(self._watch())
@@ -318,6 +331,8 @@ class SyncService:
         while True:
             await asyncio.sleep(WATCH_INTERVAL_S)
             elapsed += WATCH_INTERVAL_S
+            if self._database_changed():
+                return
             try:
                 current = await self._data_version()
             except FeralError as exc:  # the database is failing: say so once, keep watching
@@ -337,6 +352,18 @@ class SyncService:
                 for link in list(self.node.links.values()):
                     if isinstance(link, PeerLink):
                         await link.anti_entropy()
+
+    def _database_changed(self) -> bool:
+        """Whether the database changed under this server (node/database_watch.py): then it
+        writes nothing more and stops, and ``feral serve`` says why in one line."""
+        problem = self.database.problem() if self.database is not None else None
+        if problem is None:
+            return False
+        self.stopped_because = problem
+        self.node.store.read_only = StorageError(problem)
+        if self.server is not None:
+            self.server.should_exit = True
+        return True
 
     async def _data_version(self) -> int:
         return int(

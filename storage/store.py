@@ -34,7 +34,7 @@ from .connection import Connection, DatabaseError, connect, connect_immutable, o
 from .errors import StorageError
 from .migrations import apply_migrations, pending, record_schema_version, refuse_newer
 
-__all__ = ["Store", "open_for_reading", "open_sync", "roll_back", "run_write"]
+__all__ = ["Store", "open_for_reading", "open_sync", "roll_back", "run_write", "unwritable"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -69,7 +69,8 @@ def open_sync(path: Path | str, *, synchronous: str = "FULL", check: bool = Fals
 
 
 def open_for_reading(path: Path, error: StorageError) -> Connection:
-    """The database opened read-only after ``error``, if the disk is full and that is safe.
+    """The database opened read-only after ``error``, if the disk is full or the database
+    cannot be written (a read-only filesystem or folder), and that is safe.
 
     A WAL database needs its ``-wal`` and ``-shm`` files, which the first connection creates
     and the last one removes; on a full disk they cannot be created, and every command,
@@ -82,7 +83,7 @@ def open_for_reading(path: Path, error: StorageError) -> Connection:
             migration is pending (the schema is not the one this code reads).
     """
     wal = Path(f"{path}-wal")
-    if not out_of_space(error) or (wal.exists() and wal.stat().st_size > 0):
+    if not (out_of_space(error) or unwritable(path)) or (wal.exists() and wal.stat().st_size > 0):
         raise error
     conn = connect_immutable(path)
     try:
@@ -173,7 +174,21 @@ def _open_or_read(
         return open_sync(path, synchronous=synchronous, check=check), None
     except StorageError as exc:
         conn = open_for_reading(path, exc)
+        if unwritable(path):
+            return conn, StorageError(f"{path} can only be read: it is read-only")
         return conn, StorageError(f"{path} can only be read: the disk is full or failing ({exc})")
+
+
+def unwritable(path: Path) -> bool:
+    """Whether the database ``path`` exists and cannot be written: its filesystem is mounted
+    read-only, or this user may not write it or its folder (where SQLite makes its ``-wal``)."""
+    try:
+        read_only_mount = bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # AttributeError: no statvfs (Windows)
+        read_only_mount = False
+    if not path.is_file():
+        return False
+    return read_only_mount or not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
 
 
 class Store:
@@ -209,7 +224,8 @@ class Store:
                 os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
                 os.chmod(path, 0o600)
         except OSError as exc:
-            raise StorageError(f"cannot create {path}: {exc.strerror}") from exc
+            if not unwritable(path):  # a database that cannot be written is still read
+                raise StorageError(f"cannot create {path}: {exc.strerror}") from exc
         # Opened (and migrated, and checked) on the thread that will own it; a refused
         # database fails here, and its thread is joined before the error goes up.
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="feral-db")
