@@ -79,3 +79,16 @@ def test_keep_both_writes_what_import_and_remember_would_merge(tmp_path):
     assert "duplicate, nothing written" in merged and "--keep-both" in merged
     kept = json.loads(_ok(feral_process(home, *said, "--keep-both", "--json")).stdout)
     assert kept["written"] is True and kept["classification"] == "related"
+
+
+def test_remember_prints_each_clause_of_a_compound_sentence(tmp_path):
+    home = _home(tmp_path, "home")
+    _ok(feral_process(home, "memory", "remember", "I live in Paris"))
+    said = "I live in Lisbon now and my dentist is Dr. Silva"
+    printed = _ok(feral_process(home, "memory", "remember", said)).stdout.splitlines()
+    remembered = [line for line in printed if line.startswith("Remembered ")]
+    assert [line.split(": ", 1)[1] for line in remembered] == [
+        "user / lives_in / Lisbon",
+        "user / dentist / Dr. Silva",
+    ]
+    assert any("supersedes" in line and "memory restore" in line for line in printed)
