@@ -71,9 +71,17 @@ class DatabaseWatch:
         except OSError:
             self._shm = None
         self._last = self._look()
+        self.found: str | None = None
 
     def problem(self) -> str | None:
-        """A sentence naming what happened to the database under this process, or ``None``."""
+        """A sentence naming what happened to the database under this process, or ``None``;
+        once found, the same sentence at every later call (the store refuses writes from the
+        first, the process stops at its next watch)."""
+        if self.found is None:
+            self.found = self._problem()
+        return self.found
+
+    def _problem(self) -> str | None:
         try:
             found = os.stat(self.path)
         except FileNotFoundError:

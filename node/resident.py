@@ -103,6 +103,7 @@ class ResidentService:
         self.code = code_mark()
         self.stopped_because: str | None = None
         self.database = watch_database(node.store.path, writable=node.store.read_only is None)
+        node.store.write_check = self.database.problem if self.database is not None else None
 
     @property
     def runtime(self) -> ResidentRuntime:

@@ -223,6 +223,7 @@ class SyncService:
     async def _serve(self, started: Callable[[], None] | None) -> None:
         store = self.node.store
         self.database = watch_database(store.path, writable=store.read_only is None)
+        store.write_check = self.database.problem if self.database is not None else None
         self.server = server = StoppingServer(self.config())
         server.before_shutdown = self._stopping
         watcher = asyncio.create_task(self._watch())

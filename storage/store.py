@@ -209,7 +209,12 @@ class Store:
         self._executor = executor
         self.path = path
         self.read_only = read_only
-        """Why the database could be opened only for reading (a full disk), else ``None``."""
+        """Why the database can only be read (a full disk, a read-only home, a file that
+        changed under a long-running process), else ``None``."""
+        self.write_check: Callable[[], str | None] | None = None
+        """Asked before each write, under the write lock: what happened to the database file
+        that makes writing into it wrong (node/database_watch.py), or ``None`` to write. Once
+        it answers, the store refuses every write."""
         self._write_lock = asyncio.Lock()
         self._closed = False
 
@@ -272,4 +277,8 @@ class Store:
         if self.read_only is not None:
             raise StorageError(f"cannot write: {self.read_only}")
         async with self._write_lock:
+            problem = self.write_check() if self.write_check is not None else None
+            if problem is not None:
+                self.read_only = StorageError(problem)
+                raise StorageError(f"cannot write: {problem}")
             return await self._call(run_write, self._conn, fn, *args, **kwargs)

@@ -71,3 +71,20 @@ def test_an_old_copy_written_over_the_database_stops_the_resident(mesh):
     assert wait_until(lambda: "written over" in _log(node), STOP_S), _log(node)
     assert live_resident(node.home) is None or live_resident(node.home) != runtime
     assert "feral.db was written over by another program" in _log(node)
+
+
+def test_checkpoints_of_big_imports_beside_a_serve_do_not_stop_it(mesh):
+    """SQLite's own checkpoints write feral.db too, from this serve and from other processes:
+    none of them may be taken for another program's write."""
+    (node,) = mesh.add("device")
+    mesh.start(node)
+    lines = mesh.root / "notes.txt"
+    for batch in range(3):
+        text = "".join(f"note {batch}-{n}: " + "words " * 60 + "\n" for n in range(1_500))
+        lines.write_text(text, encoding="utf-8")
+        node.run("memory", "import", str(lines))  # thousands of pages: checkpoints on the way
+        assert _handed_over(node, "memory", "remember", f"after import {batch}")
+        assert node.serving, node.serve_log()
+    assert node.query("PRAGMA wal_checkpoint(PASSIVE)")[0][0] == 0
+    assert _handed_over(node, "memory", "remember", "after a checkpoint from outside")
+    assert node.serving and "written over" not in node.serve_log(), node.serve_log()
