@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import TYPE_CHECKING
 
@@ -77,6 +77,14 @@ class Absorbed:
                 archived = outcome.decision.supersedes
                 self.notices.append(Notice(len(self.ids), kind, row_id, archived))
             self.ids.append(row_id)
+
+    def extend(self, later: Absorbed) -> None:
+        """Add what a later bulk did (its notices' indexes counted on from this one's)."""
+        offset = len(self.ids)
+        self.written += later.written
+        self.classifications += later.classifications
+        self.ids += later.ids
+        self.notices += [replace(n, index=n.index + offset) for n in later.notices]
 
 
 async def absorb_many(

@@ -337,12 +337,7 @@ class Node(NodeReads):
         result = BulkAbsorbed()
         for number, chunk in enumerate(_chunks(triples, batch)):
             refuse_triples(chunk, first=number * batch + 1)
-            done = await absorb_many(self, chunk, progress=progress, keep=keep_both)
-            offset = len(result.ids)
-            result.written += done.written
-            result.classifications += done.classifications
-            result.ids += done.ids
-            result.notices += [dataclasses.replace(n, index=n.index + offset) for n in done.notices]
+            result.extend(await absorb_many(self, chunk, progress=progress, keep=keep_both))
         return result
 
     async def commit(
