@@ -89,9 +89,10 @@ def remember(
 
     Common phrasings become triples ("I live in Porto" is user / lives_in / Porto); anything
     else is a note (user / note / TEXT). The fact is classified against what is stored: the
-    same fact (or a near-duplicate) is one row; a new value of a single-valued slot ("my
-    doctor is now Dr. Lee") supersedes the old one, which is archived; an opposite is linked
-    as a contradiction, a close fact as related. The answer names every row merged into or
+    same fact (the same words again) is one row, a look-alike ("5 mg", "5 g") a row of its own,
+    related; a new value of a single-valued slot ("my doctor is now Dr. Lee") supersedes the
+    old one, which is archived; an opposite is linked as a contradiction, a close fact as
+    related. The answer names every row merged into or
     archived (`memory restore ID` brings one back); --keep-both writes beside them instead.
     A text saying several facts ("I moved to Lisbon and my dentist is Dr. Silva") is
     absorbed clause by clause. --json prints the answer with the row.
