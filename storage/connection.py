@@ -31,6 +31,7 @@ __all__ = [
     "Parameters",
     "connect",
     "connect_immutable",
+    "connect_read_only",
     "out_of_space",
     "sqlite_version",
 ]
@@ -124,6 +125,19 @@ def connect_immutable(path: Path) -> Connection:
         )
         _load_vec(conn)
         conn.execute("PRAGMA trusted_schema = OFF")
+    except DatabaseError as exc:
+        raise StorageError(f"cannot open database {path} for reading: {exc}") from exc
+    return conn
+
+
+def connect_read_only(path: Path) -> Connection:
+    """Open ``path`` read-only with its WAL (locks taken as any reader's; no extension, no
+    migration): for a read that must never write the file, checkpoints included."""
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    try:
+        conn: Connection = sqlean.connect(
+            uri, uri=True, isolation_level=None, check_same_thread=False
+        )
     except DatabaseError as exc:
         raise StorageError(f"cannot open database {path} for reading: {exc}") from exc
     return conn

@@ -30,11 +30,26 @@ from feral.sync.errors import FeralError
 from feral.sync.schema import schema_version
 
 from . import row_digest
-from .connection import Connection, DatabaseError, connect, connect_immutable, out_of_space
+from .connection import (
+    Connection,
+    DatabaseError,
+    connect,
+    connect_immutable,
+    connect_read_only,
+    out_of_space,
+)
 from .errors import StorageError
 from .migrations import apply_migrations, pending, record_schema_version, refuse_newer
 
-__all__ = ["Store", "open_for_reading", "open_sync", "roll_back", "run_write", "unwritable"]
+__all__ = [
+    "Store",
+    "close_untouched",
+    "open_for_reading",
+    "open_sync",
+    "roll_back",
+    "run_write",
+    "unwritable",
+]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -152,6 +167,29 @@ def roll_back(conn: Connection) -> None:
             conn.execute("ROLLBACK")
 
 
+def close_untouched(conn: Connection, path: Path) -> None:
+    """Close ``conn`` without writing the database file at ``path``.
+
+    The last connection to close a WAL database checkpoints the log into the file and deletes
+    the log; into a file another program wrote over, or beside a log that is not this one's,
+    that would mix two databases. A read transaction of a read-only connection holds the
+    file's shared lock while ``conn`` closes, so the close cannot take the exclusive lock a
+    checkpoint needs; the read-only one closes after, and a read-only connection never
+    checkpoints. (SQLite's SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE does this, but the driver does not
+    reach it.)
+    """
+    holder = None
+    with contextlib.suppress(DatabaseError, StorageError):
+        holder = connect_read_only(path)
+        holder.execute("BEGIN")
+        holder.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    try:
+        conn.close()
+    finally:
+        if holder is not None:
+            holder.close()
+
+
 def _read(
     conn: Connection,
     fn: Callable[Concatenate[Connection, P], T],
@@ -243,12 +281,20 @@ class Store:
         return cls(conn, executor, path, read_only)
 
     async def close(self) -> None:
-        """Close the connection on its thread, then join the thread (again: a no-op)."""
+        """Close the connection on its thread, then join the thread (again: a no-op).
+
+        When :attr:`write_check` names a problem, the file at the path is not the one this
+        connection wrote: it is closed without SQLite's checkpoint (:func:`close_untouched`).
+        """
         if self._closed:
             return
         self._closed = True
+        changed = self.write_check is not None and self.write_check() is not None
         try:
-            await self._call(self._conn.close)
+            if changed:
+                await self._call(close_untouched, self._conn, self.path)
+            else:
+                await self._call(self._conn.close)
         finally:
             # The join waits at most for calls queued behind close: they fail at once, on a
             # closed connection, as StorageError.

@@ -12,7 +12,7 @@ import os
 import shutil
 
 from feral.node.resident_runtime import live_resident
-from feral.node.serve_runtime import RUNTIME_FILE, live_serve_runtime
+from feral.node.serve_runtime import RUNTIME_FILE, live_serve_runtime, process_alive
 
 from .servers import FeralNode, wait_until
 from .test_resident import _device, _log, _resident, _stop_resident, mesh
@@ -71,6 +71,8 @@ def test_an_old_copy_written_over_the_database_stops_the_resident(mesh):
     assert wait_until(lambda: "written over" in _log(node), STOP_S), _log(node)
     assert live_resident(node.home) is None or live_resident(node.home) != runtime
     assert "feral.db was written over by another program" in _log(node)
+    assert wait_until(lambda: not process_alive(runtime.pid), STOP_S)
+    assert node.database.read_bytes() == old.read_bytes(), "it wrote into the copy as it closed"
 
 
 def test_checkpoints_of_big_imports_beside_a_serve_do_not_stop_it(mesh):
