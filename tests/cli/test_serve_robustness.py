@@ -18,6 +18,14 @@ from contextlib import contextmanager
 
 from feral.node.api import API_TOKEN_FILE
 from feral.node.embedding import serving_lock
+from feral.node.resident_runtime import (
+    RESIDENT_FILE,
+    ResidentRuntime,
+    code_mark,
+    home_mark,
+    live_resident,
+    resident_lock,
+)
 from feral.node.serve_runtime import RUNTIME_FILE
 
 from .servers import FeralNode, wait_until
@@ -87,6 +95,22 @@ def test_a_program_on_the_port_a_serve_file_names_gets_neither_the_fact_nor_the_
     assert TOKEN.encode() not in stranger.received
     assert result.stdout.startswith("Remembered "), result.stdout + result.stderr
     assert "the spare key is under the blue pot" in node.export()
+
+
+def test_a_program_on_the_port_a_resident_file_names_gets_neither_the_fact_nor_the_token(mesh):
+    (node,) = mesh.add("device")
+    with Stranger().running() as stranger, resident_lock(node.home) as mine:
+        assert mine
+        runtime = ResidentRuntime(os.getpid(), stranger.port, TOKEN, code_mark(),
+                                  home_mark(node.home))  # fmt: skip
+        (node.home / RESIDENT_FILE).write_text(json.dumps(runtime._asdict()), encoding="utf-8")
+        assert live_resident(node.home) is not None
+        result = node.run(
+            "memory", "remember", "the bike lock code is written on the shed", check=False
+        )
+    assert b"shed" not in stranger.received and TOKEN.encode() not in stranger.received
+    assert result.returncode == 0, result.stderr
+    assert "the bike lock code is written on the shed" in node.export()
 
 
 def _accepts(port: int) -> bool:
