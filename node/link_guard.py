@@ -183,9 +183,10 @@ def frame_weight(frame: bytes) -> int:
 
 async def close_stalled_requests(server: uvicorn.Server, deadline: Callable[[], float]) -> None:
     """Close HTTP connections whose request has not fully arrived within ``deadline()``
-    seconds: a head that never ends (a half-sent upgrade, a silent socket) is closed, a body
-    that never ends is answered 408 and closed. uvicorn itself would wait for ever, and each
-    such connection would hold a socket and a task of the server."""
+    seconds: a head that never ends (a half-sent upgrade, a silent socket, the next request on
+    a connection kept alive) is closed, a body that never ends is answered 408 and closed.
+    uvicorn itself would wait for ever, and each such connection would hold a socket and a
+    task of the server."""
     first_seen: weakref.WeakKeyDictionary[object, float] = weakref.WeakKeyDictionary()
     loop = asyncio.get_running_loop()
     while True:
@@ -196,11 +197,15 @@ async def close_stalled_requests(server: uvicorn.Server, deadline: Callable[[], 
                 continue
             cycle = getattr(connection, "cycle", None)
             waiting_body = cycle is not None and _waits_for_body(cycle)
-            if cycle is not None and not waiting_body:
-                continue
-            seen = first_seen.setdefault(cycle if waiting_body else connection, now)
+            answered = cycle is not None and bool(getattr(cycle, "response_complete", False))
+            if cycle is not None and not (waiting_body or answered):
+                continue  # being answered: the route's own time
+            # Kept alive after an answer, a connection waits for its next head: uvicorn's
+            # keep-alive timer stops at the first byte of it, this deadline does not.
+            key = connection if cycle is None else cycle
+            seen = first_seen.setdefault(key, now)
             if now - seen > limit:
-                first_seen[cycle if waiting_body else connection] = float("inf")  # said once
+                first_seen[key] = float("inf")  # said once; closing takes a moment
                 _close_stalled(connection, limit, body=waiting_body)
 
 

@@ -198,3 +198,22 @@ def _still_serves(node: FeralNode) -> None:
     found = node.run("memory", "search", "slow bodies", "--json")
     assert json.loads(found.stdout)["total"] >= 1
     assert node.serving
+
+
+def test_a_kept_alive_connection_whose_next_request_head_never_ends_is_closed(mesh):
+    (server,) = mesh.add("server")
+    set_sync(server, handshake_timeout_s=BODY_DEADLINE_S)
+    mesh.start(server)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(f"GET /api/handoff/proof HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                     "x-feral-challenge: 00\r\n\r\n".encode())  # fmt: skip
+        answer = b""
+        while not answer.endswith(b"}"):  # the head and the JSON body of the answer
+            answer += sock.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 200 "), answer
+        sock.sendall(b"GET /api/memory/episodes HTTP/1.1\r\nHost: 127.0.0.1")  # and no more
+        started = time.monotonic()
+        assert sock.recv(65536) == b"", "the server answered a head that never ended"
+        took = time.monotonic() - started
+    assert BODY_DEADLINE_S <= took < BODY_DEADLINE_S + 10, took
+    assert "no request within" in server.serve_log()
