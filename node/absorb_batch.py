@@ -33,6 +33,7 @@ from feral.sync.types import NodeId
 from .absorb import Fact
 from .classify import decide, keep_both
 from .phrases import Triple
+from .write_turns import WriteTurns
 
 if TYPE_CHECKING:
     from .node import Node
@@ -102,9 +103,11 @@ async def absorb_many(
     common: set[str] = set()  # words found common, not counted again (storage/word_neighbours.py)
     facts = [Fact((t[0].strip(), t[1].strip(), t[2].strip()), None, None, source_episode, common)
              for t in triples]  # fmt: skip
+    turns = WriteTurns(node.home)  # a serve beside the bulk keeps its turns (node/write_turns.py)
     for start in range(0, len(facts), TRANSACTION):
         chunk = facts[start : start + TRANSACTION]
-        result.add(await node._write(_absorb_chunk, chunk, keep, now_ms=node.now_ms()))
+        write = node._write(_absorb_chunk, chunk, keep, now_ms=node.now_ms())
+        result.add(await turns.run(write))
         await node._committed()
         if progress:
             progress(len(chunk))

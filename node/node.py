@@ -58,6 +58,7 @@ from .sessions import IngestResult, SessionMemory, ingest
 from .summarise import summariser_for
 from .wiki import pages_citing
 from .working_memory import Message
+from .write_turns import WriteTurns
 
 __all__ = ["DATABASE_FILE", "IMPORT_BATCH", "Node", "SearchResult", "default_home", "wall_clock_ms"]
 
@@ -315,9 +316,11 @@ class Node(NodeReads):
         if classify:
             return (await self.absorb_facts(triples, progress, batch)).written
         written = 0
+        turns = WriteTurns(self.home)
         for number, chunk in enumerate(_chunks(triples, batch)):
             refuse_triples(chunk, first=number * batch + 1)
-            written += await self._write(memories.import_facts, chunk, now_ms=self.now_ms())
+            write = self._write(memories.import_facts, chunk, now_ms=self.now_ms())
+            written += await turns.run(write)  # a serve beside the bulk keeps its turns
             await self._committed()
             if progress:
                 progress(len(chunk))
