@@ -88,6 +88,15 @@ class SnapshotSession(SyncSession):
         self._snapshot_sent = 0
         self._snapshot_received = 0
         self._snapshot_acked = 0
+        self._asked: VersionVector | None = None
+        """The Vector this node last sent, while a snapshot may answer it (None: none may)."""
+        self._taking = False
+        """A snapshot's pages are arriving (its first came, its final has not)."""
+
+    def send_vector(self, vector: VersionVector) -> None:
+        """Tell the peer what we hold; a snapshot may answer it (:meth:`_snapshot_allowed`)."""
+        super().send_vector(vector)
+        self._asked = dict(vector)
 
     @property
     def sending_snapshot(self) -> bool:
@@ -130,8 +139,27 @@ class SnapshotSession(SyncSession):
             self._requested = True
             self._events.append(SnapshotRequested(self._cursor, limit))  # type: ignore[arg-type]
 
+    def _snapshot_allowed(self, page: SnapshotPage) -> str | None:
+        """Why ``page`` must be refused, or None. A snapshot is taken only as the answer to a
+        Vector this node sent (one snapshot per Vector), and only when that Vector lacked some
+        of what the snapshot holds: a page nobody asked for, from a paired peer, would raise
+        this node's vector over entries it does not hold (docs/PROTOCOL.md §7)."""
+        if self._taking:
+            return None
+        asked = self._asked
+        if asked is None:
+            return "a snapshot page this node did not ask for"
+        if asked and all(hlc <= asked.get(origin, 0) for origin, hlc in page.vector.items()):
+            return "a snapshot for a node that already holds everything it covers"
+        return None
+
     def _receive_open(self, message: object) -> None:
         if isinstance(message, SnapshotPage):
+            refusal = self._snapshot_allowed(message)
+            if refusal is not None:
+                self.fail("unsolicited_snapshot", refusal, CLOSE_PROTOCOL)
+                return
+            self._taking, self._asked = not message.final, None
             self._peer_caught_up = False
             self._snapshot_received += 1
             self._events.append(SnapshotReceived(message))  # type: ignore[arg-type]
