@@ -27,6 +27,7 @@ from feral.sync.hlc import COUNTER_BITS, check_skew
 from feral.sync.messages import CaughtUp
 from feral.sync.schema import table_by_code
 from feral.sync.session import PageReceived, PeerCaughtUp, State, SyncSession
+from feral.sync.snapshot import SnapshotSession
 from feral.sync.types import VersionVector
 
 from . import simnode
@@ -275,6 +276,14 @@ def _snapshot_without_tombstones(conn: Conn, cursor: Any, limit: int) -> Any:
     return [replace(p, rows=tuple(r for r in p.rows if r.values is not None)) for p in pages]
 
 
+def _later_write_beats_a_tombstone() -> dict[str, str]:
+    """The upsert before issue 23: plain last-write-wins, a tombstone no stronger than a write."""
+    guard = re.compile(
+        r"\(excluded\.deleted, (excluded\.hlc, excluded\.origin)\) > \((\S+)\.deleted, "
+    )
+    return {name: guard.sub(r"(\1) > (", sql) for name, sql in delta_log._UPSERT.items()}  # noqa: SLF001
+
+
 VARIANTS = (
     Variant(
         "tie_break_ignores_node_id",
@@ -377,6 +386,23 @@ VARIANTS = (
         "prune_before_every_peer_acked",
         "convergence",
         ((prune, "_peer_holds", _no_peer_holds_back),),
+    ),
+    Variant(
+        # Issue 23, #3: an archive made where the nuke was not yet known, stamped after it,
+        # brought the row back.
+        "nuke_loses_to_a_later_write",
+        "convergence",
+        (
+            (delta_log, "_UPSERT", _later_write_beats_a_tombstone()),
+            (delta_log, "tombstones_overtaken", lambda conn, deltas: []),
+            (erase, "_dead_rows", lambda conn, deltas: set()),
+        ),
+    ),
+    Variant(
+        # Issue 23, #2: a snapshot page nobody asked for was taken.
+        "unsolicited_snapshot_taken",
+        "convergence",
+        ((SnapshotSession, "_snapshot_allowed", lambda self, page: None),),
     ),
     Variant(
         "snapshot_drops_tombstones",

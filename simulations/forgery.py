@@ -1,22 +1,38 @@
-"""A hostile paired device forging another origin's entry (issue 11, finding 7).
+"""A hostile paired device forging another origin's entry (issue 11, finding 7), or sending a
+snapshot page nobody asked for (issue 23, #2).
 
 Each ``(origin, hlc)`` names one write. A forged entry under a stamp a node already holds, with
 other content, must be an integrity alarm (storage/integrity.py) and change nothing: not the
 rows, not the log, not the vector. The forged page goes through the node's own ``apply_page``,
-as a page from a peer does.
+as a page from a peer does. A forged snapshot page goes onto the wire, in front of whatever the
+peer sent, and the receiver's session must refuse it before the node sees it.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from feral.storage import delta_log, export
 from feral.storage.store import run_write
+from feral.sync.codec import encode_message
 from feral.sync.delta import Delta, Page
-from feral.sync.hlc import COUNTER_BITS
+from feral.sync.hlc import COUNTER_BITS, MAX_PACKED
+from feral.sync.schema import FACTS
+from feral.sync.snapshot import SnapshotPage, SnapshotSession
 from feral.sync.types import NodeId, RowId
 
 from .simnode import MAX_SKEW_MS, SimNode
 
-__all__ = ["FORGED_ROW", "alarms_between_honest_devices", "forge_collision", "relayed_entries"]
+if TYPE_CHECKING:
+    from .cluster import Cluster
+
+__all__ = [
+    "FORGED_ROW",
+    "alarms_between_honest_devices",
+    "forge_collision",
+    "forge_snapshot",
+    "relayed_entries",
+]
 
 FORGED_ROW = RowId("f" + "0" * 31)
 FORGER = NodeId("hostile")
@@ -60,3 +76,25 @@ def alarms_between_honest_devices(node: SimNode) -> list[str]:
     return [
         f"{node.name} raised an integrity alarm at {o[:6]}@{h} against {p[:6]}" for o, h, p in rows
     ]
+
+
+def forge_snapshot(cluster: Cluster, receiver: SimNode, sender: SimNode) -> bool:
+    """Put a forged final snapshot page from ``sender`` in front of ``receiver``'s queue: empty,
+    its vector covering everything the receiver holds and more, its collected mark the highest
+    stamp. Taken, it would delete every row the receiver holds (as the old rule did) and raise
+    its vector over entries it does not hold. Sent only where the receiver has not asked for a
+    snapshot (a forged answer to a real Vector is the limit docs/PROTOCOL.md §11 states).
+    Returns whether it was sent; the connection then counts as tampered with."""
+    link = receiver.links.get(sender.node_id)
+    connection = cluster.network.connection(sender.node_id, receiver.node_id)
+    session = None if link is None else link.session
+    if connection is None or not isinstance(session, SnapshotSession):
+        return False
+    version = session.protocol_version
+    if version is None or session.expects_snapshot:
+        return False
+    vector = {origin: MAX_PACKED for origin in receiver.vector()} or {sender.node_id: MAX_PACKED}
+    page = SnapshotPage(vector, {}, MAX_PACKED, FACTS.code, "", None, (), True)
+    connection.queues[(sender.node_id, receiver.node_id)].appendleft(encode_message(page, version))
+    connection.tampered = True
+    return True

@@ -51,7 +51,7 @@ from feral.sync.ids import fact_id
 
 from .cluster import TOPOLOGIES, Cluster
 from .convergence_draws import Triple, node_index, triple_strategy, triples
-from .forgery import forge_collision, relayed_entries
+from .forgery import forge_collision, forge_snapshot, relayed_entries
 from .memory_rules import MemoryModelRules
 from .network import Link
 from .profiles import TOTALS, pytest_settings
@@ -293,6 +293,16 @@ class ConvergenceMachine(MemoryModelRules, VersionRules, RuleBasedStateMachine):
         if held:
             n.problems.extend(forge_collision(n, *held[i % len(held)]))
             TOTALS["forged"] += 1
+
+    @rule(node=node_index, other=st.integers(1, 4))
+    def forge_snapshot(self, node: int, other: int) -> None:
+        """A hostile paired device sends a node a snapshot page it did not ask for, claiming to
+        have seen and collected everything (simulations/forgery.py): refused, nothing changes
+        (the end's oracles see any change)."""
+        receiver = self.node(node)
+        sender = self.node(node + other)
+        if sender is not receiver and forge_snapshot(self.c, receiver, sender):
+            TOTALS["forged_snapshots"] += 1
 
     # -- a failing disk ------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from feral.sync.types import NodeId
 
 from .connection import Connection
 from .graph_limits import MAX_HOPS, MAX_RESULTS, Direction
-from .memories import Row, Stamp, remember_fact, row_dict, select_sql
+from .memories import Row, Stamp, remember_fact, row_dict, select_sql, writable_id
 from .memory_model import add_entity
 from .rows import FactRow
 
@@ -220,7 +220,7 @@ def traverse(
     if not 1 <= hops <= MAX_HOPS:
         raise ValueError(f"hops must be from 1 to {MAX_HOPS}, got {hops}")
     graph = Graph.read(conn)
-    origin_id = entity_id(*start)
+    origin_id = writable_id(conn, ENTITIES, entity_id(*start))
     named = graph.by_name.get(normalise(start[1]), [])
     first = next((e for e in named if e["id"] == origin_id), None)
     if first is None:

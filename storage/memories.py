@@ -285,14 +285,19 @@ def remember_fact(
     return cast(FactRow, find_row(conn, row_id)[1])
 
 
-def writable_fact_id(conn: Connection, row_id: RowId) -> RowId:
-    """The id a fact whose content hashes to ``row_id`` is written under here: ``row_id``
-    itself unless a nuke left a tombstone there, which no write can bring back (sync/merge.py);
-    then the id it is reborn under (sync/ids.py), and so on after each nuke."""
-    while (dead := conn.execute(
-        "SELECT deleted FROM facts WHERE id = ?", (row_id,)).fetchone()) and dead[0]:  # fmt: skip
+def writable_id(conn: Connection, table: Table, row_id: RowId) -> RowId:
+    """The id a row whose content derives ``row_id`` (a fact, an edge, an entity) lives under
+    here: ``row_id`` itself unless a nuke left a tombstone there, which no write can bring back
+    (sync/merge.py); then the id it is reborn under (sync/ids.py), and so on after each nuke."""
+    query = f'SELECT deleted FROM "{table.name}" WHERE id = ?'
+    while (dead := conn.execute(query, (row_id,)).fetchone()) and dead[0]:
         row_id = reborn_id(row_id)
     return row_id
+
+
+def writable_fact_id(conn: Connection, row_id: RowId) -> RowId:
+    """:func:`writable_id` for a fact."""
+    return writable_id(conn, FACTS, row_id)
 
 
 def _state(row: Row | None, now_ms: int) -> tuple[bool, bool, int]:

@@ -15,7 +15,7 @@ from feral.sync.schema import EDGES, ENTITIES, MEMORY_META
 from feral.sync.types import NodeId, RowId
 
 from .connection import Connection
-from .memories import Row, Stamp, commit_local, row_dict, select_sql
+from .memories import Row, Stamp, commit_local, row_dict, select_sql, writable_id
 
 __all__ = [
     "CATEGORIES",
@@ -112,7 +112,7 @@ def add_edge(
     """Link two memories; linking them again with the same type writes nothing new."""
     if edge_type not in EDGE_TYPES:
         raise ValueError(f"unknown edge type {edge_type!r}; one of {', '.join(EDGE_TYPES)}")
-    row_id = edge_id(edge_type, from_id, to_id)
+    row_id = writable_id(conn, EDGES, edge_id(edge_type, from_id, to_id))
     existing = _live(conn, row_id)
     if existing is not None and existing["note"] == note:
         return existing
@@ -145,7 +145,7 @@ def add_entity(
     conn: Connection, origin: NodeId, stamp: Stamp, entity_type: str, name: str, *, now_ms: int
 ) -> Row:
     """Name an entity; the same type and normalised name is always one row."""
-    row_id = entity_id(entity_type, name)
+    row_id = writable_id(conn, ENTITIES, entity_id(entity_type, name))
     record = conn.execute(f"{select_sql(ENTITIES)} WHERE id = ?", (row_id,)).fetchone()
     if record is not None:
         row = row_dict(ENTITIES, record)

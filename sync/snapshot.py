@@ -102,6 +102,12 @@ class SnapshotSession(SyncSession):
     def sending_snapshot(self) -> bool:
         return self._cursor is not None
 
+    @property
+    def expects_snapshot(self) -> bool:
+        """Whether a snapshot may come now: one answering the last Vector sent, or one whose
+        pages are arriving."""
+        return self._taking or self._asked is not None
+
     def send_snapshot(self, pages: list[SnapshotPage]) -> None:
         """Send snapshot pages (the answer to a request the log could not serve, or to a
         :class:`SnapshotRequested`); after the final one the stream goes on from the
