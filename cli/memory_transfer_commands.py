@@ -14,12 +14,14 @@ from typing import Any, cast
 import click
 
 from feral.node.absorb_batch import Notice
+from feral.node.chat_export import is_conversation_file
 from feral.node.node import Node
 from feral.node.secret_scan import Policy, screen_lines, triple_text
 from feral.node.working_memory import Message, parse_transcript_line
 from feral.storage.export_import import import_archived
 from feral.sync.errors import InvalidInput
 
+from .chat_ingest import ingest_conversations
 from .context import pass_home, with_node
 from .import_checks import check_import_keys
 from .memory_commands import memory
@@ -274,7 +276,7 @@ def _numbered_transcript(path: Path, skip: frozenset[int]) -> Iterator[tuple[int
 @secrets_option("ingest")
 @pass_home
 def ingest(home: Path, file: Path, as_json: bool, secrets: Policy) -> None:
-    """Stream a JSON Lines transcript through working memory into episodes.
+    """Stream a JSON Lines transcript through working memory into episodes, or a chat export.
 
     Each line is {"session", "role", "content"}; each session gets its own working memory,
     compacted into an episode whenever it passes the trigger. Every line is checked before
@@ -284,7 +286,13 @@ def ingest(home: Path, file: Path, as_json: bool, secrets: Policy) -> None:
     episode, the facts of one message linked as co_extracted.
     A line holding what looks like a secret is refused the same way, or left out with
     --secrets skip.
+    A file that is a JSON list is a chat export of LoCoMo's shape instead (conversations of
+    sessions of turns with speaker, dia_id and text): each turn becomes an episode
+    "[date] speaker: text" citing its dia_id, unsummarised, and no facts are taken.
     """
+    if is_conversation_file(file):
+        ingest_conversations(home, file, as_json, secrets)
+        return
     # Two passes: check every line (and count them for the bar), then stream. Memory stays flat
     # whatever the file's size; a file edited between the passes can still fail half-way.
     _, skipped = screen_lines(_numbered_transcript(file, frozenset()), _content, secrets)
