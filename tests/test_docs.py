@@ -1,4 +1,5 @@
-"""Every ``feral`` command is documented in docs/CLI.md and has help text; the README stays short."""
+"""Every ``feral`` command is documented in docs/CLI.md and has help text; the README stays
+short and links each doc."""
 
 from __future__ import annotations
 
