@@ -4,9 +4,10 @@ the report.
 ``python -m benchmarks retrieval [--json] [--embedder NAME ...]``: retrieval quality on the
 household set instead (benchmarks/retrieval_bench.py), one table row per embedder and strategy.
 
-``python -m benchmarks locomo [--data PATH_OR_URL] [--json] [--split all|tune|held]``: recall of
-evidence turns on LoCoMo-shaped conversations, feral beside plain BM25 and plain cosine
-(benchmarks/locomo_bench.py; without ``--data`` our small synthetic set).
+``python -m benchmarks locomo [--data PATH_OR_URL] [--json] [--split all|tune|held]
+[--through turns|ingest|both]``: recall of evidence turns on LoCoMo-shaped conversations, feral
+beside plain BM25 and plain cosine (benchmarks/locomo_bench.py; without ``--data`` our small
+synthetic set), the turns given one by one, through ``feral memory ingest``, or both ways.
 
 ``python -m benchmarks fusion [--data PATH_OR_URL]``: every hybrid fusion variant tried on the
 same candidates of the household set and of conversations, per tuning and held split
@@ -111,7 +112,7 @@ def _retrieval(argv: list[str]) -> int:
 
 def _locomo(argv: list[str]) -> int:
     from .conversation_set import SYNTHETIC, load_conversations
-    from .locomo_bench import SPLITS, render_locomo, run_locomo, summarise
+    from .locomo_bench import SPLITS, THROUGH, render_locomo, run_locomo, summarise
 
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks locomo",
@@ -124,6 +125,12 @@ def _locomo(argv: list[str]) -> int:
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object per split")
     parser.add_argument("--split", choices=("every", *SPLITS), default="every")
+    parser.add_argument(
+        "--through",
+        choices=THROUGH,
+        default="turns",
+        help="give feral the turns one by one, through `feral memory ingest`, or both ways",
+    )
     args = parser.parse_args(argv)
     try:
         conversations = load_conversations(args.data)
@@ -131,7 +138,7 @@ def _locomo(argv: list[str]) -> int:
         print(f"python -m benchmarks locomo: cannot read {args.data}: {exc}", file=sys.stderr)
         return 1
     note = _progress(time.monotonic())
-    scored = run_locomo(conversations, progress=note)
+    scored = run_locomo(conversations, progress=note, through=args.through)
     note("done")
     splits = SPLITS if args.split == "every" else (args.split,)
     if args.json:

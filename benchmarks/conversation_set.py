@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,8 @@ class Conversation:
     sample_id: str
     turns: tuple[Turn, ...]
     questions: tuple[Question, ...]
+    source: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """The conversation as the file holds it: what ``feral memory ingest`` is given."""
 
 
 def split_of(index: int) -> str:
@@ -120,7 +122,7 @@ def parse_conversations(data: list[dict[str, Any]]) -> list[Conversation]:
         known = {t.dia_id for t in turns}
         questions = _questions(sample.get("qa", []), known)
         sample_id = str(sample.get("sample_id", index))
-        conversations.append(Conversation(sample_id, tuple(turns), tuple(questions)))
+        conversations.append(Conversation(sample_id, tuple(turns), tuple(questions), sample))
     return conversations
 
 

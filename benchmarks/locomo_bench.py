@@ -13,6 +13,11 @@ Two baselines run in the same process on the same turns: ``bm25`` is plain SQLit
 the porter stemmer, a question's non-stop words OR-ed, ranked by ``bm25()``; ``cosine`` is the
 same encoder feral uses, each turn embedded as written, ranked by cosine in numpy.
 
+``--through ingest`` gives feral the same turns another way: each conversation written to a
+file as the export holds it and read by ``feral memory ingest``'s code (node/chat_export.py),
+each hit read back as the turn its episode cites; its rows are ``fts via ingest`` and so on.
+``--through both`` runs the two ways side by side on fresh nodes.
+
 Per question, over its evidence turns: ``recall@5`` and ``recall@10`` (the share of its
 evidence in the first 5 or 10 results) and ``hit@10`` (1 if any evidence is in the first 10);
 averaged per category (benchmarks/conversation_set.py names them) and overall. Conversations
@@ -23,14 +28,17 @@ fusion is chosen on ``tune``; ``held`` is what it is judged on.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import sqlean
 
+from feral.node.chat_export import parse_conversation_file, write_turns
 from feral.node.node import Node
 from feral.storage.embedders import DEFAULT_EMBEDDER, load_embedder
 from feral.storage.vectors import Embedder
@@ -40,7 +48,10 @@ from .retrieval_bench import open_node
 from .retrieval_set import STOP_WORDS
 
 __all__ = [
+    "ALL_METHODS",
+    "INGEST_METHODS",
     "METHODS",
+    "THROUGH",
     "SPLITS",
     "TOP_K",
     "Scored",
@@ -56,6 +67,11 @@ TOP_K = 10
 FERAL_STRATEGIES = ("fts", "vector", "hybrid")
 METHODS = ("bm25", "cosine", *FERAL_STRATEGIES)
 """The table's rows: the two baselines, then feral's strategies."""
+VIA_INGEST = " via ingest"
+INGEST_METHODS = tuple(f"{strategy}{VIA_INGEST}" for strategy in FERAL_STRATEGIES)
+"""feral's strategies on the same turns given to ``feral memory ingest`` as a file."""
+ALL_METHODS = (*METHODS, *INGEST_METHODS)
+THROUGH = ("turns", "ingest", "both")
 SPLITS = ("all", "tune", "held")
 EMBED_CHUNK = 256
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -136,45 +152,92 @@ def cosine_rankings(
     return [[turns[int(i)].dia_id for i in row] for row in best]
 
 
-async def _feral_rankings(node: Node, conversation: Conversation) -> dict[str, Rankings]:
-    """Store every turn as an episode, embed them, and ask each question with each strategy."""
+Cite = Callable[[dict[str, Any]], str]
+"""The ``dia_id`` a search hit stands for."""
+Store = Callable[[Node, Conversation, Path], Awaitable[Cite]]
+"""Puts a conversation's turns into a node one way; answers how to read a hit back."""
+
+
+async def _store_turns(node: Node, conversation: Conversation, _: Path) -> Cite:
+    """Turn by turn: each turn an episode through :meth:`~feral.node.node.Node.add_episode`."""
     turn_of: dict[str, str] = {}
     for turn in conversation.turns:
         row = await node.add_episode(conversation.sample_id, turn.memory)
         turn_of[str(row["id"])] = turn.dia_id
-    await node.embed_queued()  # embedding runs off the write path: score the settled store
-    rankings: dict[str, Rankings] = {}
-    for strategy in FERAL_STRATEGIES:
-        rankings[strategy] = []
-        for question in conversation.questions:
-            result = await node.search(question.question, top_k=TOP_K, strategy=strategy)
-            rankings[strategy].append([turn_of.get(h["id"], h["id"]) for h in result.results])
-    return rankings
+    return lambda hit: turn_of.get(hit["id"], hit["id"])
+
+
+async def _store_through_ingest(node: Node, conversation: Conversation, home: Path) -> Cite:
+    """Through ``feral memory ingest``'s code: the conversation written to a file as the user's
+    export holds it, read and checked, each turn an episode that cites its ``dia_id``."""
+    export = home / "conversation.json"
+    export.write_text(json.dumps([conversation.source]), encoding="utf-8")
+    await write_turns(node.add_episode, parse_conversation_file(export))
+    return _cited_turn
+
+
+def _cited_turn(hit: dict[str, Any]) -> str:
+    """The turn an ingested episode cites: the first of its entities."""
+    entities = hit.get("row", {}).get("entities", [])
+    if isinstance(entities, str):
+        entities = json.loads(entities)
+    return str(entities[0]) if entities else str(hit["id"])
+
+
+async def _feral_rankings(
+    home: Path, conversation: Conversation, store: Store
+) -> dict[str, Rankings]:
+    """Store every turn one way, embed them, and ask each question with each strategy."""
+    node = await open_node(home, DEFAULT_EMBEDDER)
+    try:
+        cite = await store(node, conversation, home)
+        await node.embed_queued()  # embedding runs off the write path: score the settled store
+        rankings: dict[str, Rankings] = {}
+        for strategy in FERAL_STRATEGIES:
+            rankings[strategy] = []
+            for question in conversation.questions:
+                result = await node.search(question.question, top_k=TOP_K, strategy=strategy)
+                rankings[strategy].append([cite(hit) for hit in result.results])
+        return rankings
+    finally:
+        await node.close()
 
 
 async def _conversation(
-    root: Path, index: int, conversation: Conversation, embedder: Embedder
+    root: Path, index: int, conversation: Conversation, embedder: Embedder, through: str
 ) -> list[Scored]:
-    node = await open_node(root / f"conversation-{index}", DEFAULT_EMBEDDER)
-    try:
-        rankings = await _feral_rankings(node, conversation)
-    finally:
-        await node.close()
+    rankings: dict[str, Rankings] = {}
+    if through in ("turns", "both"):
+        home = root / f"conversation-{index}"
+        rankings |= await _feral_rankings(home, conversation, _store_turns)
+    if through in ("ingest", "both"):
+        home = root / f"conversation-{index}-ingest"
+        ingested = await _feral_rankings(home, conversation, _store_through_ingest)
+        rankings |= {f"{strategy}{VIA_INGEST}": ranked for strategy, ranked in ingested.items()}
     turns, questions = conversation.turns, conversation.questions
     rankings["bm25"] = bm25_rankings(turns, questions)
     rankings["cosine"] = cosine_rankings(embedder, turns, questions)
     split = split_of(index)
     return [
         Scored(method, split, q.category, *score_question(ranked, q.evidence))
-        for method in METHODS
+        for method in ALL_METHODS
+        if method in rankings
         for q, ranked in zip(questions, rankings[method], strict=True)
     ]
 
 
 def run_locomo(
-    conversations: Sequence[Conversation], progress: Callable[[str], None] = lambda _: None
+    conversations: Sequence[Conversation],
+    progress: Callable[[str], None] = lambda _: None,
+    through: str = "turns",
 ) -> list[Scored]:
-    """Every conversation through every method; one :class:`Scored` per question and method."""
+    """Every conversation through every method; one :class:`Scored` per question and method.
+
+    ``through`` is how feral is given the turns: ``"turns"`` (one ``add_episode`` each),
+    ``"ingest"`` (``feral memory ingest``'s code on the conversation as a file), or ``"both"``.
+    """
+    if through not in THROUGH:
+        raise ValueError(f"through must be one of {', '.join(THROUGH)}")
     embedder = load_embedder(DEFAULT_EMBEDDER)
     assert embedder is not None  # the default is a model, never "none"
     scored: list[Scored] = []
@@ -184,7 +247,7 @@ def run_locomo(
                 f"conversation {conversation.sample_id}: {len(conversation.turns)} turns, "
                 f"{len(conversation.questions)} questions"
             )
-            scored += asyncio.run(_conversation(Path(tmp), index, conversation, embedder))
+            scored += asyncio.run(_conversation(Path(tmp), index, conversation, embedder, through))
     return scored
 
 
@@ -192,12 +255,18 @@ def summarise(scored: Sequence[Scored], split: str = "all") -> dict[str, dict[st
     """``{method: {category name or "overall": [recall@5, recall@10, hit@10, questions]}}``
     over the questions of ``split`` (``"all"``, ``"tune"`` or ``"held"``)."""
     table: dict[str, dict[str, list[float]]] = {}
-    for method in METHODS:
+    for method in _methods(scored):
         mine = [s for s in scored if s.method == method and split in ("all", s.split)]
         groups = {name: [s for s in mine if s.category == n] for n, name in CATEGORIES.items()}
         groups["overall"] = mine
         table[method] = {name: _means(group) for name, group in groups.items()}
     return table
+
+
+def _methods(scored: Sequence[Scored]) -> list[str]:
+    """The methods ``scored`` holds, in the table's order."""
+    present = {s.method for s in scored}
+    return [method for method in ALL_METHODS if method in present]
 
 
 def _means(group: Sequence[Scored]) -> list[float]:
@@ -219,7 +288,7 @@ def render_locomo(scored: Sequence[Scored], split: str = "all") -> str:
     counts = {c: int(table[METHODS[0]][c][3]) for c in columns}
     head = "| method | " + " | ".join(f"{c} ({counts[c]})" for c in columns) + " |"
     lines = [f"split: {split}", "", head, "|" + "---|" * (len(columns) + 1)]
-    for method in METHODS:
+    for method in table:
         cells = ["{:.2f} / {:.2f} / {:.2f}".format(*table[method][c][:3]) for c in columns]
         lines.append(f"| {method} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
