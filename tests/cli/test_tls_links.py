@@ -195,7 +195,7 @@ def test_curl_reaches_the_api_over_tls_with_the_printed_certificate(
 
     curl = subprocess.run(
         ["curl", "--silent", "--show-error", "--cacert", str(pem),
-         "--resolve", f"localhost:{bea.port}:127.0.0.1", url],  # as the README shows
+         "--resolve", f"localhost:{bea.port}:127.0.0.1", url],  # as docs/OPERATIONS.md shows
         capture_output=True, text=True, timeout=30, check=False,
     )  # fmt: skip
     if curl.returncode != 127:
