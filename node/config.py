@@ -27,7 +27,7 @@ writes a file it would refuse to read.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 from urllib.parse import urlsplit
@@ -230,7 +230,6 @@ Peers = Annotated[tuple[PeerSettings, ...], Meta(extra={"requirement": "must be 
 class SyncSettings:
     """Peer-to-peer replication."""
 
-    enabled: bool = True
     peers: Peers = ()
     """Paired devices, in the order the user added them; node ids and urls are unique."""
     conflict_resolution: ConflictResolution = "last_write_wins"
@@ -346,8 +345,12 @@ def save_settings(home: Path, settings: Settings) -> None:
 
 def settings_to_dict(settings: Settings) -> dict[str, Any]:
     """The JSON-ready form of ``settings`` (every key present, peers as a list; a peer's
-    ``insecure_plaintext`` only where it is set, so a peer keeps FERAL's shape)."""
-    data: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(settings))
+    ``insecure_plaintext`` only where it is set, so a peer keeps FERAL's shape).
+
+    Through :func:`dataclasses.asdict`, not msgspec alone: a loaded section holds only the keys
+    its file named (msgspec leaves the rest to the class's defaults) and would be saved without
+    them."""
+    data: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(asdict(settings)))
     for peer in data["sync"]["peers"]:
         if not peer.get("insecure_plaintext"):
             peer.pop("insecure_plaintext", None)
@@ -365,11 +368,27 @@ def settings_from_dict(data: object, *, source: str = SETTINGS_FILENAME) -> Sett
         ConfigError: ``"<source>: <key path> <what is wrong>, got <value>"``.
     """
     try:
-        settings = convert(data, Settings)
+        settings = convert(_without_retired_keys(data), Settings)
         _check_across_keys(settings)
     except Invalid as exc:
         raise ConfigError(f"{source}: {exc}") from exc
     return settings
+
+
+RETIRED_KEYS = (("sync", "enabled"),)
+"""Keys older versions wrote and nothing reads any more (``sync.enabled`` never turned replication
+off): a file that holds one still loads, with whatever value, and is saved without it."""
+
+
+def _without_retired_keys(data: object) -> object:
+    """``data`` with the :data:`RETIRED_KEYS` left out (a copy; the caller's document is kept)."""
+    if not isinstance(data, dict):
+        return data
+    trimmed = dict(data)
+    for section, key in RETIRED_KEYS:
+        if isinstance(trimmed.get(section), dict) and key in trimmed[section]:
+            trimmed[section] = {k: v for k, v in trimmed[section].items() if k != key}
+    return trimmed
 
 
 def _check_across_keys(settings: Settings) -> None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,6 @@ CUSTOM = Settings(
         working_memory_budget=4000, compaction_trigger=0.5, compaction_strategy="extractive"
     ),
     sync=SyncSettings(
-        enabled=False,
         peers=(PeerSettings(A, "wss://phone.local:9090/sync"), PeerSettings(B, None)),
         conflict_resolution="last_write_wins",
         max_clock_skew_ms=60_000,
@@ -78,7 +78,7 @@ def test_defaults_are_feral_defaults():
     settings = Settings()
     assert settings.name == DEFAULT_NAME == "feral-node"
     assert settings.memory == MemorySettings(8000, 0.85, "extractive")
-    assert settings.sync == SyncSettings(True, (), "last_write_wins", 300_000)
+    assert settings.sync == SyncSettings((), "last_write_wins", 300_000)
     # alpha is 0.65, not FERAL's 0.5: the vector weight chosen with the fusion's constants
     # (benchmarks/fusion_tuning.py)
     assert settings.search == SearchSettings(10, "hybrid", 0.65, False, 0.7)
@@ -136,6 +136,37 @@ def test_the_saved_file_is_pretty_json_with_sorted_keys_and_a_trailing_newline(t
     text = (tmp_path / "home" / SETTINGS_FILENAME).read_text(encoding="utf-8")
     assert text == json.dumps(settings_to_dict(CUSTOM), indent=2, sort_keys=True) + "\n"
     assert text.index('"memory"') < text.index('"name"') < text.index('"search"')
+
+
+def test_a_file_that_names_few_keys_is_saved_whole(tmp_path):
+    # A loaded section holds only the keys its file named (the rest fall back to the class's
+    # defaults); saving it once failed with KeyError 'peers', and `feral init --name` with it.
+    write_settings(tmp_path / "home", '{"sync": {"max_clock_skew_ms": 60000}, "search": {}}')
+    settings = load_settings(tmp_path / "home")
+    save_settings(tmp_path / "home", replace(settings, name="laptop"))
+    saved = json.loads((tmp_path / "home" / SETTINGS_FILENAME).read_text(encoding="utf-8"))
+    expected = Settings(name="laptop", sync=SyncSettings(max_clock_skew_ms=60_000))
+    assert saved == settings_to_dict(expected)
+    assert saved["sync"]["peers"] == [] and saved["search"]["top_k"] == 10
+
+
+@pytest.mark.parametrize("old_value", [True, False, "yes", None])
+def test_a_file_with_the_retired_sync_enabled_still_loads_and_is_saved_without_it(
+    tmp_path, old_value
+):
+    # Replication never read sync.enabled; files written before its removal keep loading.
+    document = {"sync": {"enabled": old_value, "max_clock_skew_ms": 60_000}}
+    write_settings(tmp_path / "home", json.dumps(document))
+    settings = load_settings(tmp_path / "home")
+    assert settings == Settings(sync=SyncSettings(max_clock_skew_ms=60_000))
+    save_settings(tmp_path / "home", settings)
+    saved = json.loads((tmp_path / "home" / SETTINGS_FILENAME).read_text(encoding="utf-8"))
+    assert "enabled" not in saved["sync"]
+    assert saved["sync"]["max_clock_skew_ms"] == 60_000
+
+
+def test_enabled_is_still_an_unknown_key_outside_sync(tmp_path):
+    assertRefused(tmp_path, {"search": {"enabled": True}}, "search.enabled is not a known key")
 
 
 def test_integers_are_accepted_where_numbers_are_expected(tmp_path):
@@ -243,8 +274,8 @@ def test_an_empty_file_is_malformed_json_at_line_1_column_1(tmp_path):
 
 
 def test_a_duplicate_key_is_refused_rather_than_silently_overridden(tmp_path):
-    write_settings(tmp_path / "home", '{"sync": {"enabled": true, "enabled": false}}')
-    with pytest.raises(ConfigError, match='the key "enabled" appears twice'):
+    write_settings(tmp_path / "home", '{"sync": {"peers": [], "peers": []}}')
+    with pytest.raises(ConfigError, match='the key "peers" appears twice'):
         load_settings(tmp_path / "home")
 
 
@@ -307,8 +338,6 @@ INVALID = [
     ("memory.compaction_trigger", True, "must be a number, got true"),
     ("memory.compaction_trigger", None, "must be a number, got null"),
     ("memory.compaction_strategy", "abstractive", 'must be one of "extractive"'),
-    ("sync.enabled", "yes", 'must be true or false, got "yes"'),
-    ("sync.enabled", 1, "must be true or false, got 1"),
     ("sync.peers", {}, "must be a list of peers, got {}"),
     ("sync.conflict_resolution", "crdt", 'must be one of "last_write_wins", got "crdt"'),
     ("sync.max_clock_skew_ms", "abc", 'must be a positive integer, got "abc"'),
