@@ -240,7 +240,7 @@ def run_cli(facts: int = 5_000, runs: int = 15) -> dict[str, Any]:
 
 
 def render_cli(result: dict[str, Any]) -> str:
-    """The table the README shows: each command beside the floor and its goal."""
+    """The table benchmarks/README.md shows: each command beside the floor and its goal."""
     floor = result["times"]["floor"]
     lines = [
         f"{result['facts']} facts, {result['runs']} runs each, medians; load average "

@@ -1,6 +1,6 @@
 """One peer's row of ``feral sync status`` for people: the link, the backlogs, and whether the
-two are in sync said as the node judged it (node/sync_state.py; README, "What sync status
-says", has the table of states). ``--json`` carries the same facts as numbers and names.
+two are in sync said as the node judged it (node/sync_state.py; docs/OPERATIONS.md, "What sync
+status says", has the table of states). ``--json`` carries the same facts as numbers and names.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ Pure and deterministic (the candidates come from storage/absorb_store.py). The r
 6. Otherwise **new**.
 
 How far this is trusted is measured on benchmarks/absorb/ (``python -m benchmarks absorb``:
-per class, on a tuning and a held-out half; README.md has the figures).
+per class, on a tuning and a held-out half; benchmarks/README.md has the figures).
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ than the anti-entropy period plus a grace for the round it starts. A link that s
 its exchange every period (each side's anti-entropy vector is answered by a CaughtUp), so a
 live link stays in sync; otherwise the state says since when nothing is known.
 
-The states, in the order they are judged (README, "What sync status says", has the table):
+The states, in the order they are judged (docs/OPERATIONS.md, "What sync status says", has
+the table):
 
 - ``diverged``: equal holdings, different rows at the last exchange.
 - ``catching_up``: a link is up and the stream the peer announced has not all arrived.

@@ -53,7 +53,7 @@ conversations, where a question is about as close to a hundred turns (cosines 0.
 vector leg that cannot tell them apart outvoted a lexical leg that could, and the hybrid fell
 below its lexical leg. With the floor, close cosines stay close; on the household set, whose
 vector candidates spread wider, little changes. Chosen with ``alpha`` 0.65 and the square of
-the share (benchmarks/fusion_tuning.py, README *Retrieval quality*)."""
+the share (benchmarks/fusion_tuning.py, benchmarks/README.md)."""
 NOISE_FLOOR = 0.05
 """A fused score below this is noise: near the bottom of both legs' pools."""
 
@@ -108,7 +108,7 @@ def lexical_weight(query: str, hit: Hit, power: float = COVERAGE_POWER) -> float
     """How far a lexical match is evidence: :func:`term_coverage` to the power ``power``
     (:data:`COVERAGE_POWER`), so a hit holding half the query's words counts a quarter and
     one holding them all counts fully (plain coverage let one-word distractors cost the
-    household set's paraphrases their first place; see the README's Retrieval quality)."""
+    household set's paraphrases their first place; see benchmarks/README.md)."""
     return float(term_coverage(query, hit) ** power)
 
 

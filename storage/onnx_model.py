@@ -19,7 +19,7 @@ all-MiniLM-L6-v2 (Apache-2.0).
 
 Threads: ``FERAL_EMBED_THREADS`` (default 1) sets onnxruntime's intra-op threads. One thread
 keeps a query at a few milliseconds and leaves the other core to SQLite and the server, and a
-batch on two threads is less than twice as fast (see the README's Performance section).
+batch on two threads is less than twice as fast (see benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ class OnnxEmbedder:
         near-duplicate decisions at the threshold, the ranking, and what two converged devices
         that embedded their rows in other batches answer. Alone, a text's vector depends on the
         text only, for little CPU: on one thread, 254 facts of ~21 tokens a CPU second against
-        304 in batches of 32, and 132 texts of ~39 tokens against 120 (README, *Search by
+        304 in batches of 32, and 132 texts of ~39 tokens against 120 (docs/MEMORY.md, *Search by
         meaning, offline*).
         """
         import numpy as np

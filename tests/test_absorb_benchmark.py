@@ -27,7 +27,7 @@ def test_the_pairs_table_has_a_row_per_threshold_and_one_for_the_default(capsys)
     table = json.loads(capsys.readouterr().out)
     assert [row["threshold"] for row in table] == [0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.83,
                                                    0.85, 0.9, 0.95]  # fmt: skip
-    assert DUPLICATE_COSINE == 0.83  # the README's table marks this row
+    assert DUPLICATE_COSINE == 0.83  # benchmarks/README.md's table marks it
     for row in table:
         assert 0 <= row["rule_precision"] <= 1 and 0 <= row["rule_recall"] <= 1
 

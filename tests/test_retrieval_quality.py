@@ -1,11 +1,11 @@
 """Search finds the memory: issue #12's targets on the household set, with the default settings.
 
 The default embedder and strategy run over the whole set (benchmarks/retrieval_bench.py, through
-``Node.search`` on a real database file), and the figures must meet the targets the README's
-*Retrieval quality* section reports: paraphrases (no content word in common) recall@5 at least
-0.90, keywords 0.98, overall 0.93, MRR@10 0.88; and hybrid at least as good as the better of its
-two legs on every query type. The model and the data are fixed, so the figures are too: a change
-to the fusion or the encoder that costs recall fails here, not in a user's search.
+``Node.search`` on a real database file), and the figures must meet the targets the *Retrieval
+quality* section of benchmarks/README.md reports: paraphrases (no content word in common) recall@5
+at least 0.90, keywords 0.98, overall 0.93, MRR@10 0.88; and hybrid at least as good as the better
+of its two legs on every query type. The model and the data are fixed, so the figures are too: a
+change to the fusion or the encoder that costs recall fails here, not in a user's search.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def test_the_default_search_meets_the_recall_targets(scores):
 
 def test_queries_naming_a_relation_path_follow_the_graph(scores):
     """Issue 14: "my son's school" resolves through the stored facts before ranking. Without
-    that step the same queries scored 0.54 recall@5 and 0.34 MRR@10 with hybrid (README)."""
+    that step the same queries scored 0.54 recall@5 and 0.34 MRR@10 with hybrid."""
     for config in ("fts", "vector", "hybrid"):
         assert scores[config]["graph"][0] >= 0.95, config
         assert scores[config]["graph"][1] >= 0.95, config

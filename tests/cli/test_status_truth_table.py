@@ -1,4 +1,4 @@
-"""``feral sync status``'s truth table (README, "What sync status says"), one test per row, with
+"""``feral sync status``'s truth table (docs/OPERATIONS.md), one test per row, with
 real ``feral serve`` processes on loopback (issue 23).
 
 "In sync" means equal holdings and digests at the last exchange, and that exchange younger

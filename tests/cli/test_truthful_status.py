@@ -97,7 +97,7 @@ async def test_backlogs_to_send_and_to_receive_are_counted_before_a_sync_and_zer
     server.run("sync", "now")
     for n in range(3):
         laptop.run("memory", "remember", f"offline fact {n}")
-    # Each fact, and the related_to edges absorbing it made (README, "Absorb").
+    # Each fact, and the related_to edges absorbing it made (docs/MEMORY.md, "Absorb").
     ((written,),) = laptop.query("SELECT count(*) FROM delta_log WHERE origin = ?", laptop.node_id)
     assert written >= 3
     row = peer_row(laptop, server)
