@@ -44,6 +44,8 @@ _SESSION = re.compile(r"session_(\d+)")
 _SESSION_DATE = re.compile(r"session_(\d+)_date_time")
 _SPEAKERS = ("speaker_a", "speaker_b")
 _TURN_KEYS = ("speaker", "dia_id", "text")
+READ_AS = "a file starting with '[' is read as a chat export, a JSON list of conversations"
+"""Said when the shape is wrong: a transcript whose first line is a JSON list lands here."""
 
 EpisodeWriter = Callable[[str, str, Sequence[str]], Awaitable[EpisodeRow]]
 """``Node.add_episode``-shaped: ``(session_id, text, entities)`` to the stored row."""
@@ -95,7 +97,7 @@ def parse_conversation_file(path: Path) -> list[ChatTurn]:
         raise InvalidInput(f"{path} is not UTF-8 text") from exc
     except (json.JSONDecodeError, RecursionError) as exc:
         reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-        raise InvalidInput(f"{path}: invalid JSON: {reason}") from exc
+        raise InvalidInput(f"{path}: invalid JSON: {reason} ({READ_AS})") from exc
     if not isinstance(data, list) or not data:
         raise InvalidInput(f"{path}: expected a JSON list of conversations")
     turns = [turn for index, item in enumerate(data, 1) for turn in _conversation(index, item)]
@@ -107,7 +109,7 @@ def parse_conversation_file(path: Path) -> list[ChatTurn]:
 def _conversation(index: int, item: object) -> list[ChatTurn]:
     where = f"conversation {index}"
     if not isinstance(item, dict) or not isinstance(item.get("conversation"), dict):
-        raise InvalidInput(f"{where}: expected an object with a 'conversation' object")
+        raise InvalidInput(f"{where}: expected an object with a 'conversation' object ({READ_AS})")
     name = item.get("sample_id", str(index))
     if not isinstance(name, str | int) or isinstance(name, bool) or not str(name).strip():
         raise InvalidInput(f"{where}: 'sample_id' must be a string or a number")

@@ -119,7 +119,12 @@ def test_a_bad_turn_ingests_nothing_and_the_error_names_it(tmp_path, change):
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("[{", "invalid JSON"), ("[]", "expected a JSON list of conversations"), ("[1]", "expected")],
+    [
+        ("[{", "invalid JSON"),
+        ("[]", "expected a JSON list of conversations"),
+        ("[1]", "read as a chat export"),
+        ('["s", "user", "hi"]\n{"session": "s", "role": "user", "content": "hi"}\n', "Extra data"),
+    ],
 )
 def test_a_file_that_is_not_a_conversation_list_is_refused_by_a_real_process(
     tmp_path, text, message
