@@ -7,7 +7,6 @@ import re
 import signal
 import socket
 import subprocess
-import time
 
 import pytest
 
@@ -101,7 +100,9 @@ def test_connects_disconnects_and_refusals_are_one_line_each_with_names(mesh):
     with socket.create_connection(("127.0.0.1", server.port)) as raw:
         raw.sendall(b"GET /sync HTTP/1.1\r\nHost: x\r\n\x1b[31mX-Evil: \x07\r\n\r\n")
         raw.recv(1000)
-    time.sleep(0.5)
+    every_line = ("(friend) from 127.0.0.1", "closed", "(stranger)", "Invalid HTTP request")
+    logged = wait_until(lambda: all(line in server.serve_log() for line in every_line), 20)
+    assert logged, server.serve_log()
 
     log = server.serve_log()
     assert "None" not in log, log

@@ -211,7 +211,7 @@ async def test_opening_a_corrupt_file_raises_cleanly_and_leaves_no_thread(tmp_pa
     before = worker_threads()
     with pytest.raises(CorruptDatabase):
         await Store.open(path)
-    await asyncio.sleep(0.05)
+    # Store.open joins the thread before the error goes up: none is left, not even for a moment.
     assert worker_threads() <= before
     assert path.read_bytes() == b"not a database at all\n" * 500
 
