@@ -10,7 +10,6 @@ the phone ends with ``storage_error`` each time it tries to store what the phone
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from feral.storage.embedders import DEFAULT_EMBEDDER
@@ -48,8 +47,7 @@ def test_a_bulk_import_beside_serve_never_stops_the_device_from_syncing(mesh: Me
         assert wait_until(lambda: laptop.count() > 100, 120), "the import wrote nothing"
         while importing.poll() is None:
             written.append(f"errand {len(written)} noted on the phone")
-            phone.run("memory", "remember", written[-1])
-            time.sleep(0.3)  # pacing the phone's writes, not waiting for a result
+            phone.run("memory", "remember", written[-1])  # one process at a time: paced
         _, err = importing.communicate(timeout=600)
         assert importing.returncode == 0, err
     assert written, "the import ended before the phone wrote"
