@@ -24,6 +24,9 @@ from .test_store_agreement import StoreAgreementMachine
 
 __all__ = ["BOUND", "Catch", "hunt"]
 
+# Every variant runs its machine for up to BOUND examples, most for tens of seconds.
+pytestmark = pytest.mark.slow
+
 BOUND = 300
 """Most examples a variant may survive."""
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import sys
 
+import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     MultipleResults,
@@ -428,3 +429,5 @@ class ConvergenceMachine(MemoryModelRules, VersionRules, RuleBasedStateMachine):
 
 ConvergenceMachine.TestCase.settings = pytest_settings("convergence")
 TestConvergence = ConvergenceMachine.TestCase
+# Minutes of examples (over five on two busy cores): out of the fast lane, and a longer timeout.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]

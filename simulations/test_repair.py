@@ -11,6 +11,7 @@ round must have found and repaired the hole, on whichever side of the link it is
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -110,3 +111,5 @@ class RepairMachine(RuleBasedStateMachine):
 
 RepairMachine.TestCase.settings = pytest_settings("repair")
 TestRepair = RepairMachine.TestCase
+# Half a minute or more of examples on two busy cores: out of the fast lane.
+pytestmark = pytest.mark.slow

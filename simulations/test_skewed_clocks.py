@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import sys
 
+import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -178,3 +179,5 @@ class SkewedClocksMachine(RuleBasedStateMachine):
 
 SkewedClocksMachine.TestCase.settings = pytest_settings("skew")
 TestSkewedClocks = SkewedClocksMachine.TestCase
+# Minutes of examples (over five on two busy cores): out of the fast lane, and a longer timeout.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]

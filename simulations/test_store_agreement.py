@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -202,3 +203,5 @@ class StoreAgreementMachine(RuleBasedStateMachine):
 
 StoreAgreementMachine.TestCase.settings = pytest_settings("agreement")
 TestStoreAgreement = StoreAgreementMachine.TestCase
+# Half a minute or more of examples on two busy cores: out of the fast lane.
+pytestmark = pytest.mark.slow

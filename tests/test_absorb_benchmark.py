@@ -8,6 +8,8 @@ import asyncio
 import json
 import math
 
+import pytest
+
 from benchmarks.__main__ import main
 from benchmarks.absorb_quality import (
     CLASSES,
@@ -60,6 +62,7 @@ def test_no_labelled_sentence_loses_a_clause():
     assert tally.clauses_lost == []
 
 
+@pytest.mark.slow
 def test_no_held_out_look_alike_trap_or_scope_pair_loses_archives_or_moves_a_fact():
     embedder = load_embedder()
     kinds = {"lookalike", "supersede_trap", "scope"}

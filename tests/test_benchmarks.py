@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
 from benchmarks.__main__ import main
 from benchmarks.report import GOALS, OTHER_RATIOS, Report, render_table
 
@@ -31,6 +33,7 @@ def test_the_goals_are_the_agreed_ratios_in_order():
     assert tuple(g.ratio for g in GOALS) == AGREED
 
 
+@pytest.mark.slow
 def test_a_tiny_run_reports_exactly_the_goal_ratios_as_positive_numbers(capsys):
     assert main(["--rows", "20", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
 from benchmarks.__main__ import main
 from benchmarks.cli_bench import GOALS_MS, render_cli
 
 
+@pytest.mark.slow
 def test_a_tiny_run_times_each_command_and_the_floor(capsys):
     assert main(["cli", "--facts", "20", "--runs", "1", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)

@@ -119,6 +119,7 @@ def test_the_vector_leg_is_the_plain_cosine_of_the_same_text(synthetic_scores):
     assert table["vector"]["overall"][:3] == pytest.approx(table["cosine"]["overall"][:3])
 
 
+@pytest.mark.slow
 def test_the_command_prints_every_method_per_split_and_refuses_a_missing_file(capsys, tmp_path):
     assert main(["locomo", "--json", "--split", "held"]) == 0
     report = json.loads(capsys.readouterr().out)

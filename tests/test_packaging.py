@@ -60,10 +60,12 @@ def top_level_names(wheel: Path) -> set[str]:
         return {name.split("/")[0] for name in archive.namelist()}
 
 
+@pytest.mark.slow
 def test_the_wheel_holds_only_the_feral_package_and_its_metadata(wheel):
     assert top_level_names(wheel) == {"feral", f"feral-{feral.__version__}.dist-info"}
 
 
+@pytest.mark.slow
 def test_the_wheel_carries_the_type_marker_and_the_shipped_models_but_not_their_makers(wheel):
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
@@ -76,6 +78,7 @@ def test_the_wheel_carries_the_type_marker_and_the_shipped_models_but_not_their_
     assert not [n for n in names if n.startswith("feral/node/root")]
 
 
+@pytest.mark.slow
 def test_the_console_script_runs_the_feral_package(wheel):
     with zipfile.ZipFile(wheel) as archive:
         (entry_points,) = [n for n in archive.namelist() if n.endswith("entry_points.txt")]

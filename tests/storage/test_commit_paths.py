@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from feral.storage.connection import Connection
@@ -106,6 +107,7 @@ def copies(changes: list[Any]) -> tuple[list[Any], list[Any]]:
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(batches(), stamps(), st.sampled_from([A, A, NodeId("A" * 32), NodeId("")]))
 def test_stamping_a_batch_gives_what_stamping_each_change_gives(changes, stamp, origin):

@@ -248,6 +248,7 @@ def test_import_skips_live_facts_and_repeats_within_the_batch(a: Replica):
     assert fact_rows(a.conn) == 3 and log_size(a.conn) == 3
 
 
+@pytest.mark.slow
 def test_importing_100k_facts_in_batches_keeps_every_stamp_unique_and_increasing(
     conn: Connection,
 ):

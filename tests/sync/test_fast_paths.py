@@ -229,6 +229,7 @@ def table_rows(draw: st.DrawFn, table: Table, misfit: bool = True) -> list[objec
     return row
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(st.data())
 def test_check_values_refuses_a_row_as_the_first_refusing_column_does(data):
@@ -247,6 +248,7 @@ def test_check_values_refuses_each_near_miss_in_each_column_as_that_column_does(
             assert outcome(lambda: table.check_values(bad)) == slow, (column.name, value)  # noqa: B023
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(st.data())
 def test_a_table_accepts_a_batch_exactly_when_check_values_accepts_each_row(data):
@@ -302,6 +304,7 @@ def local_batches(draw: st.DrawFn) -> tuple[str, object, list[object], list[obje
     return name, origin, row_ids, rows
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(local_batches())
 def test_a_batch_accepted_whole_passes_every_delta_check_and_only_tombstones_are_unsure(batch):
