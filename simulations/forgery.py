@@ -79,11 +79,12 @@ def alarms_between_honest_devices(node: SimNode) -> list[str]:
 
 
 def forge_snapshot(cluster: Cluster, receiver: SimNode, sender: SimNode) -> bool:
-    """Put a forged final snapshot page from ``sender`` in front of ``receiver``'s queue: empty,
-    its vector covering everything the receiver holds and more, its collected mark the highest
-    stamp. Taken, it would delete every row the receiver holds (as the old rule did) and raise
-    its vector over entries it does not hold. Sent only where the receiver has not asked for a
-    snapshot (a forged answer to a real Vector is the limit docs/PROTOCOL.md §11 states).
+    """Hand ``receiver`` a forged final snapshot page from ``sender`` at once (as if it came
+    first off the socket): empty, its vector covering everything the receiver holds and more,
+    its collected mark the highest stamp. Taken, it would delete every row the receiver holds
+    (as the old rule did) and raise its vector over entries it does not hold. Sent only where
+    the receiver has not asked for a snapshot (a forged answer to a real Vector is the limit
+    docs/PROTOCOL.md §11 states).
     Returns whether it was sent; the connection then counts as tampered with."""
     link = receiver.links.get(sender.node_id)
     connection = cluster.network.connection(sender.node_id, receiver.node_id)
@@ -95,6 +96,7 @@ def forge_snapshot(cluster: Cluster, receiver: SimNode, sender: SimNode) -> bool
         return False
     vector = {origin: MAX_PACKED for origin in receiver.vector()} or {sender.node_id: MAX_PACKED}
     page = SnapshotPage(vector, {}, MAX_PACKED, FACTS.code, "", None, (), True)
-    connection.queues[(sender.node_id, receiver.node_id)].appendleft(encode_message(page, version))
     connection.tampered = True
+    session.receive_frame(encode_message(page, version))
+    receiver.pump(sender.node_id)
     return True

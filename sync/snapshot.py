@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .hlc import COUNTER_BITS
 from .session import CLOSE_PROTOCOL, MAX_PAGES_IN_FLIGHT, State, SyncSession
 from .snapshot_messages import MAX_SNAPSHOT_ROWS, SnapshotAck, SnapshotPage
 from .types import NodeId, VersionVector
@@ -150,6 +151,9 @@ class SnapshotSession(SyncSession):
         Vector this node sent (one snapshot per Vector), and only when that Vector lacked some
         of what the snapshot holds: a page nobody asked for, from a paired peer, would raise
         this node's vector over entries it does not hold (docs/PROTOCOL.md §7)."""
+        reach = (self.local.now_ms() + 2 * self.local.max_skew_ms) << COUNTER_BITS
+        if any(hlc >= reach for hlc in page.vector.values()):
+            return "a snapshot whose vector is stamped beyond twice the skew window ahead"
         if self._taking:
             return None
         asked = self._asked
