@@ -30,6 +30,7 @@ def _fact_id(export: str, name: str) -> str:
     return str(ids[0])
 
 
+@pytest.mark.slow
 def test_two_offline_devices_superseding_one_doctor_both_show_the_conflict(mesh: Mesh):
     laptop, phone = mesh.add("laptop", "phone")
     pair(laptop, phone, dial=True)

@@ -8,6 +8,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from .helpers import feral_process
 
 LINES = [
@@ -45,6 +47,7 @@ def _exported_facts(home: Path) -> dict[str, bool]:
     return {str(r["object"]): bool(r["archived"]) for r in rows if r["table"] == "facts"}
 
 
+@pytest.mark.slow
 def test_a_look_alike_import_names_each_merged_and_superseding_line(tmp_path):
     home, source = _home(tmp_path, "home"), _source(tmp_path)
     answer = json.loads(_ok(feral_process(home, "memory", "import", str(source), "--json")).stdout)
@@ -65,6 +68,7 @@ def test_a_look_alike_import_names_each_merged_and_superseding_line(tmp_path):
     assert "line 2:" not in told and "line 8:" not in told  # look-alikes are written
 
 
+@pytest.mark.slow
 def test_keep_both_writes_what_import_and_remember_would_merge(tmp_path):
     home, source = _home(tmp_path, "home"), _source(tmp_path)
     answer = json.loads(
@@ -81,6 +85,7 @@ def test_keep_both_writes_what_import_and_remember_would_merge(tmp_path):
     assert kept["written"] is True and kept["classification"] == "related"
 
 
+@pytest.mark.slow
 def test_remember_prints_each_clause_of_a_compound_sentence(tmp_path):
     home = _home(tmp_path, "home")
     _ok(feral_process(home, "memory", "remember", "I live in Paris"))

@@ -13,6 +13,8 @@ import dataclasses
 import json
 import time
 
+import pytest
+
 from feral.node.config import load_settings, save_settings
 
 from .servers import FeralNode, Mesh, pair_dialing
@@ -34,6 +36,7 @@ def row_of(node: FeralNode, row_id: str) -> dict[str, object]:
     return row
 
 
+@pytest.mark.slow
 def test_a_device_back_from_past_the_window_neither_diverges_nor_brings_a_nuke_back(
     mesh: Mesh,
 ) -> None:

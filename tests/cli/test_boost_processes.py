@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from .servers import Mesh, pair, wait_until
 
 SYNC_WAIT_S = 30
 
 
+@pytest.mark.slow
 def test_a_boost_and_a_scope_made_on_the_laptop_rank_and_list_on_the_phone(mesh: Mesh):
     laptop, phone = mesh.add("laptop", "phone")
     pair(laptop, phone, dial=True)

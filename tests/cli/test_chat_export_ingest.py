@@ -47,6 +47,7 @@ def stored(home: Path) -> set[tuple[str, str, str, str]]:
     return {(e["session_id"], *e["entities"], e["summary"]) for e in episodes}
 
 
+@pytest.mark.slow
 def test_a_real_process_ingests_every_turn_as_an_episode_citing_it(tmp_path):
     home = init_home(tmp_path / "home")
     done = feral_process(home, "memory", "ingest", str(SYNTHETIC), timeout=120)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 import subprocess
 
+import pytest
+
 from .servers import FeralNode, Mesh, pair, wait_until
 
 HOUR_MS = 3_600_000
@@ -43,6 +45,7 @@ def remember(node: FeralNode, text: str) -> subprocess.CompletedProcess[str]:
     return node.run("memory", "remember", text, check=False)
 
 
+@pytest.mark.slow
 def test_a_laptop_two_hours_ahead_then_fixed_is_warned_and_recovers_with_one_command(mesh: Mesh):
     server, laptop = laptop_and_server(mesh, 2 * HOUR_MS)
     mesh.start(server)
@@ -75,6 +78,7 @@ def test_a_laptop_two_hours_ahead_then_fixed_is_warned_and_recovers_with_one_com
     assert server.peer_status(laptop)["node_id"] == laptop.node_id  # the same identity
 
 
+@pytest.mark.slow
 def test_a_laptop_400_days_ahead_then_fixed_names_the_recovery_and_loses_nothing(mesh: Mesh):
     server, laptop = laptop_and_server(mesh, 400 * DAY_MS)
     assert remember(laptop, "written 400 days ahead").returncode == 0
@@ -98,6 +102,7 @@ def test_a_laptop_400_days_ahead_then_fixed_names_the_recovery_and_loses_nothing
     assert server.export() == laptop.export()
 
 
+@pytest.mark.slow
 def test_clock_reset_refuses_when_a_peer_already_holds_the_writes_ahead(mesh: Mesh):
     server, laptop = mesh.add(
         "server",
@@ -122,6 +127,7 @@ def test_clock_reset_refuses_when_a_peer_already_holds_the_writes_ahead(mesh: Me
     assert holds(laptop, "written while both were two hours ahead")
 
 
+@pytest.mark.slow
 def test_clock_reset_on_a_clock_that_is_not_ahead_changes_nothing(mesh: Mesh):
     (laptop,) = mesh.add("laptop")
     assert remember(laptop, "an ordinary write").returncode == 0

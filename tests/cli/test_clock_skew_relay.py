@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from .servers import FeralNode, Mesh, pair
 
 MINUTE_MS = 60_000
@@ -43,6 +45,7 @@ def skewed_mesh(mesh: Mesh, laptop_ms: int, phone_ms: int) -> tuple[FeralNode, .
     return server, laptop, phone
 
 
+@pytest.mark.slow
 def test_a_fast_laptop_does_not_cut_a_slow_phone_off_from_the_servers_own_writes(mesh: Mesh):
     server, laptop, phone = skewed_mesh(mesh, 4 * MINUTE_MS, -4 * MINUTE_MS)
     mesh.start(server)
@@ -73,6 +76,7 @@ def test_a_fast_laptop_does_not_cut_a_slow_phone_off_from_the_servers_own_writes
     assert laptop.export() == phone.export() == server.export()
 
 
+@pytest.mark.slow
 def test_a_refused_relayed_stamp_names_the_device_that_wrote_it_not_the_relay(mesh: Mesh):
     # Nine minutes: beyond one window of the server's clock, within twice the window less the
     # margin a sender keeps (docs/PROTOCOL.md §8), so the server takes them once the laptop's

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from .servers import FeralNode, Mesh, export_rows, pair_dialing
 
 
@@ -38,6 +40,7 @@ def importance(node: FeralNode, fact_id: str) -> float:
     return float(row["importance"])
 
 
+@pytest.mark.slow
 def test_a_concurrent_edit_is_surfaced_on_both_resolved_on_both_and_a_later_edit_is_not(
     mesh: Mesh,
 ) -> None:
@@ -101,6 +104,7 @@ def counted_everywhere(node: FeralNode) -> tuple[int, int, int]:
     return len(open_conflicts(node)), node.status()["conflicts"], stats["conflicts"]
 
 
+@pytest.mark.slow
 def test_two_devices_superseding_one_fact_apart_is_one_conflict_shown_and_resolved_everywhere(
     mesh: Mesh,
 ) -> None:
@@ -137,6 +141,7 @@ def test_two_devices_superseding_one_fact_apart_is_one_conflict_shown_and_resolv
         assert rows[("facts", chen)]["archived"] is True
 
 
+@pytest.mark.slow
 def test_every_losing_offline_edit_is_listed_not_only_the_first(mesh: Mesh) -> None:
     laptop, phone = mesh.add("laptop", "phone")
     pair_dialing(laptop, phone)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import shutil
 
+import pytest
+
 from feral.node.resident_runtime import live_resident
 from feral.node.serve_runtime import RUNTIME_FILE, live_serve_runtime, process_alive
 
@@ -55,6 +57,7 @@ def test_a_serve_whose_database_is_moved_away_and_replaced_stops(mesh):
     assert "was replaced by another file" in node.serve_log()
 
 
+@pytest.mark.slow
 def test_an_old_copy_written_over_the_database_stops_the_resident(mesh):
     node = _device(mesh)
     node.run("memory", "remember", FACTS[0])
@@ -75,6 +78,7 @@ def test_an_old_copy_written_over_the_database_stops_the_resident(mesh):
     assert node.database.read_bytes() == old.read_bytes(), "it wrote into the copy as it closed"
 
 
+@pytest.mark.slow
 def test_checkpoints_of_big_imports_beside_a_serve_do_not_stop_it(mesh):
     """SQLite's own checkpoints write feral.db too, from this serve and from other processes:
     none of them may be taken for another program's write."""

@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from feral.node.embedding import HOLD_ENV
 from feral.storage.vectors import EMBED_BATCH
 
@@ -40,6 +42,7 @@ def read_queue(node: FeralNode) -> tuple[int, int]:
     return int(vectors), int(node.query("SELECT count(*) FROM embed_queue")[0][0])
 
 
+@pytest.mark.slow
 def test_a_cli_import_embeds_what_it_wrote_before_it_exits(tmp_path: Path) -> None:
     with Mesh(tmp_path) as mesh:
         (a,) = mesh.add("a")
@@ -49,6 +52,7 @@ def test_a_cli_import_embeds_what_it_wrote_before_it_exits(tmp_path: Path) -> No
         assert found["results"] and found["notes"] == []
 
 
+@pytest.mark.slow
 def test_a_serve_killed_mid_drain_loses_no_queue_entry_and_a_restart_finishes(
     tmp_path: Path,
 ) -> None:

@@ -82,6 +82,7 @@ def assert_alarm_raised(target: Target, hlc: int) -> None:
     assert "INTEGRITY" in target.server.run("sync", "status").stdout
 
 
+@pytest.mark.slow
 async def test_a_forged_colliding_entry_raises_an_integrity_alarm_and_is_never_in_sync(
     target: Target,
 ) -> None:
@@ -95,6 +96,7 @@ async def test_a_forged_colliding_entry_raises_an_integrity_alarm_and_is_never_i
     assert_alarm_raised(target, own["hlc"])
 
 
+@pytest.mark.slow
 async def test_a_repair_never_takes_a_forged_entry_at_a_stamp_the_server_holds(
     target: Target,
 ) -> None:

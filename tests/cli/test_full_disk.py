@@ -84,6 +84,7 @@ def devices(tmp_path: Path, disk: Path) -> tuple[Mesh, FeralNode, FeralNode]:
     return mesh, peer, full
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("held_open", [False, True], ids=["closed", "held-open"])
 def test_a_full_disk_gives_one_line_errors_keeps_reads_and_sync_resumes(
     tmp_path: Path, small_disk: Path, held_open: bool

@@ -95,6 +95,7 @@ def test_bad_input_is_one_line_and_exit_1(home: Path, args, fragment):
     assert "\n" not in message and fragment in message, message
 
 
+@pytest.mark.slow
 def test_two_homes_syncing_over_loopback_answer_graph_queries_alike(mesh: Mesh):
     """The mesh fixture (tests/cli/conftest.py) stops the server and checks its log."""
     laptop, phone = mesh.add("laptop", "phone")

@@ -304,6 +304,7 @@ async def test_the_http_api_takes_no_vectors_and_no_nan(target, path, body, stat
     assert await server_state(target) == before
 
 
+@pytest.mark.slow
 def test_slow_peers_are_closed_after_the_timeout_while_everyone_else_is_served(target, slow_peers):
     """Half-open and mute links are closed after the handshake deadline, a stalled one after the
     no-progress timeout; the one that

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from feral.storage.embedders import DEFAULT_EMBEDDER
 
 from .servers import FeralNode, Mesh, pair, wait_until
@@ -34,6 +36,7 @@ def holds(node: FeralNode, text: str) -> bool:
     return bool(node.query("SELECT 1 FROM facts WHERE object = ?", text))
 
 
+@pytest.mark.slow
 def test_a_bulk_import_beside_serve_never_stops_the_device_from_syncing(mesh: Mesh):
     laptop, phone = mesh.add("laptop", "phone", embedder=DEFAULT_EMBEDDER)
     pair(laptop, phone, dial=True)

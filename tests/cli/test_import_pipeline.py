@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from .helpers import feral, feral_json
 
 
@@ -77,6 +79,7 @@ def test_an_export_imported_elsewhere_brings_its_facts_as_they_were(tmp_path):
     assert {str(row["id"]) for row in exported(phone) if row["table"] == "facts"} == ids
 
 
+@pytest.mark.slow
 def test_a_large_import_is_classified_line_by_line_too(tmp_path):
     """Past the 1,000 lines a stopgap once wrote as given, every line is still classified: a
     near-duplicate of line 7 at line 1,500 is merged, a new value at the end supersedes."""

@@ -11,6 +11,8 @@ import json
 import subprocess
 from typing import Any
 
+import pytest
+
 from feral.sync.invitation import Invitation, parse_invitation
 
 from .servers import FeralNode, Mesh, wait_until
@@ -38,6 +40,7 @@ def refused_in_log(server: FeralNode, joiner: FeralNode, why: str) -> bool:
     return line in server.serve_log()
 
 
+@pytest.mark.slow
 def test_a_device_joins_by_invitation_and_then_both_sync_live_both_ways(mesh: Mesh):
     home, phone = mesh.add("home", "phone")
     home.cli("memory", "remember", "the spare key is under the blue pot")
@@ -63,6 +66,7 @@ def test_a_device_joins_by_invitation_and_then_both_sync_live_both_ways(mesh: Me
     assert wait_until(lambda: holds(phone, "milk is in the fridge"), 30), phone.serve_log()
 
 
+@pytest.mark.slow
 def test_wrong_reused_and_expired_invitations_are_refused_on_both_sides(mesh: Mesh):
     home, first, wrong, reuser, late = mesh.add("home", "first", "wrong", "reuser", "late")
     home.cli("memory", "remember", "only for paired devices")
@@ -98,6 +102,7 @@ def test_wrong_reused_and_expired_invitations_are_refused_on_both_sides(mesh: Me
         assert secret not in log and secret.encode() not in database
 
 
+@pytest.mark.slow
 def test_after_five_failed_joins_even_a_good_invitation_waits(mesh: Mesh):
     home, guesser, friend = mesh.add("home", "guesser", "friend")
     mesh.start(home)

@@ -212,6 +212,8 @@ def catch_up_round(
     return before[holder, origin] < held(holder, origin) < total
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # over four minutes on two busy cores
 @pytest.mark.parametrize(
     ("tls", "rounds"), [(False, ROUNDS), (True, ROUNDS // 2)], ids=["ws", "wss"]
 )  # over TLS, half the rounds: the same kills inside encrypted links, for less CI time
@@ -375,6 +377,7 @@ def check_stamp_order(rows: list[dict[str, Any]], trial: Trial) -> None:
         assert later > earlier, f"{trial}: a round stamped {later}, below {earlier} before it"
 
 
+@pytest.mark.slow
 def test_kill_9_during_local_writes_loses_no_acknowledged_write(mesh, trial):
     writer, peer = quiet_nodes(mesh, "writer", "peer")
     pair(writer, peer, dial=False)

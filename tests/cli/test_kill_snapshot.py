@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import pytest
 import sqlean
 
 from feral.node.config import load_settings, save_settings
@@ -59,6 +60,7 @@ def _kill_mid_snapshot(sender: FeralNode, receiver: FeralNode) -> bool:
     return partway
 
 
+@pytest.mark.slow
 def test_kill_9_of_a_server_taking_a_snapshot_loses_nothing_and_converges(mesh: Mesh) -> None:
     sender, receiver = mesh.add("sender", "receiver")
     for node in (sender, receiver):

@@ -11,6 +11,7 @@ import json
 import secrets
 import time
 
+import pytest
 import sqlean
 
 from .flood_peer import flooding
@@ -78,6 +79,7 @@ def server_and_laptop(mesh: Mesh) -> tuple[FeralNode, FeralNode]:
     return server, laptop
 
 
+@pytest.mark.slow
 def test_fifty_unauthenticated_connections_keep_no_paired_peer_out(mesh):
     server, laptop = server_and_laptop(mesh)
     mesh.start(server)
@@ -100,6 +102,7 @@ def test_fifty_unauthenticated_connections_keep_no_paired_peer_out(mesh):
     assert "too many peers" not in log
 
 
+@pytest.mark.slow
 def test_too_many_unauthenticated_connections_are_refused_with_a_reason(mesh):
     server, laptop = server_and_laptop(mesh)
     set_sync(server, max_unauthenticated=10)
@@ -112,6 +115,7 @@ def test_too_many_unauthenticated_connections_are_refused_with_a_reason(mesh):
     assert "unauthenticated connections are open already" in server.serve_log()
 
 
+@pytest.mark.slow
 def test_a_flooding_paired_peer_is_slowed_then_dropped_while_another_syncs(mesh):
     server, laptop = server_and_laptop(mesh)
     (flooder,) = mesh.add("flooder")
@@ -141,6 +145,7 @@ def test_a_flooding_paired_peer_is_slowed_then_dropped_while_another_syncs(mesh)
     assert len(delays) >= 2
 
 
+@pytest.mark.slow
 def test_a_server_stopped_while_a_peer_floods_exits_0_without_a_traceback(mesh):
     server, laptop = server_and_laptop(mesh)
     (flooder,) = mesh.add("flooder")

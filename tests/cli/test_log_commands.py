@@ -30,6 +30,7 @@ def run_json(home: Path, *args: str) -> object:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 def test_record_list_search_and_stats_through_the_real_cli(home: Path):
     first = run_json(
         home, "log", "record", "search", "--session", "s1",

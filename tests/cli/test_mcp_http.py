@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
+import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
@@ -77,6 +78,7 @@ async def remember_and_search(port: int) -> str:
     return memory_id
 
 
+@pytest.mark.slow
 def test_a_client_lists_remembers_and_searches_over_http(mesh: Mesh) -> None:
     (node,) = mesh.add("a")
     mesh.start(node)

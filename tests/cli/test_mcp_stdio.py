@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -119,6 +120,7 @@ async def _writer(home: Path, number: int, facts: int) -> list[str]:
     return written
 
 
+@pytest.mark.slow
 async def test_three_clients_on_one_home_lose_nothing(tmp_path: Path) -> None:
     home = new_home(tmp_path)
     facts = 15

@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from feral.sync.schema import SCHEMA_VERSION
 
 from .servers import FeralNode, Mesh, export_rows, pair, wait_until
@@ -56,6 +58,7 @@ def fact_in(export: str, fact_id: str) -> dict[str, Any] | None:
     return export_rows(export).get(("facts", fact_id))
 
 
+@pytest.mark.slow
 def test_a_newer_column_crosses_an_older_relay_intact(mesh: Mesh):
     laptop, server, phone = mesh.add("laptop", "server", "phone")
     for device in (laptop, phone):

@@ -55,6 +55,7 @@ def links_between(*nodes: FeralNode) -> int:
     return count
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("locked", ["dialler", "accepter"])
 def test_a_links_dialer_survives_a_failed_write_and_sync_resumes_by_itself(
     mesh: Mesh, locked: str

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from .servers import FeralNode, Mesh, pair, wait_until
 
 SECRET = "zanzibarquux"
@@ -30,6 +32,7 @@ def remember(node: FeralNode, text: str) -> str:
     return str(row["id"])
 
 
+@pytest.mark.slow
 def test_nuke_does_not_erase(mesh: Mesh) -> None:
     laptop, phone, tablet = mesh.add("laptop", "phone", "tablet")
     pair(laptop, phone, dial=True)

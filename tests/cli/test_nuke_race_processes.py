@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from .servers import Mesh, pair
 from .test_nuke_processes import SECRET, files_holding, remember
 
 
+@pytest.mark.slow
 def test_an_archive_made_offline_after_a_nuke_does_not_bring_the_row_back(mesh: Mesh) -> None:
     laptop, phone = mesh.add("laptop", "phone")
     pair(laptop, phone, dial=True)

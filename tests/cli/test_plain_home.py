@@ -10,6 +10,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from .helpers import feral_command, feral_process
 
 
@@ -58,6 +60,7 @@ def test_an_empty_folder_is_not_a_home(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_home_after_the_command_wins_over_the_environment(tmp_path: Path) -> None:
     first, second = tmp_path / "first", tmp_path / "second"
     init(first)

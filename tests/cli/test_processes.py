@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 from feral.storage.embedders import STATIC_EMBEDDER
 
 from .helpers import feral_command, feral_process, set_embedder
@@ -25,6 +27,7 @@ def test_demo_runs_to_the_end():
     assert by_meaning.splitlines()[3].split()[1:3] == ["episodic", "Planned"]
 
 
+@pytest.mark.slow
 def test_two_processes_writing_to_one_home_both_succeed_with_ordered_stamps(tmp_path):
     home = tmp_path / "home"
     assert feral_process(home, "init").returncode == 0

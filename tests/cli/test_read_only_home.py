@@ -96,6 +96,7 @@ def _post(port: int, path: str, body: dict[str, object]) -> tuple[int, dict[str,
         return refused.code, json.loads(refused.read())
 
 
+@pytest.mark.slow
 def test_serve_on_a_read_only_home_answers_reads_and_refuses_writes(read_only_home):
     node = read_only_home
     files = _listing(node.home)

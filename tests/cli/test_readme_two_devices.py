@@ -17,6 +17,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from feral.storage.embedders import STATIC_EMBEDDER
 
 from .helpers import set_embedder
@@ -55,6 +57,7 @@ def start_serving(node: FeralNode, args: list[str]) -> None:
     node.wait_ready()
 
 
+@pytest.mark.slow
 def test_the_readme_section_syncs_two_devices_on_loopback(mesh: Mesh) -> None:
     nodes = {name: FeralNode(name, mesh.root / name, free_port(), mesh.logs) for name in DEVICES}
     mesh.nodes.extend(nodes.values())

@@ -19,6 +19,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from .helpers import feral_command
 
 QUERY = "vehicle maintenance appointment"
@@ -128,6 +130,7 @@ def run(tmp_path: Path, *args: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 def test_a_memory_worded_differently_is_found_offline_among_look_alikes(tmp_path: Path):
     notes = tmp_path / "notes.txt"
     notes.write_text("\n".join(LOOK_ALIKES) + "\n")

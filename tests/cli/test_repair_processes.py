@@ -14,6 +14,7 @@ import json
 import time
 from pathlib import Path
 
+import pytest
 import sqlean
 
 from .servers import FeralNode, Mesh, pair, run_parallel, wait_until
@@ -91,6 +92,7 @@ def assert_repaired(a: FeralNode, b: FeralNode) -> None:
     assert '"written after the restore"' in first
 
 
+@pytest.mark.slow
 def test_a_hole_on_the_accepting_side_is_repaired_by_sync_now(mesh):
     """The accept-only server was restored: the laptop's one round waits for its repair."""
     server, laptop = mesh.add("server", "laptop")
@@ -105,6 +107,7 @@ def test_a_hole_on_the_accepting_side_is_repaired_by_sync_now(mesh):
     assert "log_diverged" not in server.serve_log()
 
 
+@pytest.mark.slow
 def test_the_first_sync_now_after_a_restore_finds_the_hole_and_repairs_it(mesh):
     """The dialling laptop was restored: its first round finds the hole and repairs it."""
     server, laptop = mesh.add("server", "laptop")
@@ -118,6 +121,8 @@ def test_the_first_sync_now_after_a_restore_finds_the_hole_and_repairs_it(mesh):
     assert outcomes[0]["received"], outcomes
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # over four minutes on two busy cores
 def test_anti_entropy_during_the_repair_of_a_large_origin_does_not_cancel_it(mesh):
     """Both devices serve, with anti-entropy every quarter second: the laptop's repair of its
     own 100k-entry origin meets many ticks, on both sides, and still finishes."""

@@ -114,6 +114,7 @@ def test_a_command_alone_starts_a_resident_and_the_next_ones_are_handed_to_it(me
     assert "Dr. Chen" in node.export()
 
 
+@pytest.mark.slow
 def test_a_resident_answers_exactly_as_the_command_alone(mesh):
     alone = _device(mesh, "alone", idle_s=0)
     for fact in FACTS:
@@ -134,6 +135,7 @@ def test_a_resident_answers_exactly_as_the_command_alone(mesh):
     assert "4821" not in _log(helped)
 
 
+@pytest.mark.slow
 def test_an_idle_resident_stops_by_itself_and_removes_its_file(mesh):
     node = _device(mesh, idle_s=1)
     node.run("memory", "remember", FACTS[0])
@@ -145,6 +147,7 @@ def test_an_idle_resident_stops_by_itself_and_removes_its_file(mesh):
     _resident(node)
 
 
+@pytest.mark.slow
 def test_a_serve_started_beside_a_resident_takes_over(mesh):
     node = _device(mesh)
     node.run("memory", "remember", FACTS[0])
@@ -223,6 +226,7 @@ def test_commands_side_by_side_start_one_resident(mesh):
     assert node.count() == 3
 
 
+@pytest.mark.slow
 def test_the_setting_starts_a_resident_by_default_and_zero_starts_none(mesh):
     node = _device(mesh)
     env = {k: v for k, v in node.environment().items() if k != IDLE_ENV}

@@ -15,6 +15,8 @@ import random
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.mcp_answers import call, refusal
 
 from .byte_relay import byte_relay
@@ -179,6 +181,7 @@ def test_the_api_answers_422_and_stores_nothing_of_the_secret(mesh: Mesh) -> Non
     assert not [p for p in pieces(key) if p.decode() in node.serve_log()]
 
 
+@pytest.mark.slow
 def test_a_refused_secret_never_crosses_the_wire_to_a_peer(mesh: Mesh) -> None:
     laptop, phone = mesh.add("laptop", "phone")
     mesh.start(phone)
@@ -224,6 +227,7 @@ WRITE_PATHS = {
 VALUES = ("Rotkehlchen-1977", "Naranja-2020", "2580B", "ghp_Zq7Lk2Xw9Pm4", "Sunflower-2291")
 
 
+@pytest.mark.slow
 def test_every_write_path_refuses_a_credential_and_stores_none(mesh: Mesh) -> None:
     (node,) = mesh.add("solo")
     a = json.loads(node.run("memory", "remember", "the router is in the hall", "--json").stdout)

@@ -105,6 +105,7 @@ def _twins(mesh: Mesh) -> tuple[FeralNode, FeralNode]:
     return alone, served
 
 
+@pytest.mark.slow
 def test_remember_and_search_print_the_same_with_and_without_a_running_serve(mesh):
     alone, served = _twins(mesh)
     mesh.start(served)

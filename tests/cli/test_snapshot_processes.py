@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import pytest
+
 from feral.node.config import load_settings, save_settings
 
 from .servers import FeralNode, Mesh, pair
@@ -37,6 +39,7 @@ def _log_entries(node: FeralNode) -> int:
     return int(node.query("SELECT count(*) FROM delta_log")[0][0])
 
 
+@pytest.mark.slow
 def test_an_empty_device_takes_a_snapshot_then_serves_one_and_relays_live_writes(
     mesh: Mesh,
 ) -> None:

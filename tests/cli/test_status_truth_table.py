@@ -14,6 +14,8 @@ import re
 import time
 from typing import Any
 
+import pytest
+
 from feral.node.identity import load_or_create_identity
 from feral.sync.codec import encode_message
 from feral.sync.messages import Pending, Vector
@@ -77,6 +79,7 @@ def test_edits_after_a_fresh_exchange_are_not_in_sync_with_what_is_to_send(mesh:
     assert in_sync_cell(laptop) == f"no: {written} to send"
 
 
+@pytest.mark.slow
 def test_a_laptop_that_only_dials_out_does_not_claim_sync_once_its_exchange_is_stale(
     mesh: Mesh,
 ) -> None:
@@ -100,6 +103,7 @@ def test_a_laptop_that_only_dials_out_does_not_claim_sync_once_its_exchange_is_s
     assert re.fullmatch(r"unknown since \d+ s ago \(equal then\)", in_sync_cell(laptop))
 
 
+@pytest.mark.slow
 def test_a_server_does_not_claim_sync_with_an_offline_phone(mesh: Mesh) -> None:
     """The phone synced once, then went offline holding edits the server cannot see."""
     phone, server = mesh.add("phone", "server", env={"phone": PERIOD, "server": PERIOD})
@@ -182,6 +186,7 @@ async def test_an_announced_stream_is_catching_up_while_its_link_is_up(mesh: Mes
     assert in_sync_cell(laptop) == "no: 5 to receive"
 
 
+@pytest.mark.slow
 def test_a_live_link_stays_in_sync_past_the_period(mesh: Mesh) -> None:
     """Anti-entropy renews the exchange each period, so two serves linked stay in sync."""
     laptop, server = mesh.add("laptop", "server", env={"laptop": PERIOD, "server": PERIOD})

@@ -103,6 +103,7 @@ def home_server_with_laptop_and_phone(mesh: Mesh) -> tuple[FeralNode, FeralNode,
     return server, laptop, phone
 
 
+@pytest.mark.slow
 def test_three_devices_with_offline_edits_converge_through_the_home_server(mesh):
     server, laptop, phone = home_server_with_laptop_and_phone(mesh)
     shared = "my doctor's name is Dr. Chen"
@@ -192,6 +193,7 @@ def test_a_fact_remembered_on_the_phone_reaches_the_laptop_live(mesh):
     assert "parked on level 3, row F" in laptop.export()
 
 
+@pytest.mark.slow
 def test_a_receiver_killed_mid_catch_up_loses_nothing_and_resumes(mesh):
     sender, receiver = mesh.add("sender", "receiver")
     pair(receiver, sender, dial=False)
@@ -257,6 +259,7 @@ def test_a_receiver_killed_mid_catch_up_loses_nothing_and_resumes(mesh):
         conn.close()
 
 
+@pytest.mark.slow
 def test_a_node_the_server_has_not_paired_is_refused_and_the_server_carries_on(mesh):
     server, stranger, friend = mesh.add("server", "stranger", "friend")
     pair(server, friend, dial=False)

@@ -11,6 +11,7 @@ import subprocess
 import urllib.request
 from pathlib import Path
 
+import pytest
 from cryptography.hazmat.primitives.serialization import (
     Encoding,
     NoEncryption,
@@ -47,6 +48,7 @@ def peer_row(node: FeralNode, peer: FeralNode) -> dict[str, object]:
     return rows[0]
 
 
+@pytest.mark.slow
 def test_a_relay_between_two_nodes_sees_no_fact_and_no_key(mesh: Mesh) -> None:
     alice, bea = mesh.add("alice", "bea", tls=True)
     (carol,) = mesh.add("carol")  # a plain ws:// link on loopback, for status to tell apart
@@ -86,6 +88,7 @@ def test_a_relay_between_two_nodes_sees_no_fact_and_no_key(mesh: Mesh) -> None:
     assert f"wss cert {fingerprint(bea)[:23]}" in table and "ws (unencrypted)" in table
 
 
+@pytest.mark.slow
 def test_the_same_relay_on_a_plain_link_sees_the_facts(mesh: Mesh) -> None:
     """The control: the relay and its search would catch the text if it crossed in clear. (The
     server's rows: what a client sends is masked by WebSocket framing, which hides nothing but
@@ -102,6 +105,7 @@ def test_the_same_relay_on_a_plain_link_sees_the_facts(mesh: Mesh) -> None:
     assert bea.node_id.encode() in wire  # its Hello
 
 
+@pytest.mark.slow
 def test_a_relay_with_another_certificate_is_refused_before_any_frame(mesh: Mesh) -> None:
     alice, bea, mallory = mesh.add("alice", "bea", "mallory", tls=True)
     alice.cli("memory", "remember", FACTS["alice"])

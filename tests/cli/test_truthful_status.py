@@ -13,6 +13,8 @@ import re
 import time
 from typing import Any
 
+import pytest
+
 from feral.node.identity import load_or_create_identity
 from feral.sync.codec import KIND_PAGE, PROTOCOL_VERSION, decode_message, encode_message
 from feral.sync.messages import Ack, Pending, Vector
@@ -34,6 +36,7 @@ def holds(node: FeralNode, text: str) -> bool:
     return bool(node.query("SELECT 1 FROM facts WHERE object = ?", text))
 
 
+@pytest.mark.slow
 def test_status_shows_a_link_up_now_and_after_the_peer_stops_when_it_last_was(
     mesh: Mesh,
 ) -> None:
@@ -66,6 +69,7 @@ def test_status_shows_a_link_up_now_and_after_the_peer_stops_when_it_last_was(
     assert re.search(r"last up (\d+ ?(s|min|h) ago|just now)", human), human
 
 
+@pytest.mark.slow
 def test_last_error_is_shown_with_its_time_and_cleared_by_the_next_successful_sync(
     mesh: Mesh,
 ) -> None:
@@ -88,6 +92,7 @@ def test_last_error_is_shown_with_its_time_and_cleared_by_the_next_successful_sy
     assert row["errors"] == 1, row  # the count of failures stays
 
 
+@pytest.mark.slow
 async def test_backlogs_to_send_and_to_receive_are_counted_before_a_sync_and_zero_after(
     mesh: Mesh,
 ) -> None:
@@ -122,6 +127,7 @@ async def test_backlogs_to_send_and_to_receive_are_counted_before_a_sync_and_zer
         assert row["backlog_to_send"] == 0 and row["backlog_to_receive"] == 0, (node.name, row)
 
 
+@pytest.mark.slow
 def test_catch_up_progress_is_in_status_and_the_serve_log(mesh: Mesh, tmp_path: Any) -> None:
     laptop, server = mesh.add("laptop", "server")
     for node in (laptop, server):
@@ -145,6 +151,7 @@ def test_catch_up_progress_is_in_status_and_the_serve_log(mesh: Mesh, tmp_path: 
     assert re.search(r"catching up from \S+: 2,500 of 2,500 rows \(100%\)", log), log
 
 
+@pytest.mark.slow
 async def test_equal_vectors_with_different_content_are_reported_diverged_not_in_sync(
     mesh: Mesh,
 ) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
 from feral.storage.embedders import DEFAULT_EMBEDDER
 
 from .servers import STATIC_EMBEDDER, Mesh, pair
@@ -19,6 +21,7 @@ TYRES = "The car is booked in for winter tyres at the garage on Tuesday"
 DENTIST = "Priya's dentist check-up is next Thursday morning"
 
 
+@pytest.mark.slow
 def test_two_devices_with_different_embedders_each_search_with_their_own_vectors(
     mesh: Mesh,
 ) -> None:
