@@ -73,8 +73,8 @@ def erase_outdated(conn: Connection, deltas: Sequence[Delta]) -> Sequence[Delta]
     entry a tombstone erased), in its log or in the batch, turned into a tombstone at its own
     stamp: a tombstone wins over every write of its row (sync/merge.py).
 
-    A tombstone of the batch, for a row whose log holds none yet, also drops the payloads of
-    every logged entry of the row (and any integrity alarm on them) and the row's vectors. The
+    A tombstone of the batch newer than any its row's log holds also drops the payloads of every
+    logged entry of the row (and any integrity alarm on them) and the row's vectors. The
     log's erased entries are found by their partial index (migration ``0010_log_tombstones``),
     which writes with a payload never touch. Must run inside the batch's write transaction,
     before it is applied.
@@ -86,7 +86,7 @@ def erase_outdated(conn: Connection, deltas: Sequence[Delta]) -> Sequence[Delta]
     if not batch and not logged and not dead:
         return deltas  # the common case: nothing erased in the batch, its rows or its logs
     held = {**dict.fromkeys(dead, _NONE), **_logged_marks(conn, deltas, logged)}
-    raised = {key: version for key, version in batch.items() if key not in held}
+    raised = {key: version for key, version in batch.items() if version > held.get(key, _NONE)}
     if raised:
         _erase_below(conn, deltas, raised)
     marks = {**held, **raised}

@@ -20,9 +20,13 @@ def test_remember_prints_the_classification_and_the_edges(tmp_path):
     assert (chen["status"], chen["classification"], chen["edges_created"]) == ("absorbed", "new", 0)
     printed = feral(tmp_path, "memory", "remember", "my doctor is now Dr. Lee").stdout.splitlines()
     assert printed[0].startswith("Remembered ") and printed[0].endswith(": user / doctor / Dr. Lee")
-    assert printed[1:] == ["Classified supersede:", f"  supersedes {chen['id']} (now archived)"]
+    undo = f"`feral memory restore {chen['id']}` brings it back"
+    assert printed[1:] == [
+        "Classified supersede:",
+        f"  supersedes {chen['id']} (now archived; {undo})",
+    ]
     again = feral(tmp_path, "memory", "remember", "my doctor is Dr. Lee").stdout
-    assert again.startswith("Already remembered ") and "(duplicate, nothing written)" in again
+    assert again.startswith("Already remembered ") and "(duplicate, nothing written;" in again
 
 
 def test_link_writes_one_edge_and_get_follows_it(tmp_path):
