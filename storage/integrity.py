@@ -55,13 +55,13 @@ def find_collisions(conn: Connection, origin: NodeId, deltas: Sequence[Delta]) -
 def _erased_copy(conn: Connection, delta: Delta, held: tuple[int, str, bytes | None]) -> bool:
     """Whether the held entry is ``delta`` with its words erased by a nuke (storage/erase.py).
 
-    A nuke drops the payload of its row's older entries, so a peer that has not heard of the
-    tombstone yet may send such an entry with its words, and one that has may send our entry
-    erased: the same write, not a collision, as long as this log holds an entry of the row
-    without payload above it (the tombstone, or an entry it erased; as the row's state, or
-    below a later write of the row), or this node's row has outgrown the write. Before either,
-    the copies cannot be told from a forged tombstone, and the alarm goes when the tombstone
-    arrives (storage/erase.py).
+    A nuke drops the payload of every entry of its row (a tombstone wins over every write of
+    its row, sync/merge.py), so a peer that has not heard of the tombstone yet may send such an
+    entry with its words, and one that has may send our entry erased: the same write, not a
+    collision, as long as this log holds another entry of the row without payload (the
+    tombstone, or an entry it erased, at any stamp), or this node's row has outgrown the write.
+    Before either, the copies cannot be told from a forged tombstone, and the alarm goes when
+    the tombstone arrives (storage/erase.py).
     """
     if not _erasure_apart(delta, held):
         return False
@@ -101,10 +101,10 @@ def _erased_above(conn: Connection, code: int, row_id: str, delta: Delta) -> boo
 
 _ERASED_ABOVE = (
     "SELECT 1 FROM delta_log WHERE tbl = ? AND row_id = ? AND payload IS NULL "
-    "AND (hlc, origin) > (?, ?) LIMIT 1"
+    "AND (hlc, origin) != (?, ?) LIMIT 1"
 )
-"""A tombstone (or an erased entry, which a tombstone outdates) of the row, newer than a stamp:
-one probe of the log's partial index of entries without payload (migration 0010)."""
+"""A tombstone (or an erased entry) of the row at another stamp than the write's: one probe of
+the log's partial index of entries without payload (migration 0010)."""
 
 
 def _same(delta: Delta, code: int, row_id: str, payload: bytes | None) -> bool:
