@@ -27,7 +27,6 @@ from feral.sync.hlc import COUNTER_BITS, check_skew
 from feral.sync.messages import CaughtUp
 from feral.sync.schema import table_by_code
 from feral.sync.session import PageReceived, PeerCaughtUp, State, SyncSession
-from feral.sync.snapshot import SnapshotSession
 from feral.sync.types import VersionVector
 
 from . import simnode
@@ -397,12 +396,6 @@ VARIANTS = (
             (delta_log, "tombstones_overtaken", lambda conn, deltas: []),
             (erase, "_dead_rows", lambda conn, deltas: set()),
         ),
-    ),
-    Variant(
-        # Issue 23, #2: a snapshot page nobody asked for was taken.
-        "unsolicited_snapshot_taken",
-        "convergence",
-        ((SnapshotSession, "_snapshot_allowed", lambda self, page: None),),
     ),
     Variant(
         "snapshot_drops_tombstones",
