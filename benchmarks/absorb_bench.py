@@ -2,7 +2,7 @@
 
 ``python -m benchmarks absorb-pairs [--json] [--embedder NAME]``: the labelled pairs of
 benchmarks/absorb/near_duplicates.jsonl (the same fact said twice, and look-alikes: two
-doctors, two birthdays, a yes and a no) classified by node/classify.py's ``decide`` with each
+doctors, two birthdays, a yes and a no) classified by node/absorb/classify.py's ``decide`` with each
 duplicate cosine from 0.50 to 0.95: precision and recall of "duplicate" per threshold, with
 the full rule (cosine, word overlap, the same names and numbers, the same polarity) and with
 the cosine alone, to show what the guards buy.
@@ -17,18 +17,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from feral.node.classify import DUPLICATE_COSINE, Thresholds, decide, fact_text
-from feral.node.fact_rules import is_single_valued, opposite, slot
-from feral.node.phrases import parse_fact
-from feral.storage.absorb_store import Candidates
-from feral.storage.embedders import DEFAULT_EMBEDDER, load_embedder
+from feral.node.absorb.classify import DUPLICATE_COSINE, Thresholds, decide, fact_text
+from feral.node.absorb.fact_rules import is_single_valued, opposite, slot
+from feral.node.absorb.phrases import parse_fact
+from feral.storage.absorb.absorb_store import Candidates
+from feral.storage.encoders.embedders import DEFAULT_EMBEDDER, load_embedder
 from feral.sync.ids import fact_id, normalise
 
 __all__ = ["PAIRS_FILE", "Pair", "load_pairs", "measure_pairs", "render_pairs"]
 
 PAIRS_FILE = Path(__file__).resolve().parent / "absorb" / "near_duplicates.jsonl"
 THRESHOLDS = tuple(sorted({round(0.5 + 0.05 * step, 2) for step in range(10)} | {DUPLICATE_COSINE}))
-"""Every 0.05 from 0.50, and the default (node/classify.py), whichever it is."""
+"""Every 0.05 from 0.50, and the default (node/absorb/classify.py), whichever it is."""
 
 
 @dataclass(frozen=True)

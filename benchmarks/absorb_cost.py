@@ -14,7 +14,8 @@ Two phases in the same run, each with its own plain figures measured beside it:
 - ``scan_*``: the pipeline reads a new fact's nearest neighbours through sqlite-vec's scan of
   every stored vector, as a one-shot CLI command does (loading every vector would cost it more
   than the one scan);
-- ``held_*``: the node holds the vectors in memory (storage/vector_index.py), as ``feral serve``
+- ``held_*``: the node holds the vectors in memory (storage/vectors/vector_index.py), as ``feral
+serve``
   and ``feral mcp`` do: the neighbours come from one matrix product. ``index_load_cpu_ms`` is
   what the one load at the phase's start cost (not counted in the medians).
 
@@ -34,10 +35,10 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
+from feral.node.absorb.phrases import parse_fact
 from feral.node.node import Node
-from feral.node.phrases import parse_fact
-from feral.storage.embedders import DEFAULT_EMBEDDER, load_embedder
-from feral.storage.vector_index import VectorIndex
+from feral.storage.encoders.embedders import DEFAULT_EMBEDDER, load_embedder
+from feral.storage.vectors.vector_index import VectorIndex
 
 from .corpus import make_triples
 

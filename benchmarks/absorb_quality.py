@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from feral.node.clauses import parse_facts
+from feral.node.absorb.clauses import parse_facts
 from feral.node.node import Node
-from feral.node.secret_scan import SecretRefused
-from feral.storage.embedders import DEFAULT_EMBEDDER, load_embedder
-from feral.storage.memory_model import read_meta
-from feral.storage.vectors import Embedder
+from feral.node.secrets.scan import SecretRefused
+from feral.storage.encoders.embedders import DEFAULT_EMBEDDER, load_embedder
+from feral.storage.memory.memory_model import read_meta
+from feral.storage.vectors.vectors import Embedder
 
 __all__ = [
     "CLASSES",

@@ -19,9 +19,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from feral.node.config import PeerSettings, load_settings, save_settings, with_peer
 from feral.node.node import Node
-from feral.storage.delta_log import apply_page, changes_since
+from feral.node.settings.config import PeerSettings, load_settings, save_settings, with_peer
+from feral.storage.log.delta_log import apply_page, changes_since
 from feral.storage.store import open_sync, run_write
 from feral.sync.codec import decode_page, encode_page, encode_values
 from feral.sync.delta import MAX_PAGE_DELTAS, Page

@@ -43,9 +43,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from feral.node.home.resident_runtime import IDLE_ENV
 from feral.node.node import Node
-from feral.node.resident_runtime import IDLE_ENV
-from feral.storage.embedders import DEFAULT_EMBEDDER, load_embedder
+from feral.storage.encoders.embedders import DEFAULT_EMBEDDER, load_embedder
 
 from .corpus import make_queries, make_triples
 
@@ -132,7 +132,7 @@ def _free_port() -> int:
 def _serving(home: Path, env: dict[str, str], log: Path) -> Iterator[None]:
     """``feral serve`` on ``home`` until the block ends, once it has written its runtime file
     and accepts connections."""
-    from feral.node.serve_runtime import live_serve_runtime
+    from feral.node.home.serve_runtime import live_serve_runtime
 
     port = _free_port()
     argv = [*_feral_command(), "--home", str(home), "serve", "--port", str(port)]
@@ -159,7 +159,7 @@ def _serving(home: Path, env: dict[str, str], log: Path) -> Iterator[None]:
 def _resident(home: Path, env: dict[str, str], warm_up: list[str]) -> Iterator[float]:
     """Run ``warm_up`` (a command that works alone and starts the resident) and yield how long
     the resident took to be ready after it ended; the resident is stopped on the way out."""
-    from feral.node.resident_runtime import live_resident
+    from feral.node.home.resident_runtime import live_resident
 
     subprocess.run(warm_up, env=env, check=True, capture_output=True)
     ended = time.perf_counter()

@@ -26,8 +26,13 @@ import time
 import urllib.request
 from pathlib import Path
 
-from feral.storage.embedders import DEFAULT_EMBEDDER, MODELS_DIR, STATIC_EMBEDDER, load_embedder
-from feral.storage.onnx_model import OnnxEmbedder
+from feral.storage.encoders.embedders import (
+    DEFAULT_EMBEDDER,
+    MODELS_DIR,
+    STATIC_EMBEDDER,
+    load_embedder,
+)
+from feral.storage.encoders.onnx_model import OnnxEmbedder
 
 from .corpus import SEED, make_episodes, make_queries
 

@@ -3,12 +3,12 @@
 ``python -m benchmarks fusion [--data PATH_OR_URL]``. Each set (the household set,
 benchmarks/retrieval_set.py, without its graph queries, which follow the graph before any
 fusion; and conversations, benchmarks/conversation_set.py) is stored in a fresh node; each
-query's two legs are fetched once (:data:`~feral.storage.fusion.FUSION_POOL` candidates each,
-storage/search.py), then :func:`~feral.storage.fusion.fuse` blends them with each ``alpha`` and
-power of the share of query words. Scores are recall@5, recall@10 and MRR@10 (the household set's
-recall@5 counts at most five answers, as benchmarks/retrieval_bench.py does). Queries and
-conversations alternate between ``tune`` (where a variant is chosen) and ``held`` (where it
-is judged).
+query's two legs are fetched once (:data:`~feral.storage.search.fusion.FUSION_POOL` candidates each,
+storage/search/query.py), then :func:`~feral.storage.search.fusion.fuse` blends them with each
+``alpha`` and power of the share of query words. Scores are recall@5, recall@10 and MRR@10 (the
+household set's recall@5 counts at most five answers, as benchmarks/retrieval_bench.py does).
+Queries and conversations alternate between ``tune`` (where a variant is chosen) and ``held`` (where
+it is judged).
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from feral.node.node import Node
-from feral.storage import fusion
-from feral.storage.connection import Connection
-from feral.storage.embedders import DEFAULT_EMBEDDER
-from feral.storage.search import Hit, search_fts, search_vector
-from feral.storage.vectors import pack_vector
+from feral.storage.db.connection import Connection
+from feral.storage.encoders.embedders import DEFAULT_EMBEDDER
+from feral.storage.search import fusion
+from feral.storage.search.query import Hit, search_fts, search_vector
+from feral.storage.vectors.vectors import pack_vector
 
 from .conversation_set import Conversation, split_of
 from .retrieval_bench import open_node, store_memories

@@ -14,9 +14,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from feral.storage.connection import Connection
-from feral.storage.delta_log import answer_request, apply_page, version_vector
-from feral.storage.memories import import_facts
+from feral.storage.db.connection import Connection
+from feral.storage.log.delta_log import answer_request, apply_page, version_vector
+from feral.storage.memory.memories import import_facts
 from feral.storage.store import open_sync, run_write
 from feral.sync.codec import decode_page, encode_page
 from feral.sync.hlc import HybridClock

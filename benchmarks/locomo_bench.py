@@ -14,8 +14,9 @@ the porter stemmer, a question's non-stop words OR-ed, ranked by ``bm25()``; ``c
 same encoder feral uses, each turn embedded as written, ranked by cosine in numpy.
 
 ``--through ingest`` gives feral the same turns another way: each conversation written to a
-file as the export holds it and read by ``feral memory ingest``'s code (node/chat_export.py),
-each hit read back as the turn its episode cites; its rows are ``fts via ingest`` and so on.
+file as the export holds it and read by ``feral memory ingest``'s code
+(node/assistant/chat_export.py), each hit read back as the turn its episode cites; its rows are
+``fts via ingest`` and so on.
 ``--through both`` runs the two ways side by side on fresh nodes.
 
 Per question, over its evidence turns: ``recall@5`` and ``recall@10`` (the share of its
@@ -38,10 +39,10 @@ from typing import Any
 
 import sqlean
 
-from feral.node.chat_export import parse_conversation_file, write_turns
+from feral.node.assistant.chat_export import parse_conversation_file, write_turns
 from feral.node.node import Node
-from feral.storage.embedders import DEFAULT_EMBEDDER, load_embedder
-from feral.storage.vectors import Embedder
+from feral.storage.encoders.embedders import DEFAULT_EMBEDDER, load_embedder
+from feral.storage.vectors.vectors import Embedder
 
 from .conversation_set import CATEGORIES, Conversation, Question, Turn, split_of
 from .retrieval_bench import open_node

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, TypedDict
 
-from feral.storage.connection import sqlite_version
+from feral.storage.db.connection import sqlite_version
 
 from .catchup_bench import run_catchup
 from .corpus import SEED

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from feral.node.config import load_settings, save_settings
-from feral.node.identity import load_or_create_identity
-from feral.node.limits import Strategy
+from feral.node.home.identity import load_or_create_identity
 from feral.node.node import Node
-from feral.storage.embedders import EMBEDDER_CHOICES, NO_EMBEDDER
+from feral.node.settings.config import load_settings, save_settings
+from feral.node.settings.limits import Strategy
+from feral.storage.encoders.embedders import EMBEDDER_CHOICES, NO_EMBEDDER
 
 from .retrieval_set import QUERY_TYPES, Memory, Query, load_memories, load_queries
 
@@ -138,7 +138,7 @@ async def _embedder_runs(
         runs = []
         for config in configs:
             if node.embedder is None and config.strategy != "fts":
-                continue  # no model, no vector leg: hybrid is fts (node/search.py)
+                continue  # no model, no vector leg: hybrid is fts (node/recall/search.py)
             note(f"{embedder}: {config.label}")
             runs.append(Run(embedder, config.label, await _score(node, names, queries, config)))
         return runs

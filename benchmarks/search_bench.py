@@ -1,8 +1,9 @@
 """Hybrid search latency against the sum of its two legs, on a store of many episodes.
 
 The store is built the way a node fills its own: each episode goes through
-:func:`feral.storage.memories.add_episode` (what :meth:`feral.node.node.Node.add_episode` runs), in
-transactions of :data:`feral.node.node.IMPORT_BATCH`, and then :meth:`feral.node.node.Node.reembed`
+:func:`feral.storage.memory.memories.add_episode` (what :meth:`feral.node.node.Node.add_episode`
+runs), in transactions of :data:`feral.node.node.IMPORT_BATCH`, and then
+:meth:`feral.node.node.Node.reembed`
 embeds every row with the shipped model (the same queue drain that runs after the writes of a CLI
 command and in the background of ``feral serve``).
 One episode per transaction, as ``add_episode`` commits them, would only make the untimed build
@@ -29,8 +30,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from feral.node.node import IMPORT_BATCH, Node
-from feral.storage.connection import Connection
-from feral.storage.memories import Stamp, add_episode
+from feral.storage.db.connection import Connection
+from feral.storage.memory.memories import Stamp, add_episode
 from feral.sync.ids import new_ulid
 from feral.sync.types import NodeId, RowId
 

@@ -4,7 +4,7 @@ costs an import.
 The same N-line import (half plain-text notes, half JSON triples, from benchmarks/corpus.py) is
 run into a fresh home with the scan and without it, alternating, R times each, in one run: the
 lines are parsed as ``feral memory import`` parses them, screened as it screens them
-(node/secret_scan.py), then written by ``Node.import_facts``, which scans each batch again.
+(node/secrets/scan.py), then written by ``Node.import_facts``, which scans each batch again.
 "Without" turns both scans off. The figure is the ratio of the medians, with the scan's own time
 per line measured on the same lines. No embedding model: the import's write path, not the model.
 """
@@ -24,11 +24,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from unittest import mock
 
-from feral.cli.memory_transfer_commands import parse_import_line
+from feral.cli.memory.memory_transfer_commands import parse_import_line
 from feral.node import node as node_module
-from feral.node.config import load_settings, save_settings
 from feral.node.node import Node
-from feral.node.secret_scan import find_secret, screen_lines, triple_text
+from feral.node.secrets.scan import find_secret, screen_lines, triple_text
+from feral.node.settings.config import load_settings, save_settings
 
 from .corpus import make_episodes, make_triples
 

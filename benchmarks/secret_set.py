@@ -8,7 +8,7 @@ codes, PINs and passcodes, seed phrases) in English, German, French, Spanish and
 Italian, Portuguese and Dutch; the innocents are what looks like them and is not (IMEIs,
 order and tracking numbers, postal PIN codes, public keys, sentences *about* a password,
 promo codes). Each kind is split in turn between a ``tune`` half, which the rules in
-node/secret_patterns.py were adjusted against, and a ``held`` half, which they were not:
+node/secrets/patterns.py were adjusted against, and a ``held`` half, which they were not:
 the held-out figures are the honest ones.
 
 The cost is :func:`find_secret` per text, the median of ``rounds`` passes over the set and
@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from feral.node.secret_scan import find_secret, triple_text
+from feral.node.secrets.scan import find_secret, triple_text
 
 from .corpus import make_episodes, make_triples
 

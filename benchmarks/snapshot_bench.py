@@ -18,8 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from feral.storage import delta_log, export, snapshot
-from feral.storage.connection import Connection
+from feral.storage.db.connection import Connection
+from feral.storage.log import delta_log, snapshot
+from feral.storage.memory import export
 from feral.storage.store import open_sync, run_write
 from feral.sync.codec import decode_message, decode_page, encode_message, encode_page
 from feral.sync.delta import MAX_PAGE_DELTAS, Delta

@@ -1,17 +1,17 @@
 """feral's storage against plain SQLite doing the same work, measured in one run (DESIGN §7).
 
 Every figure comes from real SQLite files in one temporary directory, opened by
-:func:`feral.storage.connection.connect` (the same SQLite build and pragmas, ``synchronous=FULL``)
-on both sides, so disk and CPU noise largely cancel in the ratios:
+:func:`feral.storage.db.connection.connect` (the same SQLite build and pragmas,
+``synchronous=FULL``) on both sides, so disk and CPU noise largely cancel in the ratios:
 
-- ``write_overhead``: local writes through :func:`feral.storage.memories.import_facts` (HLC
+- ``write_overhead``: local writes through :func:`feral.storage.memory.memories.import_facts` (HLC
   stamping, LWW upsert, delta log, FTS) against plain inserts into a table of the same columns with
   the same FTS5 external-content index and triggers, in the same batches, one transaction each.
   ``write_overhead_single_row`` repeats it with one fact per transaction, where the fsync of
   every commit dominates both sides.
 - ``merge_vs_plain``: a receiver's work for remote pages (``encode_page`` and ``decode_page``,
-  then :func:`feral.storage.delta_log.apply_page`, one transaction per page) into an empty store,
-  against plain inserts of the same rows in the same batches.
+  then :func:`feral.storage.log.delta_log.apply_page`, one transaction per page) into an empty
+  store, against plain inserts of the same rows in the same batches.
 - ``stale_vs_fresh``: the same pages applied again to the merged store, against the fresh merge.
 - ``page_bytes_ratio``: the encoded pages' bytes against the plain msgpack of each row's values
   (the catch-up benchmark measures the same on a real socket, framing included).
@@ -34,9 +34,9 @@ from typing import Any
 
 import msgpack
 
-from feral.storage.connection import Connection, connect
-from feral.storage.delta_log import apply_page, changes_since
-from feral.storage.memories import Stamp, import_facts
+from feral.storage.db.connection import Connection, connect
+from feral.storage.log.delta_log import apply_page, changes_since
+from feral.storage.memory.memories import Stamp, import_facts
 from feral.storage.store import open_sync, run_write
 from feral.sync.codec import decode_page, encode_page
 from feral.sync.delta import MAX_PAGE_DELTAS, Page

@@ -4,10 +4,10 @@ searchable by meaning.
 **Vector leg.** A store of N episodes is built as search_bench.py builds its own and embedded
 with the node's default model (here the shipped static model: a faster encoder only changes the
 build time, not the scan). Each query vector then goes through
-:func:`feral.storage.search.search_vector` as ``feral serve`` runs it (the vectors held in
-memory: storage/vector_index.py) and as a CLI command runs it (sqlite-vec's brute-force scan),
-and through the baseline: a numpy product of the same vectors held as one float32 matrix, with
-the same number of candidates picked by ``argpartition``. The leg also reads the candidate rows
+:func:`feral.storage.search.query.search_vector` as ``feral serve`` runs it (the vectors held in
+memory: storage/vectors/vector_index.py) and as a CLI command runs it (sqlite-vec's brute-force
+scan), and through the baseline: a numpy product of the same vectors held as one float32 matrix,
+with the same number of candidates picked by ``argpartition``. The leg also reads the candidate rows
 and builds its hits, which the baseline does not; all three run on the database thread, in a
 rotating order, so a burst of load falls on all alike. ``vector_leg_vs_numpy`` is the held
 leg's median over the baseline's; ``sqlite_vec_vs_numpy`` the same for sqlite-vec.
@@ -34,12 +34,18 @@ import numpy as np
 import numpy.typing as npt
 import sqlean
 
-from feral.node.config import PeerSettings, SearchSettings, load_settings, save_settings, with_peer
 from feral.node.node import Node
-from feral.storage.connection import Connection
-from feral.storage.search import search_vector
-from feral.storage.vector_index import VectorIndex, read_chunks, read_rows
-from feral.storage.vectors import embedder_in_use, pack_vector
+from feral.node.settings.config import (
+    PeerSettings,
+    SearchSettings,
+    load_settings,
+    save_settings,
+    with_peer,
+)
+from feral.storage.db.connection import Connection
+from feral.storage.search.query import search_vector
+from feral.storage.vectors.vector_index import VectorIndex, read_chunks, read_rows
+from feral.storage.vectors.vectors import embedder_in_use, pack_vector
 from feral.sync.types import NodeId
 
 from .catchup_bench import _feral, _free_port, _serve, _without_embeddings

@@ -20,9 +20,9 @@ from .output import ago, count, echo_table, short_id, shorten
 from .status_cells import sync_state_cell
 
 if TYPE_CHECKING:
-    from feral.node.config import PeerSettings
     from feral.node.node import Node
-    from feral.node.service import SyncService
+    from feral.node.serve.service import SyncService
+    from feral.node.settings.config import PeerSettings
 
 __all__ = ["demo"]
 
@@ -38,7 +38,7 @@ def _free_port() -> int:
 
 
 def _pair(home: Path, name: str, peers: list[PeerSettings]) -> None:
-    from feral.node.config import load_settings, save_settings, with_peer
+    from feral.node.settings.config import load_settings, save_settings, with_peer
 
     settings = load_settings(home)
     for peer in peers:
@@ -50,7 +50,7 @@ def _pair(home: Path, name: str, peers: list[PeerSettings]) -> None:
 async def _serving(node: Node, port: int) -> AsyncIterator[SyncService]:
     import asyncio
 
-    from feral.node.service import SyncService  # the server's modules: only when serving
+    from feral.node.serve.service import SyncService
 
     service = SyncService(node, "127.0.0.1", port)
     ready = asyncio.Event()
@@ -75,8 +75,8 @@ async def _open_all(root: Path) -> dict[str, Node]:
 
 async def _setup(root: Path, port: int) -> dict[str, Node]:
     """Homes, keys and pairing: laptop and phone dial the server; the server dials nobody."""
-    from feral.node.config import PeerSettings
     from feral.node.node import Node
+    from feral.node.settings.config import PeerSettings
 
     ids = {name: node.node_id for name, node in (await _open_all(root)).items()}
     url = f"ws://127.0.0.1:{port}"
@@ -89,7 +89,7 @@ async def _setup(root: Path, port: int) -> dict[str, Node]:
 
 async def _round(nodes: dict[str, Node]) -> int:
     """Laptop and phone each run one sync round with the server; returns rows received."""
-    from feral.node.dial import dial
+    from feral.node.links.dial import dial
 
     total = 0
     for name in ("phone", "laptop", "phone"):
@@ -147,7 +147,7 @@ async def _tour(root: Path) -> None:
 
 
 async def _report(nodes: dict[str, Node], shared: str) -> None:
-    from feral.node.status import sync_status
+    from feral.node.links.status import sync_status
 
     laptop = nodes["laptop"]
     status = await sync_status(laptop)

@@ -35,7 +35,7 @@ def check_home(home: Path) -> None:
             init`"); or a folder whose database is there but whose key is gone (the identity
             is lost: a new key would be another node, so nothing makes one silently).
     """
-    from feral.node.home_paths import DATABASE_FILE, KEY_FILENAME
+    from feral.node.home.home_paths import DATABASE_FILE, KEY_FILENAME
 
     if (home / KEY_FILENAME).is_file():
         return

@@ -46,9 +46,9 @@ def _initialise(home: Path, name: str | None) -> dict[str, Any]:
     """Make (or keep) the home's key and settings; what it holds and what changed."""
     import dataclasses
 
-    from feral.node.config import load_settings, save_settings
-    from feral.node.identity import KEY_FILENAME, load_or_create_identity
+    from feral.node.home.identity import KEY_FILENAME, load_or_create_identity
     from feral.node.node import DATABASE_FILE
+    from feral.node.settings.config import load_settings, save_settings
 
     created = not (home / KEY_FILENAME).is_file()
     if created and (home / DATABASE_FILE).exists():

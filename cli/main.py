@@ -20,14 +20,14 @@ __all__ = ["cli"]
 
 COMMANDS = {
     "demo": "feral.cli.demo:demo",
-    "graph": "feral.cli.graph_commands:graph_group",
+    "graph": "feral.cli.memory.graph_commands:graph_group",
     "init": "feral.cli.init_command:init",
-    "log": "feral.cli.log_commands:log_group",
+    "log": "feral.cli.memory.log_commands:log_group",
     "mcp": "feral.cli.mcp_commands:mcp",
-    "memory": "feral.cli.memory_commands:memory",
-    "serve": "feral.cli.sync_commands:serve",
-    "sync": "feral.cli.sync_commands:sync",
-    "wiki": "feral.cli.wiki_commands:wiki",
+    "memory": "feral.cli.memory.memory_commands:memory",
+    "serve": "feral.cli.sync.sync_commands:serve",
+    "sync": "feral.cli.sync.sync_commands:sync",
+    "wiki": "feral.cli.memory.wiki_commands:wiki",
 }
 """The top-level commands and groups, each imported only when used (cli/lazy_group.py)."""
 SUMMARIES = {
@@ -63,7 +63,7 @@ SUMMARIES = {
 @click.pass_context
 def cli(ctx: click.Context, home: Path | None) -> None:
     """feral: a local-first memory store that keeps your devices in sync."""
-    from feral.node.home_paths import default_home
+    from feral.node.home.home_paths import default_home
 
     ctx.obj = home if home is not None else default_home()
 

@@ -1,6 +1,6 @@
 """``feral mcp``: the memory as an MCP server over stdio, for an assistant to start.
 
-The server (node/mcp_server.py, on the ``mcp`` SDK) is imported when the command runs, so the
+The server (node/mcp/server.py, on the ``mcp`` SDK) is imported when the command runs, so the
 rest of the CLI starts without it.
 """
 
@@ -24,8 +24,8 @@ def mcp(home: Path) -> None:
     `--home ~/.feral mcp`. The home must exist (`feral init`). Several clients may
     run one each on the same home at once.
     """
-    from feral.node.mcp_server import serve_stdio
-    from feral.node.memory_api import require_home
+    from feral.node.library.memory import require_home
+    from feral.node.mcp.server import serve_stdio
 
     require_home(home)
     with_node(home, serve_stdio)

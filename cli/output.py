@@ -42,7 +42,7 @@ def echo_json(value: Any) -> None:
     """Print ``value`` as JSON (sorted keys, UTF-8 kept readable, ``entities`` as arrays)."""
     import json  # not for ``feral --help``, which prints none
 
-    from feral.node.json_shapes import readable
+    from feral.node.api.json_shapes import readable
 
     click.echo(json.dumps(readable(value), indent=2, sort_keys=True, ensure_ascii=False))
 

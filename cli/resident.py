@@ -2,8 +2,8 @@
 
 ``feral memory remember`` and ``search`` hand their request to the process that has the node
 and the model loaded already: a running ``feral serve``, else the home's resident
-(node/resident.py). With neither, the command does the work itself and, once it has printed its
-answer, starts a resident for the next command (:func:`start_resident`): a process of its own
+(node/serve/resident.py). With neither, the command does the work itself and, once it has printed
+its answer, starts a resident for the next command (:func:`start_resident`): a process of its own
 session, detached from the terminal, whose stdin is ``/dev/null`` and whose output goes to
 ``HOME/resident.log``. It runs ``python -m feral.cli.resident HOME IDLE_S`` (:func:`main`).
 
@@ -35,8 +35,8 @@ def resident_idle(home: Path) -> float:
     Raises:
         ConfigError: the settings or ``$FERAL_RESIDENT_IDLE_S`` are invalid.
     """
-    from feral.node.config import load_settings
-    from feral.node.resident_runtime import resident_idle_s
+    from feral.node.home.resident_runtime import resident_idle_s
+    from feral.node.settings.config import load_settings
 
     return resident_idle_s(load_settings(home).cli.resident_idle_s)
 
@@ -44,8 +44,8 @@ def resident_idle(home: Path) -> float:
 def start_resident(home: Path, idle_s: float) -> int | None:
     """Start a resident on ``home`` unless none is wanted or one is there (see the module); its
     process id, or ``None``. A failure to start is written to its log, never the command's."""
-    from feral.node.resident_runtime import resident_held
-    from feral.node.serve_runtime import serve_running
+    from feral.node.home.resident_runtime import resident_held
+    from feral.node.home.serve_runtime import serve_running
 
     if idle_s <= 0 or resident_held(home) or serve_running(home):
         return None
@@ -71,8 +71,8 @@ def start_resident(home: Path, idle_s: float) -> int | None:
 def main(argv: list[str]) -> int:
     """The resident's process: ``HOME IDLE_S``. Exits 0 when another resident holds the home,
     when a serve runs there, or when the home is gone; 1 on an error, said in one line."""
-    from feral.node.home_paths import DATABASE_FILE, KEY_FILENAME
-    from feral.node.resident_runtime import resident_lock
+    from feral.node.home.home_paths import DATABASE_FILE, KEY_FILENAME
+    from feral.node.home.resident_runtime import resident_lock
     from feral.sync.errors import FeralError
 
     home, idle_s = Path(argv[0]), float(argv[1])
@@ -94,9 +94,9 @@ def main(argv: list[str]) -> int:
 
 def _serve(home: Path, idle_s: float) -> int:
     from feral.node.embedding import serve_running
-    from feral.node.listener import open_listener
     from feral.node.node import Node
-    from feral.node.resident import ResidentService
+    from feral.node.serve.listener import open_listener
+    from feral.node.serve.resident import ResidentService
 
     from .context import run
 

@@ -3,7 +3,7 @@
 Loading the node and the embedding model costs a command most of a second of CPU; a running
 ``feral serve`` has both loaded, and is the one process that writes the home while it runs. So
 before importing the node, these commands read ``HOME/serve.runtime.json``
-(node/serve_runtime.py) and, when a live server wrote it, send their request to that server's
+(node/home/serve_runtime.py) and, when a live server wrote it, send their request to that server's
 own API routes over loopback (``POST /api/memory/remember`` and ``/api/memory/search``), with
 the authentication the API asks of any caller: no browser headers, a loopback ``Host``, and
 the bearer token of ``HOME/api_token`` when the server asks for one. The command then prints
@@ -16,7 +16,7 @@ refuses, an unexpected error): a request is never lost to the hand-off. An error
 itself (a secret refused, a store that fails) is the command's answer, printed as its own.
 
 With no server on the home, the same request goes to the home's resident node when one runs
-(``HOME/resident.json``, node/resident_runtime.py): a process that a command working alone
+(``HOME/resident.json``, node/home/resident_runtime.py): a process that a command working alone
 started for the next commands (cli/resident.py), answering the same two routes on 127.0.0.1
 with the token it wrote into that file. A running server is always asked first: it is the one
 process that writes the home while it runs, and a resident stops once one starts.
@@ -24,7 +24,7 @@ process that writes the home while it runs, and a resident stops once one starts
 Before anything of the user's is sent, the command makes sure the port is the process the file
 names: on the same connection it first asks ``GET /api/handoff/proof`` with a random challenge,
 and goes on only if the answer is the challenge keyed with the file's secret (the serve's
-nonce, the resident's token: node/handoff_proof.py). A program that took the port after the
+nonce, the resident's token: node/serve/handoff_proof.py). A program that took the port after the
 process freed it learns nothing, and the command does the work itself.
 
 The request is written by hand over a socket (HTTP/1.1, ``Connection: close``): the standard
@@ -39,8 +39,8 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from feral.node.resident_runtime import live_resident
-from feral.node.serve_runtime import (
+from feral.node.home.resident_runtime import live_resident
+from feral.node.home.serve_runtime import (
     CHALLENGE_HEADER,
     PROOF_PATH,
     handoff_proof,

@@ -1,5 +1,5 @@
 """One peer's row of ``feral sync status`` for people: the link, the backlogs, and whether the
-two are in sync said as the node judged it (node/sync_state.py; docs/OPERATIONS.md, "What sync
+two are in sync said as the node judged it (node/links/sync_state.py; docs/OPERATIONS.md, "What sync
 status says", has the table of states). ``--json`` carries the same facts as numbers and names.
 """
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from feral.storage import delta_log
-from feral.storage.connection import Connection
-from feral.storage.restamp import Restamped, restamp_ahead
+from feral.storage.db.connection import Connection
+from feral.storage.log import delta_log
+from feral.storage.log.restamp import Restamped, restamp_ahead
 from feral.sync.hlc import COUNTER_BITS, COUNTER_MASK
 from feral.sync.types import PackedHLC
 from feral.sync.units import format_ms

@@ -1,6 +1,6 @@
 """Embedding off the write path: the queue drained in batches, between transactions.
 
-A write commits its rows and their queue entries (storage/vectors.py's triggers) in one
+A write commits its rows and their queue entries (storage/vectors/vectors.py's triggers) in one
 transaction and returns; nothing is embedded inside it. The queue is drained later:
 
 - by ``feral serve`` in the background (:meth:`Embedding.start`), woken by local writes, merged
@@ -26,8 +26,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from feral.node.home.serve_runtime import SERVE_LOCK_FILE, lock_file, serve_running
 from feral.storage.store import Store
-from feral.storage.vectors import (
+from feral.storage.vectors.vectors import (
     EMBED_BATCH,
     Embedder,
     embed_texts,
@@ -40,10 +41,8 @@ from feral.storage.vectors import (
 )
 from feral.sync.errors import NotAvailable
 
-from .serve_runtime import SERVE_LOCK_FILE, lock_file, serve_running
-
 if TYPE_CHECKING:
-    from feral.storage.vector_index import VectorIndex
+    from feral.storage.vectors.vector_index import VectorIndex
 
 __all__ = ["HOLD_ENV", "SERVE_LOCK_FILE", "Embedding", "serve_running", "serving_lock"]
 
@@ -103,9 +102,9 @@ class Embedding:
         """Search with the vectors held in memory, kept current by each batch (``feral serve``).
 
         A long-running process pays the one load of every vector for searches several times
-        faster than sqlite-vec's scan (storage/vector_index.py); a short command does not.
+        faster than sqlite-vec's scan (storage/vectors/vector_index.py); a short command does not.
         """
-        from feral.storage.vector_index import VectorIndex  # numpy: only a serving process
+        from feral.storage.vectors.vector_index import VectorIndex
 
         self.index = VectorIndex()
 

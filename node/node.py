@@ -19,45 +19,39 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
-from feral.storage import (
-    curation,
-    delta_log,
-    graph,
-    memories,
-    memory_model,
-    stats,
-)
-from feral.storage.connection import Connection
-from feral.storage.embedders import load_embedder
-from feral.storage.erase import finish_erasing
-from feral.storage.memories import Stamp
-from feral.storage.model_stamps import STAMPS_FILE
-from feral.storage.rows import EpisodeRow, ExecutionRow, FactRow
+from feral.node.absorb.absorb_batch import Absorbed as BulkAbsorbed, absorb_groups, absorb_many
+from feral.node.absorb.phrases import Triple, parse_fact
+from feral.node.absorb.pipeline import Absorbed, absorb
+from feral.node.assistant.ingest_facts import FactExtractor
+from feral.node.assistant.sessions import IngestResult, SessionMemory, ingest
+from feral.node.assistant.summarise import summariser_for
+from feral.node.assistant.working_memory import Message
+from feral.node.curation.conflicts import record_conflicts
+from feral.node.curation.prompt_files import rewrite_prompt_files
+from feral.node.curation.wiki import pages_citing
+from feral.node.home.home_paths import DATABASE_FILE, default_home
+from feral.node.home.identity import Identity, load_or_create_identity
+from feral.node.recall.search import SearchResult
+from feral.node.secrets.scan import refuse_secrets, refuse_triple, refuse_triples, screened_messages
+from feral.node.settings.config import Settings, load_settings
+from feral.storage.db.connection import Connection
+from feral.storage.db.rows import EpisodeRow, ExecutionRow, FactRow
+from feral.storage.encoders.embedders import load_embedder
+from feral.storage.encoders.model_stamps import STAMPS_FILE
+from feral.storage.log import delta_log
+from feral.storage.log.erase import finish_erasing
+from feral.storage.memory import curation, graph, memories, memory_model, stats
+from feral.storage.memory.memories import Stamp
 from feral.storage.store import Store
-from feral.storage.vectors import Embedder
+from feral.storage.vectors.vectors import Embedder
 from feral.sync.errors import ConfigError
 from feral.sync.hlc import COUNTER_BITS, DEFAULT_MAX_DRIFT_MS, HybridClock
 from feral.sync.ids import new_ulid
 from feral.sync.types import NodeId, PackedHLC, RowId, VersionVector
 
-from .absorb import Absorbed, absorb
-from .absorb_batch import Absorbed as BulkAbsorbed, absorb_groups, absorb_many
 from .clock_mark import read_mark, write_mark
-from .config import Settings, load_settings
-from .conflicts import record_conflicts
 from .embedding import Embedding
-from .home_paths import DATABASE_FILE, default_home
-from .identity import Identity, load_or_create_identity
-from .ingest_facts import FactExtractor
 from .node_reads import NodeReads
-from .phrases import Triple, parse_fact
-from .prompt_files import rewrite_prompt_files
-from .search import SearchResult
-from .secret_scan import refuse_secrets, refuse_triple, refuse_triples, screened_messages
-from .sessions import IngestResult, SessionMemory, ingest
-from .summarise import summariser_for
-from .wiki import pages_citing
-from .working_memory import Message
 from .write_turns import WriteTurns
 
 __all__ = ["DATABASE_FILE", "IMPORT_BATCH", "Node", "SearchResult", "default_home", "wall_clock_ms"]
@@ -83,7 +77,7 @@ def wall_clock_ms() -> Callable[[], int]:
 
 
 class Link(Protocol):
-    """A live link to a peer that can be told about local commits (see node/peer.py)."""
+    """A live link to a peer that can be told about local commits (see node/links/peer.py)."""
 
     async def local_changed(self) -> None: ...
 
@@ -106,7 +100,7 @@ class Node(NodeReads):
         self.links: dict[NodeId, Link] = {}
         """Authenticated live links by peer id (filled by the peer layer): the one that pushes."""
         self.standby: dict[NodeId, list[Link]] = {}
-        """Older live links with those peers, oldest first, next to push (node/peer.py)."""
+        """Older live links with those peers, oldest first, next to push (node/links/peer.py)."""
         self._tasks: set[asyncio.Task[None]] = set()
         self.identity = identity
         self.settings = settings
@@ -187,8 +181,9 @@ class Node(NodeReads):
         self, triple: tuple[str, str, str], *, confidence: float = 1.0, scope: str | None = None
     ) -> FactRow:
         """Store a fact; the same fact remembered twice (anywhere) is one row. ``scope`` (checked
-        by the caller: node/scopes.py) puts it in that scope; ``None`` leaves its scope as is. A
-        fact holding what looks like a secret is refused (SecretRefused, node/secret_scan.py)."""
+        by the caller: node/settings/scopes.py) puts it in that scope; ``None`` leaves its scope as
+        is. A
+        fact holding what looks like a secret is refused (SecretRefused, node/secrets/scan.py)."""
         refuse_triple(triple)
         row = await self._write(
             curation.remember_scoped,
@@ -244,7 +239,8 @@ class Node(NodeReads):
         return row
 
     async def remember_text(self, text: str, *, scope: str | None = None) -> FactRow:
-        """Remember what a person said, as a triple when a phrasing rule fits (node/phrases.py)."""
+        """Remember what a person said, as a triple when a phrasing rule fits
+        (node/absorb/phrases.py)."""
         refuse_secrets([text])
         return await self.remember(parse_fact(text), scope=scope)
 
@@ -256,12 +252,13 @@ class Node(NodeReads):
         *,
         keep_both: bool = False,
     ) -> Absorbed:
-        """Remember through the absorb pipeline (node/absorb.py): scanned, classified, linked;
+        """Remember through the absorb pipeline (node/absorb/pipeline.py): scanned, classified,
+        linked;
         ``keep_both`` writes what would be merged or superseded beside it instead."""
         return await absorb(self, text, triple, scope=scope, keep=keep_both)
 
     async def add_entity(self, entity_type: str, name: str) -> dict[str, Any]:
-        """Name an entity of the graph (node/graph.py checks the type and name; SecretRefused
+        """Name an entity of the graph (node/recall/graph.py checks the type and name; SecretRefused
         if the name holds a secret)."""
         refuse_secrets([entity_type, name])
         row = await self._write(memory_model.add_entity, entity_type, name, now_ms=self.now_ms())
@@ -279,8 +276,9 @@ class Node(NodeReads):
         return row
 
     async def remember_extracted(self, episode_id: str, groups: list[list[Triple]]) -> int:
-        """Remember facts taken from an episode's messages (node/ingest_facts.py), through the
-        absorb pipeline (node/absorb_batch.py)."""
+        """Remember facts taken from an episode's messages (node/assistant/ingest_facts.py), through
+        the
+        absorb pipeline (node/absorb/absorb_batch.py)."""
         return await absorb_groups(self, episode_id, groups)
 
     def open_sessions(self) -> SessionMemory:
@@ -310,7 +308,7 @@ class Node(NodeReads):
     ) -> int:
         """Remember many facts, ``batch`` per check; ``progress`` gets each written chunk's size.
         A batch holding a secret is refused whole (the CLI screens every line first). Facts go
-        through the absorb pipeline (node/absorb_batch.py); ``classify=False`` writes them as
+        through the absorb pipeline (node/absorb/absorb_batch.py); ``classify=False`` writes them as
         given (the facts of an export: classified where they were made). Returns how many
         facts were written."""
         if classify:
@@ -350,7 +348,7 @@ class Node(NodeReads):
         **kwargs: P.kwargs,
     ) -> T:
         """Run the local write ``fn(conn, node_id, stamp, ...)`` and what follows a commit: the
-        way other modules write (node/curation.py)."""
+        way other modules write (node/curation/actions.py)."""
         result = await self._write(fn, *args, **kwargs)
         await self._committed()
         return result
@@ -391,7 +389,7 @@ class Node(NodeReads):
         self.notify_changed()
 
     async def _finish_erasing(self) -> None:
-        """After a commit that erased rows (a nuke, here or from a peer: storage/erase.py):
+        """After a commit that erased rows (a nuke, here or from a peer: storage/log/erase.py):
         empty the WAL, which still holds the pages as they were, recompile at once any wiki
         page that showed one of those rows, and rewrite the prompt files."""
         erased = await self.store.read(finish_erasing)
@@ -416,7 +414,7 @@ class Node(NodeReads):
 
     async def remote_applied(self, exclude: object = None) -> None:
         """A peer's page added rows here: wake the embedding queue, erase, record the conflicts
-        it made (node/conflicts.py), then the other links."""
+        it made (node/curation/conflicts.py), then the other links."""
         self.embedding.wake()
         await self._finish_erasing()
         await record_conflicts(self)

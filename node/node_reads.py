@@ -10,21 +10,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from feral.storage import export, memories, stats
-from feral.storage.conflicts import conflict_count, list_conflicts
-from feral.storage.rows import EpisodeRow
+from feral.node.curation.memory_graph import conflicting_values
+from feral.node.curation.wiki import build_pages, list_pages, read_page, write_pages
+from feral.node.home.identity import Identity
+from feral.node.recall.access import note_retrieved
+from feral.node.recall.search import SearchRequest, SearchResult, run_search
+from feral.node.settings.config import Settings
+from feral.node.settings.limits import Strategy
+from feral.storage.absorb.conflicts import conflict_count, list_conflicts
+from feral.storage.db.rows import EpisodeRow
+from feral.storage.memory import export, memories, stats
 from feral.storage.store import Store
-from feral.storage.vectors import Embedder
+from feral.storage.vectors.vectors import Embedder
 from feral.sync.schema import EPISODES, FACTS
 
-from .access import note_retrieved
-from .config import Settings
 from .embedding import Embedding
-from .identity import Identity
-from .limits import Strategy
-from .memory_graph import conflicting_values
-from .search import SearchRequest, SearchResult, run_search
-from .wiki import build_pages, list_pages, read_page, write_pages
 
 __all__ = ["NodeReads"]
 
@@ -67,7 +67,8 @@ class NodeReads:
     async def state_digest(self) -> str:
         return await self.store.read(export.state_digest)
 
-    # -- wiki (derived pages in HOME/wiki, node/wiki.py) -------------------------------------
+    # -- wiki (derived pages in HOME/wiki, node/curation/wiki.py)
+    # -------------------------------------
 
     async def compile_wiki(self) -> list[dict[str, Any]]:
         """Rebuild every page from the live rows: ``[{"topic", "path", "sources", ...}]``."""
@@ -101,11 +102,11 @@ class NodeReads:
         min_score: float | None = None,
         scope: str | None = None,
     ) -> SearchResult:
-        """Search episodes and facts (node/search.py); options left out come from settings.
+        """Search episodes and facts (node/recall/search.py); options left out come from settings.
 
-        The memories answered are noted as retrieved, on this device only (node/access.py).
+        The memories answered are noted as retrieved, on this device only (node/recall/access.py).
         The values are the caller's to check (the CLI's options, the API's
-        :class:`~feral.node.search.SearchRequest`): they are not checked again here.
+        :class:`~feral.node.recall.search.SearchRequest`): they are not checked again here.
         """
         request = SearchRequest(query, top_k, strategy, alpha, mmr, mmr_lambda, min_score, scope)
         now = self.now_ms()

@@ -1,7 +1,7 @@
 """A bulk write beside a running ``feral serve`` (or resident): the other writer gets its turn.
 
 SQLite has one write lock per database file, and a process that waits for it polls: after its
-first few tries, every 100 ms, until its busy timeout (5 s, storage/connection.py) runs out. A
+first few tries, every 100 ms, until its busy timeout (5 s, storage/db/connection.py) runs out. A
 bulk write (``memory import``, ``ingest``) runs many short transactions back to back, and takes
 the lock again microseconds after each commit, so a waiting serve almost never finds it free:
 it waited past its timeout, and the link whose page it was storing ended with
@@ -20,8 +20,8 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import TypeVar
 
-from .resident_runtime import resident_held
-from .serve_runtime import serve_running
+from feral.node.home.resident_runtime import resident_held
+from feral.node.home.serve_runtime import serve_running
 
 __all__ = ["HOLD_S", "TURN_S", "WriteTurns"]
 

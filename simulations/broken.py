@@ -16,8 +16,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
-from feral.storage import conflicts, delta_log, erase, integrity, link, memories, prune, snapshot
-from feral.storage.connection import DatabaseError
+from feral.storage.absorb import conflicts
+from feral.storage.db.connection import DatabaseError
+from feral.storage.link import handler as link
+from feral.storage.log import delta_log, erase, integrity, prune, snapshot
+from feral.storage.memory import memories
 from feral.storage.store import roll_back
 from feral.sync import merge
 from feral.sync.conflicts import Fork, LoggedWrite

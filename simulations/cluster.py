@@ -4,7 +4,8 @@
 (re)connect every link of the topology, deliver frames round by round, and stop once every
 session of every link is quiet with nothing in flight. It fails after ``max_rounds`` (automerge's
 ``MAX_ITER``), so a livelock is a failure, not a hang. A link that is neither quiet nor carrying
-frames is stalled; the node's no-progress timeout (node/peer.py) closes it, and so does this loop.
+frames is stalled; the node's no-progress timeout (node/links/peer.py) closes it, and so does this
+loop.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections import Counter
 from itertools import combinations
 from pathlib import Path
 
-from feral.storage import delta_log, snapshot
+from feral.storage.log import delta_log, snapshot
 from feral.sync.types import NodeId
 
 from .cluster_oracles import check_converged, check_step
@@ -225,7 +226,7 @@ class Cluster:
             node.keys = self.keys.new(f"{node.name}#{self.identities}")
         else:
             # Writes it makes before sync brings its lost ones back leave a hole below its own
-            # vector entry; the link handler (storage/link.py) finds it by entry counts and
+            # vector entry; the link handler (storage/link/handler.py) finds it by entry counts and
             # repairs it.
             self.holes_allowed.add(node.node_id)
         node.open()
@@ -313,7 +314,7 @@ class Cluster:
         return not self.network.busy_links()
 
     def _time_out_stalled(self) -> None:
-        """The no-progress timeout (node/peer.py): a link that is not quiet and carries no
+        """The no-progress timeout (node/links/peer.py): a link that is not quiet and carries no
         frames is closed, and reconnected in the next round."""
         for edge in range(len(self.edges)):
             a, b = self.ends(edge)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from feral.storage import delta_log, export, row_digest, snapshot
+from feral.storage.log import delta_log, row_digest, snapshot
+from feral.storage.memory import export
 from feral.sync.types import NodeId
 
 from .conflict_oracle import check_conflicts
@@ -93,7 +94,7 @@ def check_converged(cluster: Cluster) -> None:
     every log every write, row digests equal and equal to the digest computed afresh
     (the one kept write by write, through repairs, nukes and restores, is right), and no
     integrity alarm but the forger's (an honest one may be raised for a while: see
-    storage/erase.py's ``_WITHDRAW_ALARMS``)."""
+    storage/log/erase.py's ``_WITHDRAW_ALARMS``)."""
     first = cluster.nodes[0]
     lines = list(export.export_lines(first.conn))
     stamps = {

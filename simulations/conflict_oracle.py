@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from feral.storage.conflicts import list_conflicts
+from feral.storage.absorb.conflicts import list_conflicts
 from feral.sync.conflicts import CREATIONS_RACE, REPORTED_TABLES, conflict_id
 from feral.sync.delta import Delta, Version
 from feral.sync.schema import table_by_name

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import sqlean
 
-from feral.storage.connection import Connection, Cursor, Parameters
+from feral.storage.db.connection import Connection, Cursor, Parameters
 from feral.sync.types import NodeId
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 snapshot page nobody asked for (issue 23, #2).
 
 Each ``(origin, hlc)`` names one write. A forged entry under a stamp a node already holds, with
-other content, must be an integrity alarm (storage/integrity.py) and change nothing: not the
+other content, must be an integrity alarm (storage/log/integrity.py) and change nothing: not the
 rows, not the log, not the vector. The forged page goes through the node's own ``apply_page``,
 as a page from a peer does. A forged snapshot page goes onto the wire, in front of whatever the
 peer sent, and the receiver's session must refuse it before the node sees it.
@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from feral.storage import delta_log, export
+from feral.storage.log import delta_log
+from feral.storage.memory import export
 from feral.storage.store import run_write
 from feral.sync.codec import encode_message
 from feral.sync.delta import Delta, Page

@@ -12,8 +12,8 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
-from feral.storage import curation, graph, memory_model
-from feral.storage.memory_model import EDGE_TYPES, Meta, add_edge, write_meta
+from feral.storage.memory import curation, graph, memory_model
+from feral.storage.memory.memory_model import EDGE_TYPES, Meta, add_edge, write_meta
 from feral.sync.ids import fact_id
 
 from .cluster import Cluster

@@ -4,10 +4,10 @@ in one transaction, as ``remember`` makes them), typed links and meta rows (boos
 
 from __future__ import annotations
 
-from feral.storage.absorb_store import Decision, Outcome, absorb_fact, read_candidates
-from feral.storage.connection import Connection
-from feral.storage.memories import Stamp
-from feral.storage.memory_model import Meta
+from feral.storage.absorb.absorb_store import Decision, Outcome, absorb_fact, read_candidates
+from feral.storage.db.connection import Connection
+from feral.storage.memory.memories import Stamp
+from feral.storage.memory.memory_model import Meta
 from feral.sync.types import NodeId
 
 __all__ = ["supersede"]

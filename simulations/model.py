@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from feral.storage import opaque
-from feral.storage.memories import select_sql
+from feral.storage.db import opaque
+from feral.storage.memory.memories import select_sql
 from feral.sync.delta import Delta
 from feral.sync.schema import TABLES, Value
 from feral.sync.types import NodeId, RowId
@@ -133,7 +133,7 @@ def words_kept_after_nuke(conn: Conn) -> int:
     """How many log entries still hold a payload although their row's log holds an entry
     without one (a tombstone, or an entry a tombstone erased).
 
-    A nuke erases (storage/erase.py): on every node, at every step, every entry of a row with
+    A nuke erases (storage/log/erase.py): on every node, at every step, every entry of a row with
     a logged tombstone has no payload, even one a device that had not heard of the nuke wrote
     later (the tombstone wins over it), so no node can send a nuked row's words to anyone, a
     device that joins later included.

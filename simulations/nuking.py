@@ -16,7 +16,7 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from feral.storage import memories
+from feral.storage.memory import memories
 from feral.sync.ids import fact_id
 from feral.sync.types import RowId
 
@@ -77,7 +77,7 @@ def _live(node: SimNode, row_id: RowId) -> bool:
 def erased_words_held(node: SimNode, secrets: Secrets) -> list[str]:
     """Oracle: no word of a secret ``node`` holds as a tombstone, and none it was never to
     receive, is anywhere in its database's files (rows, log, full-text index, free pages, WAL):
-    the nuke erased them (storage/erase.py), here and wherever the tombstone went."""
+    the nuke erased them (storage/log/erase.py), here and wherever the tombstone went."""
     words = node.erased_words | {
         word for row_id, word in secrets.words.items() if _tombstone(node, row_id)
     }

@@ -1,12 +1,12 @@
 """Pruning on the simulated devices, and what the oracles allow once logs are pruned.
 
-The devices prune with the product's code (storage/prune.py, looked up at call time so
+The devices prune with the product's code (storage/log/prune.py, looked up at call time so
 broken.py can swap it). :func:`prune_device` also checks the spec's rule against the truth the
 simulation knows: no entry goes that a peer which still holds pruning back (heard from within
 the window) does not actually hold, whatever the pruning node has recorded of it.
 
 Once a log is pruned (or a device took a snapshot), it holds each origin's entries only above
-that origin's floor (storage/snapshot.py's ``log_floor``); the oracles compare logs there, and a
+that origin's floor (storage/log/snapshot.py's ``log_floor``); the oracles compare logs there, and a
 tombstone the ledger says wins may have been collected.
 """
 
@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from feral.storage import prune, snapshot
+from feral.storage.log import prune, snapshot
 from feral.storage.store import run_write
 from feral.sync.hlc import COUNTER_BITS
 from feral.sync.types import NodeId
@@ -112,7 +112,7 @@ def floors_json(node: SimNode) -> str:
 def expected_after_pruning(cluster: Cluster, records: dict[RowKey, Record]) -> dict[RowKey, Record]:
     """The ledger's last-write-wins winners, as pruning leaves them in ``records``.
 
-    Tombstone rows are never collected (storage/prune.py), so no row may be missing, and none a
+    Tombstone rows are never collected (storage/log/prune.py), so no row may be missing, and none a
     nuke won may come back, not even once a device was away past the window (the defect of the
     rule that collected them: such a device brought nuked rows back). A tombstone a store
     collected under that older rule is still allowed to be missing.

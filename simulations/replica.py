@@ -1,7 +1,7 @@
 """The reference replica: rows, per-origin log and version vector in plain dictionaries.
 
-It does what storage/delta_log.py does with SQL, using only :func:`feral.sync.merge.merge_row` for
-the merge, so the differential machine can hold the SQLite store to it (DESIGN §4: "the pure
+It does what storage/log/delta_log.py does with SQL, using only :func:`feral.sync.merge.merge_row`
+for the merge, so the differential machine can hold the SQLite store to it (DESIGN §4: "the pure
 ``decide()`` in sync/ is the reference the simulations hold it to"). It is deliberately naive:
 every rule is written the obvious way, not the fast way.
 """
@@ -53,7 +53,7 @@ class MemoryReplica:
         self._erase_outdated()
 
     def _erase_outdated(self) -> None:
-        """A nuke erases (storage/erase.py): every logged entry of a row that has a logged
+        """A nuke erases (storage/log/erase.py): every logged entry of a row that has a logged
         tombstone is kept at its place as a tombstone, without the words (a tombstone wins over
         every write of its row, sync/merge.py)."""
         dead = {

@@ -1,7 +1,8 @@
 """One simulated device: a real SQLite store, its own clock, and a real session per link.
 
 :class:`SimNode` pumps each link's session over the simulated network and answers its events
-with the product's own handler (storage/link.py's ``LinkHandler``, which node/peer.py's
+with the product's own handler (storage/link/handler.py's ``LinkHandler``, which
+node/links/peer.py's
 ``PeerLink`` drives too), and writes exactly as node/node.py's ``Node`` does (``memories.*``
 under ``run_write`` with the clock's ``tick`` as the stamp, then ``local_changed`` on every open
 link). Storage functions are looked up on their modules at call time, so a test can swap one
@@ -20,11 +21,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, ParamSpec
 
-from feral.storage import conflicts, delta_log, erase, stats as store_stats
-from feral.storage.connection import Connection
-from feral.storage.fork_queue import has_queued
-from feral.storage.link import FailureLog, Handled, LinkHandler, writes
-from feral.storage.memories import Stamp
+from feral.storage.absorb import conflicts
+from feral.storage.db.connection import Connection
+from feral.storage.link.handler import FailureLog, Handled, LinkHandler, writes
+from feral.storage.log import delta_log, erase
+from feral.storage.log.fork_queue import has_queued
+from feral.storage.memory import stats as store_stats
+from feral.storage.memory.memories import Stamp
 from feral.storage.store import open_sync, run_write
 from feral.sync.codec import SPOKEN
 from feral.sync.delta import Page
@@ -84,7 +87,7 @@ class SimNode:
         self.path = path
         self.wall = wall
         self.links: dict[NodeId, LinkHandler] = {}
-        """The open links by peer: each holds its session (storage/link.py)."""
+        """The open links by peer: each holds its session (storage/link/handler.py)."""
         self.eof_sent: set[NodeId] = set()
         self.last_error: dict[NodeId, str] = {}
         self.problems: list[str] = []
@@ -224,7 +227,8 @@ class SimNode:
                 link.session.local_changed()
                 self.pump(peer)
 
-    # -- one link (node/peer.py) ---------------------------------------------------------------
+    # -- one link (node/links/peer.py)
+    # ---------------------------------------------------------------
 
     def open_link(self, peer: NodeId, page_limit: int, *, dialled: bool) -> None:
         """A new connection with ``peer``: a fresh session and handler, as ``PeerLink`` makes.
@@ -242,7 +246,7 @@ class SimNode:
         self.eof_sent.discard(peer)
 
     def anti_entropy(self, peer: NodeId) -> None:
-        """``PeerLink.anti_entropy`` (node/service.py runs it every few minutes)."""
+        """``PeerLink.anti_entropy`` (node/serve/service.py runs it every few minutes)."""
         link = self.links.get(peer)
         if link is not None:
             link.anti_entropy(self.conn)
@@ -266,7 +270,7 @@ class SimNode:
                     f"a frame (last: {events[-1]!r:.200}): the node would spin here"
                 )
         if not self.is_down and has_queued(self.conn):
-            # node/conflicts.py: the conflicts the pages made, once the link's events are
+            # node/curation/conflicts.py: the conflicts the pages made, once the link's events are
             # answered (a local write that notifies every link, this one too, as Node's does);
             # one that failed on a full disk is retried at the next pump
             self.commit(conflicts.record_queued)
@@ -277,7 +281,8 @@ class SimNode:
         self.cluster.network.send((self.node_id, peer), frames)
 
     def _handle(self, peer: NodeId, link: LinkHandler, event: Event) -> bool:
-        """The product's handler (storage/link.py), then what ``PeerLink`` does after it, plus
+        """The product's handler (storage/link/handler.py), then what ``PeerLink`` does after it,
+        plus
         the oracle's bookkeeping. Returns ``False`` once the store failed under the link."""
         if isinstance(event, Failed):
             self._failed(peer, event)

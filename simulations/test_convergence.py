@@ -46,7 +46,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from feral.storage import graph, memories
+from feral.storage.memory import graph, memories
 from feral.sync.hlc import COUNTER_BITS
 from feral.sync.ids import fact_id
 

@@ -13,7 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from feral.storage import delta_log, export, memories, prune
+from feral.storage.log import delta_log, prune
+from feral.storage.memory import export, memories
 from feral.storage.store import run_write
 from feral.sync.ids import fact_id
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from feral.storage import memories
+from feral.storage.memory import memories
 
 from .cluster import Cluster
 from .model import store_records

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from feral.storage import memories
+from feral.storage.memory import memories
 
 from .cluster import Cluster
 from .profiles import TOTALS, pytest_settings

@@ -10,7 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from feral.storage import delta_log, export, memories, peers as peer_status, row_digest
+from feral.storage.link import peers as peer_status
+from feral.storage.log import delta_log, row_digest
+from feral.storage.memory import export, memories
 from feral.storage.store import run_write
 from feral.sync.delta import Delta, Page
 from feral.sync.hlc import COUNTER_BITS

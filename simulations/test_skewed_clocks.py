@@ -36,7 +36,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from feral.storage import memories
+from feral.storage.memory import memories
 from feral.sync.ids import fact_id
 
 from .cluster import Cluster

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from feral.storage import export, memories
+from feral.storage.memory import export, memories
 from feral.sync.ids import fact_id
 
 from .cluster import Cluster

@@ -1,6 +1,6 @@
 """Differential: the SQLite store against the in-memory reference replica (DESIGN §4, §7).
 
-The same deltas, in the same orders, go into storage/delta_log.py (guarded SQL upserts, the
+The same deltas, in the same orders, go into storage/log/delta_log.py (guarded SQL upserts, the
 log, the vector) and into :class:`simulations.replica.MemoryReplica` (``sync.merge.decide``
 over dictionaries). After every step both must hold the same rows, versions, logs and vectors,
 refuse the same pages, and answer the same catch-up requests with the same pages.
@@ -29,8 +29,8 @@ from hypothesis.stateful import (
     rule,
 )
 
-from feral.storage import delta_log
-from feral.storage.connection import Connection
+from feral.storage.db.connection import Connection
+from feral.storage.log import delta_log
 from feral.storage.store import open_sync, run_write
 from feral.sync.delta import Delta, Page
 from feral.sync.errors import FeralError

@@ -19,8 +19,9 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
-from feral.storage import delta_log, memories, row_digest
-from feral.storage.connection import Connection
+from feral.storage.db.connection import Connection
+from feral.storage.log import delta_log, row_digest
+from feral.storage.memory import memories
 from feral.sync.events import Authenticated, Failed
 from feral.sync.ids import fact_id
 from feral.sync.schema import FACTS

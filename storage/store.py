@@ -26,11 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
-from feral.sync.errors import FeralError
-from feral.sync.schema import schema_version
-
-from . import row_digest
-from .connection import (
+from feral.storage.db.connection import (
     Connection,
     DatabaseError,
     connect,
@@ -38,8 +34,16 @@ from .connection import (
     connect_read_only,
     out_of_space,
 )
-from .errors import StorageError
-from .migrations import apply_migrations, pending, record_schema_version, refuse_newer
+from feral.storage.db.errors import StorageError
+from feral.storage.db.migrations import (
+    apply_migrations,
+    pending,
+    record_schema_version,
+    refuse_newer,
+)
+from feral.storage.log import row_digest
+from feral.sync.errors import FeralError
+from feral.sync.schema import schema_version
 
 __all__ = [
     "Store",
@@ -131,7 +135,7 @@ def run_write(
 ) -> T:
     """Run ``fn(conn, ...)`` in one ``BEGIN IMMEDIATE`` transaction; roll back on any error.
 
-    ``fn`` may roll the transaction back itself and return (storage/link.py does, for a page
+    ``fn`` may roll the transaction back itself and return (storage/link/handler.py does, for a page
     it refuses): there is then nothing to commit.
     """
     try:
@@ -251,7 +255,7 @@ class Store:
         changed under a long-running process), else ``None``."""
         self.write_check: Callable[[], str | None] | None = None
         """Asked before each write, under the write lock: what happened to the database file
-        that makes writing into it wrong (node/database_watch.py), or ``None`` to write. Once
+        that makes writing into it wrong (node/serve/database_watch.py), or ``None`` to write. Once
         it answers, the store refuses every write."""
         self._write_lock = asyncio.Lock()
         self._closed = False

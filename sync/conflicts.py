@@ -8,7 +8,7 @@ version's prior, and no sequential history ever forks. Whatever order the writes
 whichever device relayed them, a node that holds both finds the same pair: the rule reads only
 what every copy of the two log entries carries.
 
-Pure: no storage, no clock. storage/conflicts.py applies it to the log.
+Pure: no storage, no clock. storage/absorb/conflicts.py applies it to the log.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Each class also says how it reaches people: the API error ``code`` and HTTP status it is answered
 with (node/api.py), and the exit status of the ``feral`` command that hit it (cli/context.py).
 The mapping lives on the classes, as plain data, so a kind declared in a higher layer
-(storage/errors.py) carries its own row and neither cli/ nor node/ keeps a second copy. Exit 2 is
+(storage/db/errors.py) carries its own row and neither cli/ nor node/ keeps a second copy. Exit 2 is
 DESIGN §6's usage error; every other refusal is a runtime error, exit 1. A kind answered as its
 parent is declares nothing and inherits the row.
 
@@ -47,7 +47,7 @@ What each kind stands for:
 - InvalidArgument: a value given to a command or a call that it does not take, past the checks
   at the edge (click's option types, the API's declared bodies), which refuse first.
 - InvalidInput: a file handed to feral (an import, a transcript) that cannot be read or holds a
-  malformed line; the message names the line. SecretRefused (node/secret_scan.py): text that
+  malformed line; the message names the line. SecretRefused (node/secrets/scan.py): text that
   holds what looks like a secret, never stored; the message names the kind, never the value.
 - NotAvailable: something this node cannot do as configured (vector search with no model).
 - NotFoundError: an id or name that names nothing; PathRefused: a name that is a path, or a
@@ -56,7 +56,7 @@ What each kind stands for:
   that cannot be read, written or used.
 - ServeRefusal (cli/serve_handoff.py): a refusal by the node behind a running ``feral serve``
   that a command handed its work to (a secret, a failing store), printed as the command's own.
-- StorageError (storage/errors.py): the database refused or is damaged, the embedding model is
+- StorageError (storage/db/errors.py): the database refused or is damaged, the embedding model is
   missing, or an embedder's vector cannot be stored.
 
 The HTTP rows keep what the API answered before the tree had them, except that a bad argument

@@ -4,7 +4,7 @@ Each origin's log is held as a gap-free prefix, so two nodes holding an origin u
 hold the same number of its entries. When the peer's CaughtUp shows more entries of an origin
 than this node holds at an equal vector entry, this copy has a hole (a database restored from an
 older copy): ask for that origin again from the start and merge every entry. The one link
-handler (storage/link.py), which the node's links and the simulator both drive, applies this
+handler (storage/link/handler.py), which the node's links and the simulator both drive, applies this
 rule.
 
 A repair is judged only by a CaughtUp that follows the re-sent stream: one that was on its way

@@ -195,7 +195,7 @@ class JoinClaim:
 
 @dataclass(frozen=True)
 class InvitationRecord:
-    """What the inviter stored of one invitation (storage/invitations.py)."""
+    """What the inviter stored of one invitation (storage/link/invitations.py)."""
 
     label: str
     expires_ms: int

@@ -176,7 +176,7 @@ class CaughtUp:
     different counts mean one side's copy of that origin's log has a hole (a database restored
     from an older copy); the side with fewer entries asks for that origin again from the start.
 
-    ``digest`` is the digest of the sender's replicated rows (storage/row_digest.py), or empty.
+    ``digest`` is the digest of the sender's replicated rows (storage/log/row_digest.py), or empty.
     When both vectors and all counts are equal, a differing digest means the two nodes hold
     other rows for the same entries: divergence (a forged entry that reached one side first),
     which vectors and counts cannot show.

@@ -302,7 +302,7 @@ def add_column(table_name: str, column: Column) -> None:
     """Append a nullable ``column`` to a replicated table, as schema version ``column.added_in``
     does: the extension point of a build that extends the schema without editing this file (the
     test of two schema versions side by side). Call it before ``feral.storage`` is imported
-    (:func:`freeze`); its migration goes to ``feral.storage.migrations.register_migration``.
+    (:func:`freeze`); its migration goes to ``feral.storage.db.migrations.register_migration``.
     The rules are in docs/PROTOCOL.md §10.
     """
     global _extension_version

@@ -157,7 +157,7 @@ class SyncSession:
         The last condition is what keeps a round open while a repair is pending on either side:
         a side whose copy has a hole says fewer entries than its peer until the repair is done.
         The row digest is left out of it: differing digests at equal holdings are divergence,
-        which no further transfer mends; the node reports it (storage/link.py).
+        which no further transfer mends; the node reports it (storage/link/handler.py).
         """
         return (
             self.state is State.OPEN

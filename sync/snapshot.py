@@ -1,7 +1,7 @@
 """Snapshots: a peer whose holdings the log can no longer serve gets the rows instead
 (docs/PROTOCOL.md §7, "Snapshots"; DESIGN §4).
 
-A node prunes its log (storage/prune.py): entries every paired peer acknowledged and older than
+A node prunes its log (storage/log/prune.py): entries every paired peer acknowledged and older than
 the retention window go (tombstone rows stay). A peer that lacks some of those entries, because
 it was silent longer than the window or its store is new or wiped, cannot be sent them any more,
 so it is sent a **snapshot**: every row this node holds, tombstones included, with its clock,
@@ -10,7 +10,7 @@ taken when it began, so it stands on its own:
 
 * its rows merge as deltas do (a tombstone wins, sync/merge.py);
 * a row the receiver holds that a page lacks stays: tombstone rows are never collected
-  (storage/prune.py), so the sender's deletes travel in the snapshot, and a row it lacks is
+  (storage/log/prune.py), so the sender's deletes travel in the snapshot, and a row it lacks is
   one it never held (the page's collected mark, from older versions, is ignored);
 * the final page also moves the receiver's vector and counts up to the snapshot's, for the
   origins where it held less; below that it holds no log, so it serves a snapshot in turn.
@@ -66,7 +66,7 @@ class SnapshotRequested:
 
 @dataclass(frozen=True)
 class SnapshotReceived:
-    """Apply ``page`` in one transaction (storage/snapshot.py), then call
+    """Apply ``page`` in one transaction (storage/log/snapshot.py), then call
     :meth:`SnapshotSession.ack_snapshot` (or ``fail``)."""
 
     page: SnapshotPage

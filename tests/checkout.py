@@ -27,9 +27,10 @@ SOURCES = {
 }
 """pyproject.toml's ``package-dir``: each installed package and the folder it comes from."""
 
-NOT_INSTALLED = {"feral.node": ("root",), "feral.storage": ("models",)}
+NOT_INSTALLED = {"feral.node": ("root",), "feral.storage": ("encoders/models",)}
 """Folders beneath a package's that are not part of it: node/root is ``feral`` itself, and
-storage/models holds the script that made the shipped model (only its data files install)."""
+storage/encoders/models holds the scripts that made the shipped models (only their data files
+install)."""
 
 
 def imported_folders() -> dict[str, Path]:
@@ -47,7 +48,7 @@ def differences(installed: dict[str, Path] | None = None) -> list[str]:
         installed_folder = folders[name]
         for source in sorted(folder.rglob("*.py")):
             relative = source.relative_to(folder)
-            if relative.parts[0] in NOT_INSTALLED.get(name, ()):
+            if any(relative.is_relative_to(part) for part in NOT_INSTALLED.get(name, ())):
                 continue
             copy = installed_folder / relative
             if not copy.is_file() or copy.read_bytes() != source.read_bytes():

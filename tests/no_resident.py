@@ -12,6 +12,6 @@ from __future__ import annotations
 
 import os
 
-from feral.node.resident_runtime import IDLE_ENV
+from feral.node.home.resident_runtime import IDLE_ENV
 
 os.environ[IDLE_ENV] = "0"

@@ -20,8 +20,8 @@ from benchmarks.absorb_quality import (
     load_lines,
     run_pair,
 )
-from feral.node.classify import DUPLICATE_COSINE
-from feral.storage.embedders import load_embedder
+from feral.node.absorb.classify import DUPLICATE_COSINE
+from feral.storage.encoders.embedders import load_embedder
 
 
 def test_the_pairs_table_has_a_row_per_threshold_and_one_for_the_default(capsys):

@@ -27,6 +27,6 @@ def test_this_checkout_is_what_the_tests_import():
 def test_an_identical_copy_passes_and_an_edited_or_missing_module_is_named(tmp_path):
     folders = installed_copy(tmp_path)
     assert differences(folders) == []
-    (folders["feral.node"] / "peer.py").write_text("# an older copy\n")
+    (folders["feral.node"] / "links" / "peer.py").write_text("# an older copy\n")
     (folders["feral.sync"] / "hlc.py").unlink()
-    assert differences(folders) == ["feral.node.peer", "feral.sync.hlc"]
+    assert differences(folders) == ["feral.node.links.peer", "feral.sync.hlc"]

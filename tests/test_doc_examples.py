@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from feral.storage.embedders import STATIC_EMBEDDER
+from feral.storage.encoders.embedders import STATIC_EMBEDDER
 
 from .cli.helpers import feral, set_embedder
 

@@ -70,9 +70,9 @@ def test_the_wheel_carries_the_type_marker_and_the_shipped_models_but_not_their_
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
     assert "feral/py.typed" in names
-    assert "feral/storage/models/minilm-static-256/embeddings.npy" in names
+    assert "feral/storage/encoders/models/minilm-static-256/embeddings.npy" in names
     for name in ("model.onnx", "tokenizer.json", "config.json", "LICENSE", "NOTICE"):
-        assert f"feral/storage/models/minilm-l6-int8/{name}" in names
+        assert f"feral/storage/encoders/models/minilm-l6-int8/{name}" in names
     makers = ("distill.py", "export_minilm.py")
     assert not [n for n in names if n.endswith(makers) or "__pycache__" in n]
     assert not [n for n in names if n.startswith("feral/node/root")]

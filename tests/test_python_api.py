@@ -1,4 +1,5 @@
-"""``from feral import Memory`` (node/memory_api.py), and docs/PYTHON.md, whose examples run here.
+"""``from feral import Memory`` (node/library/memory.py), and docs/PYTHON.md, whose examples run
+here.
 
 Each ```python block of the document runs on its own, in a fresh temporary home named ``HOME``.
 """
@@ -76,7 +77,7 @@ async def test_it_works_where_an_event_loop_already_runs(tmp_path: Path) -> None
 
 def test_the_assistant_methods_refuse_bad_arguments_and_secrets(tmp_path: Path) -> None:
     from feral import Memory
-    from feral.node.secret_scan import SecretRefused
+    from feral.node.secrets.scan import SecretRefused
 
     with Memory(tmp_path / "home", create=True) as memory:
         with pytest.raises(InvalidInput, match="role"):

@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks.retrieval_bench import CONFIGS, run_retrieval
 from benchmarks.retrieval_set import QUERY_TYPES
-from feral.storage.embedders import DEFAULT_EMBEDDER
+from feral.storage.encoders.embedders import DEFAULT_EMBEDDER
 
 
 @pytest.fixture(scope="module")

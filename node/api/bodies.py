@@ -1,9 +1,9 @@
 """Reading requests: a body (bounded) decoded and converted into its declared structure.
 
-A body is decoded by the parser settings use too (node/validation.py: no repeated keys, no NaN)
-and converted into its structure (:class:`~feral.node.search.SearchRequest`,
+A body is decoded by the parser settings use too (node/settings/validation.py: no repeated keys, no
+NaN) and converted into its structure (:class:`~feral.node.recall.search.SearchRequest`,
 :class:`RememberRequest`, :class:`EpisodesQuery`), whose types carry the limits
-(node/limits.py); a value that does not fit is a 422 naming the field. The OpenAPI document
+(node/settings/limits.py); a value that does not fit is a 422 naming the field. The OpenAPI document
 (node/api/schema.py) is generated from the same structures, so what is documented is what is
 checked.
 """
@@ -16,9 +16,10 @@ import msgspec
 from msgspec import Struct
 from starlette.requests import ClientDisconnect, Request
 
-from ..limits import DEFAULT_EPISODES, EpisodeLimit, Text
-from ..scopes import Scope
-from ..validation import Invalid, JsonRefused, convert, parse_json
+from feral.node.settings.limits import DEFAULT_EPISODES, EpisodeLimit, Text
+from feral.node.settings.scopes import Scope
+from feral.node.settings.validation import Invalid, JsonRefused, convert, parse_json
+
 from .errors import ApiError, invalid
 
 __all__ = [

@@ -18,9 +18,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from feral.storage.conflicts import ConflictRow
+from feral.node.curation import conflicts
+from feral.storage.absorb.conflicts import ConflictRow
 
-from .. import conflicts
 from ..node import Node
 from .bodies import fit, read_json
 

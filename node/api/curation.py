@@ -20,13 +20,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from feral.storage.listing import LISTED_TIERS, STATUSES
+from feral.node.curation import actions as curation
+from feral.node.settings.limits import EpisodeLimit, Importance, Text
+from feral.node.settings.scopes import Scope
+from feral.node.settings.validation import one_of
+from feral.storage.memory.listing import LISTED_TIERS, STATUSES
 
-from .. import curation
-from ..limits import EpisodeLimit, Importance, Text
 from ..node import Node
-from ..scopes import Scope
-from ..validation import one_of
 from .bodies import fit, read_json
 from .query_check import reads_query
 

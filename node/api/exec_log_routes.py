@@ -17,9 +17,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from feral.storage.rows import ExecutionRow
+from feral.node.assistant.exec_log import ToolCall, record_tool_call
+from feral.storage.db.rows import ExecutionRow
 
-from ..exec_log import ToolCall, record_tool_call
 from ..node import Node
 from .bodies import read_json
 

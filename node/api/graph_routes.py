@@ -22,11 +22,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from feral.storage.graph import MAX_HOPS, MAX_RESULTS
-from feral.storage.rows import FactRow
+from feral.node.recall import graph
+from feral.node.settings.limits import Text
+from feral.storage.db.rows import FactRow
+from feral.storage.memory.graph import MAX_HOPS, MAX_RESULTS
 
-from .. import graph
-from ..limits import Text
 from ..node import Node
 from .bodies import fit, read_json
 from .query_check import reads_query

@@ -27,10 +27,10 @@ from starlette.datastructures import Headers
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from feral.node.home.identity import write_private_file
+from feral.node.links.addresses import is_loopback_host
 from feral.sync.errors import HomeFileError
 
-from ..addresses import is_loopback_host
-from ..identity import write_private_file
 from .errors import error_response
 
 __all__ = [

@@ -25,7 +25,7 @@ classified, beside the stored row's fields). Errors are ``{"error": {"code",
 or a foreign Host, 404 an unknown topic or path, 409 what this node cannot do as configured
 (e.g. vector search with no model), 413 a body over ``MAX_BODY_BYTES``, 422 a missing or
 invalid field (``secret_refused``: text to remember holding what looks like a secret, refused by
-node/secret_scan.py before anything is stored), 500 anything unexpected (logged; the message
+node/secrets/scan.py before anything is stored), 500 anything unexpected (logged; the message
 stays generic).
 """
 
@@ -42,13 +42,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from feral.storage.rows import EpisodeRow
+from feral.node.links.status import sync_status
+from feral.node.recall.search import SearchRequest
+from feral.storage.db.rows import EpisodeRow
 from feral.sync.errors import FeralError
 
-from ..json_shapes import readable
 from ..node import Node
-from ..search import SearchRequest
-from ..status import sync_status
 from .bodies import EpisodesQuery, RememberRequest, fit, read_json
 from .conflict_routes import ConflictApi
 from .curation import curation_routes
@@ -56,6 +55,7 @@ from .errors import ApiError, error_response
 from .exec_log_routes import ExecLogApi
 from .graph_routes import GraphApi
 from .guard import ApiGuard
+from .json_shapes import readable
 from .query_check import reads_query, refuse_unread_query
 from .schema import openapi_document
 

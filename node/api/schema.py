@@ -1,10 +1,10 @@
 """The OpenAPI 3.1 document served at ``GET /openapi.json``, generated from the structures.
 
 The request schemas come from :func:`msgspec.json.schema_components` over the very structures
-the routes convert bodies into (:class:`~feral.node.search.SearchRequest`,
+the routes convert bodies into (:class:`~feral.node.recall.search.SearchRequest`,
 :class:`~feral.node.api.bodies.RememberRequest`, and :class:`~feral.node.api.bodies.EpisodesQuery`
-as query parameters), so a limit changed in node/limits.py changes the document with it. The
-answers' schemas are written here: the node builds answers as plain JSON, not as structures.
+as query parameters), so a limit changed in node/settings/limits.py changes the document with it.
+The answers' schemas are written here: the node builds answers as plain JSON, not as structures.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from typing import Any
 
 import msgspec
 
-from ..limits import SEARCH_STRATEGIES
-from ..search import SearchRequest
+from feral.node.recall.search import SearchRequest
+from feral.node.settings.limits import SEARCH_STRATEGIES
+
 from .bodies import MAX_BODY_BYTES, TRIPLE, EpisodesQuery, RememberRequest
 from .conflict_routes import ConflictsQuery, conflict_schemas
 from .curation import ArchiveRequest, BoostRequest, DistillRequest, GcRequest, ListQuery
@@ -250,7 +251,7 @@ def _paths() -> dict[str, Any]:
 
 
 def _mcp_path() -> dict[str, Any]:
-    """The MCP server over streamable HTTP (node/mcp_mount.py): JSON-RPC messages, whose
+    """The MCP server over streamable HTTP (node/mcp/mount.py): JSON-RPC messages, whose
     tools and their argument shapes the MCP client lists itself (``tools/list``)."""
     content = {"application/json": {"schema": _ref("Object")}}
     return {

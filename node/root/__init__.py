@@ -13,7 +13,7 @@ TYPE_CHECKING = False
 """True for type checkers only (mypy reads any name ``TYPE_CHECKING`` so): importing ``typing``
 for it would cost every ``feral`` command, ``feral --help`` included, about 18 ms."""
 if TYPE_CHECKING:
-    from feral.node.memory_api import Memory
+    from feral.node.library.memory import Memory
 
 __all__ = ["Memory", "__version__"]
 
@@ -22,10 +22,10 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> object:
-    """``feral.Memory`` (node/memory_api.py), imported on first use: ``import feral`` stays
+    """``feral.Memory`` (node/library/memory.py), imported on first use: ``import feral`` stays
     light, and reading the version loads no store."""
     if name == "Memory":
-        from feral.node.memory_api import Memory
+        from feral.node.library.memory import Memory
 
         return Memory
     raise AttributeError(f"module 'feral' has no attribute {name!r}")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from websockets.exceptions import ConnectionClosed
 
-from feral.node.identity import load_or_create_identity
+from feral.node.home.identity import load_or_create_identity
 from feral.sync.codec import encode_message
 from feral.sync.messages import Vector
 from feral.sync.session import SyncSession

@@ -12,7 +12,7 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from feral.cli.main import cli
-from feral.node.config import load_settings, save_settings
+from feral.node.settings.config import load_settings, save_settings
 
 
 def set_embedder(home: Path, name: str) -> None:

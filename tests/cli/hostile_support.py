@@ -26,8 +26,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from feral.node.identity import Identity, identity_from_key, load_or_create_identity, sign, verify
-from feral.node.tls import client_context
+from feral.node.home.identity import (
+    Identity,
+    identity_from_key,
+    load_or_create_identity,
+    sign,
+    verify,
+)
+from feral.node.links.tls import client_context
 from feral.sync.codec import decode_message, encode_message
 from feral.sync.hlc import COUNTER_BITS
 from feral.sync.ids import node_id_for

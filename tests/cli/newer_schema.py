@@ -2,7 +2,7 @@
 
 Run as ``python newer_schema.py [--protocols LOW:HIGH] ARGS...``: it registers, through the
 public extension points (``feral.sync.schema.add_column`` and
-``feral.storage.migrations.register_migration``), what a future release might add, a nullable
+``feral.storage.db.migrations.register_migration``), what a future release might add, a nullable
 text column ``color`` appended to ``facts`` (one schema version above this release) and its
 migration, then runs the CLI with ARGS. The migration follows the rules of docs/PROTOCOL.md
 §10: it moves a value that the database kept opaque, while it was one version behind, into the
@@ -34,7 +34,7 @@ UPDATE facts SET color = opaque ->> '$[0]',
 
 def extend() -> None:
     add_column("facts", COLOR)
-    from feral.storage.migrations import Migration, register_migration
+    from feral.storage.db.migrations import Migration, register_migration
 
     register_migration(Migration("0099_test_fact_color", MIGRATION_SQL))
 
@@ -48,7 +48,7 @@ def speak(spec: str) -> None:
 
 
 def paint(home: str, node_id: str, fact_id: str, color: str) -> None:
-    from feral.storage.memories import commit_local, find_row
+    from feral.storage.memory.memories import commit_local, find_row
     from feral.storage.store import open_sync, run_write
     from feral.sync.hlc import pack
     from feral.sync.types import NodeId, RowId

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from websockets.utils import apply_mask
 
-from feral.node.tls import client_context
+from feral.node.links.tls import client_context
 
 __all__ = [
     "OP_BINARY",

@@ -22,7 +22,7 @@ import sqlean
 from click.testing import CliRunner
 
 from feral.cli.main import cli
-from feral.storage.embedders import STATIC_EMBEDDER
+from feral.storage.encoders.embedders import STATIC_EMBEDDER
 
 from .helpers import feral_command, set_embedder
 

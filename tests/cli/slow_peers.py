@@ -4,7 +4,7 @@ Three probes: one says Hello and falls silent (a half-open handshake), one upgra
 speaks, and one authenticates, asks for everything and then stops reading, its receive buffer
 shrunk to a few KiB so the server's socket fills behind it. The server must close the first two
 after its handshake deadline (``sync.handshake_timeout_s``, 10 s), the third after its no-progress
-timeout (node/peer.py, 30 s; not a setting), must not buffer without bound for
+timeout (node/links/peer.py, 30 s; not a setting), must not buffer without bound for
 the one that stopped reading, and must keep serving everyone else meanwhile: the probes run in
 a thread of their own while the other cases use the same server, and a full catch-up by another
 peer runs while the stalled reader sits on its pages.
@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from feral.node.peer import NO_PROGRESS_TIMEOUT_S
+from feral.node.links.peer import NO_PROGRESS_TIMEOUT_S
 from feral.sync.codec import decode_message, encode_message
 from feral.sync.messages import Hello, Vector
 from feral.sync.session import (

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from feral.node.config import load_settings, save_settings
+from feral.node.settings.config import load_settings, save_settings
 
 from .servers import FeralNode, Mesh, pair_dialing
 from .test_nuke_processes import SECRET, files_holding, remember

@@ -148,7 +148,7 @@ def test_a_drain_that_fails_after_a_write_leaves_the_write_and_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from feral.node.node import Node
-    from feral.storage.errors import StorageError
+    from feral.storage.db.errors import StorageError
 
     async def refused(self: Node, progress: object = None) -> int:
         raise StorageError("database is locked")
@@ -156,7 +156,8 @@ def test_a_drain_that_fails_after_a_write_leaves_the_write_and_says_so(
     home = tmp_path / "home"
     assert CliRunner().invoke(cli, ["--home", str(home), "init"]).exit_code == 0
     monkeypatch.setattr(Node, "embed_queued", refused)
-    # An import, not remember: remember stores its row's vector with the write (node/absorb.py).
+    # An import, not remember: remember stores its row's vector with the write
+    # (node/absorb/pipeline.py).
     lines = tmp_path / "facts.txt"
     lines.write_text("I live in Porto\n", encoding="utf-8")
     result = CliRunner().invoke(cli, ["--home", str(home), "memory", "import", str(lines)])

@@ -1,4 +1,4 @@
-"""The database changed under a running ``feral serve`` or resident (node/database_watch.py).
+"""The database changed under a running ``feral serve`` or resident (node/serve/database_watch.py).
 
 Real processes: the ``-wal`` file deleted under a serve, an old copy of ``feral.db`` written over
 the live one in place (as ``cp`` does, keeping the inode) under a resident, and the file moved
@@ -13,8 +13,8 @@ import shutil
 
 import pytest
 
-from feral.node.resident_runtime import live_resident
-from feral.node.serve_runtime import RUNTIME_FILE, live_serve_runtime, process_alive
+from feral.node.home.resident_runtime import live_resident
+from feral.node.home.serve_runtime import RUNTIME_FILE, live_serve_runtime, process_alive
 
 from .servers import FeralNode, wait_until
 from .test_resident import _device, _log, _resident, _stop_resident, mesh

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from feral.storage.token_count import count_tokens
+from feral.storage.encoders.token_count import count_tokens
 
 from .helpers import feral, feral_json, feral_process, turn_off_embeddings
 

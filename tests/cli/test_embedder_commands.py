@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import feral.storage.embedders as embedders
+import feral.storage.encoders.embedders as embedders
 
 from .helpers import feral, feral_json, init_home, turn_off_embeddings
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from feral.node.embedding import HOLD_ENV
-from feral.storage.vectors import EMBED_BATCH
+from feral.storage.vectors.vectors import EMBED_BATCH
 
 from .servers import FeralNode, Mesh, wait_until
 
@@ -68,7 +68,7 @@ def test_a_serve_killed_mid_drain_loses_no_queue_entry_and_a_restart_finishes(
         assert vectors + waiting == ROWS and waiting >= ROWS - EMBED_BATCH
         # The server stores one batch and holds the next, embedded but not stored: kill it.
         # The first batch is smaller than EMBED_BATCH when the drain woke between two of the
-        # import's transactions (50 lines each, node/absorb_batch.py).
+        # import's transactions (50 lines each, node/absorb/absorb_batch.py).
         assert wait_until(lambda: read_queue(a)[0] > 0, WAIT_S)
         stored = read_queue(a)[0]
         assert 0 < stored <= EMBED_BATCH

@@ -38,9 +38,9 @@ HEAVY = (
     "msgspec",
     "feral.node.node",
     "feral.storage.store",
-    "feral.storage.connection",
+    "feral.storage.db.connection",
 )
-SERVER = ("websockets", "mcp", "starlette", "uvicorn", "feral.node.service")
+SERVER = ("websockets", "mcp", "starlette", "uvicorn", "feral.node.serve.service")
 
 PROBE = """
 import sys

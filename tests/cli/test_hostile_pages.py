@@ -19,8 +19,8 @@ from concurrent.futures import Future
 
 import pytest
 
-from feral.node.config import SyncSettings
-from feral.node.peer import NO_PROGRESS_TIMEOUT_S
+from feral.node.links.peer import NO_PROGRESS_TIMEOUT_S
+from feral.node.settings.config import SyncSettings
 from feral.sync.codec import (
     KIND_PAGE,
     MAX_FRAME_BYTES,

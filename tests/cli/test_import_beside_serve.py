@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from feral.storage.embedders import DEFAULT_EMBEDDER
+from feral.storage.encoders.embedders import DEFAULT_EMBEDDER
 
 from .servers import FeralNode, Mesh, pair, wait_until
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from feral.node.config import MemorySettings, Settings, save_settings
-from feral.node.working_memory import Message, WorkingMemory
+from feral.node.assistant.working_memory import Message, WorkingMemory
+from feral.node.settings.config import MemorySettings, Settings, save_settings
 from tests.node.transcripts import SESSIONS, write_transcript
 
 from .helpers import feral, feral_json, init_home

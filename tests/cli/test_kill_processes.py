@@ -32,9 +32,9 @@ from typing import Any
 import pytest
 import sqlean
 
-from feral.node.absorb_batch import TRANSACTION
-from feral.node.config import load_settings, save_settings
+from feral.node.absorb.absorb_batch import TRANSACTION
 from feral.node.node import CLOCK_OFFSET_ENV, IMPORT_BATCH
+from feral.node.settings.config import load_settings, save_settings
 from feral.sync.delta import MAX_PAGE_DELTAS
 
 from .helpers import turn_off_embeddings
@@ -324,7 +324,7 @@ def strike_writes(writer: FeralNode, kind: str, lines: list[str], trial: Trial) 
 
 def check_import(writer: FeralNode, lines: list[str], status: int, trial: Trial) -> None:
     """An import commits whole transactions in file order (each of ``TRANSACTION`` lines:
-    an import is classified line by line, node/absorb_batch.py), and all of it once it exits
+    an import is classified line by line, node/absorb/absorb_batch.py), and all of it once it exits
     0."""
     if not lines:
         return

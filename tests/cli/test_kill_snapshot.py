@@ -15,7 +15,7 @@ import json
 import pytest
 import sqlean
 
-from feral.node.config import load_settings, save_settings
+from feral.node.settings.config import load_settings, save_settings
 
 from .helpers import turn_off_embeddings
 from .servers import FeralNode, Mesh, pair, wait_until

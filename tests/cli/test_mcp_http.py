@@ -20,7 +20,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from feral.node.mcp_server import TOOL_NAMES
+from feral.node.mcp.server import TOOL_NAMES
 
 from .servers import FeralNode, Mesh
 
@@ -175,7 +175,7 @@ def test_serve_imports_the_mcp_sdk_only_when_a_client_first_calls() -> None:
     """The SDK costs over a second of CPU to import: a serve nobody calls on /mcp never pays it."""
     probe = (
         "import sys\n"
-        "import feral.cli.main, feral.node.service\n"
+        "import feral.cli.main, feral.node.serve.service\n"
         "print(','.join(sorted(m for m in ('mcp', 'pydantic') if m in sys.modules)))\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)

@@ -18,11 +18,11 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from feral.node.limits import SEARCH_STRATEGIES
-from feral.node.mcp_resources import RESOURCES
-from feral.node.mcp_server import TOOL_NAMES
-from feral.node.memory_graph import FOLLOW_MODES
-from feral.storage.listing import LISTED_TIERS, STATUSES
+from feral.node.curation.memory_graph import FOLLOW_MODES
+from feral.node.mcp.resources import RESOURCES
+from feral.node.mcp.server import TOOL_NAMES
+from feral.node.settings.limits import SEARCH_STRATEGIES
+from feral.storage.memory.listing import LISTED_TIERS, STATUSES
 from tests.mcp_answers import call, refusal
 
 from .helpers import feral, feral_command, feral_process, turn_off_embeddings

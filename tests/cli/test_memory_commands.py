@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from feral.cli.memory_transfer_commands import parse_import_line
+from feral.cli.memory.memory_transfer_commands import parse_import_line
 from feral.sync.errors import InvalidInput
 
 from .helpers import feral, feral_json, feral_process, init_home, turn_off_embeddings

@@ -7,7 +7,7 @@ import io
 import click
 
 from feral.cli.output import ago, count, duration, short_id
-from feral.cli.sync_commands import _bar_part
+from feral.cli.sync.sync_commands import _bar_part
 from feral.sync.types import NodeId
 
 A = NodeId("a" * 32)

@@ -12,7 +12,7 @@ import pytest
 
 from feral.cli.main import cli
 from feral.cli.output import stamp
-from feral.cli.sync_commands import _when
+from feral.cli.sync.sync_commands import _when
 
 from .helpers import feral, feral_json, init_home, turn_off_embeddings
 

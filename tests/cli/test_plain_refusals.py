@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from feral.node.config import load_settings, save_settings
+from feral.node.settings.config import load_settings, save_settings
 
 from .helpers import feral, feral_json, init_home, set_embedder, turn_off_embeddings
 

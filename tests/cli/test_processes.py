@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from feral.storage.embedders import STATIC_EMBEDDER
+from feral.storage.encoders.embedders import STATIC_EMBEDDER
 
 from .helpers import feral_command, feral_process, set_embedder
 

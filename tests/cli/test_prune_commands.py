@@ -7,7 +7,7 @@ import json
 import time
 from pathlib import Path
 
-from feral.node.config import load_settings, save_settings
+from feral.node.settings.config import load_settings, save_settings
 
 from .helpers import feral, feral_json, turn_off_embeddings
 

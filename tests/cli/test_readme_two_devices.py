@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from feral.storage.embedders import STATIC_EMBEDDER
+from feral.storage.encoders.embedders import STATIC_EMBEDDER
 
 from .helpers import set_embedder
 from .servers import FeralNode, Mesh, free_port, wait_until

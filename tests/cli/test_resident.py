@@ -1,4 +1,4 @@
-"""The resident node (cli/resident.py, node/resident.py): started by a command that worked
+"""The resident node (cli/resident.py, node/serve/resident.py): started by a command that worked
 alone, answering the next ones, and gone when it should be.
 
 Real processes throughout, mixed as a user mixes them: commands one after the other and side by
@@ -24,15 +24,15 @@ from pathlib import Path
 
 import pytest
 
-from feral.node.config import load_settings, save_settings
-from feral.node.resident_runtime import (
+from feral.node.home.resident_runtime import (
     IDLE_ENV,
     RESIDENT_FILE,
     ResidentRuntime,
     live_resident,
     resident_held,
 )
-from feral.node.serve_runtime import process_alive
+from feral.node.home.serve_runtime import process_alive
+from feral.node.settings.config import load_settings, save_settings
 
 from .servers import CLI_TIMEOUT_S, FeralNode, Mesh, free_port, pair, wait_until
 from .test_serve_handoff import CASES, FACTS, _handed_over, _imports, _seen

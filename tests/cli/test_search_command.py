@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from feral.node.config import load_settings, save_settings
+from feral.node.settings.config import load_settings, save_settings
 
 from .helpers import feral, feral_json, init_home, turn_off_embeddings
 

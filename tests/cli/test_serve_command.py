@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from feral.node.service import SyncService
+from feral.node.serve.service import SyncService
 
 from .helpers import feral, init_home
 from .servers import free_port

@@ -24,8 +24,8 @@ import sqlean
 
 from feral.node.api import API_TOKEN_FILE
 from feral.node.embedding import serving_lock
-from feral.node.serve_runtime import RUNTIME_FILE, live_serve_runtime
-from feral.storage.model_stamps import STAMPS_FILE
+from feral.node.home.serve_runtime import RUNTIME_FILE, live_serve_runtime
+from feral.storage.encoders.model_stamps import STAMPS_FILE
 
 from .servers import CLI_TIMEOUT_S, FeralNode, Mesh, free_port, pair, wait_until
 

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 from feral.node.api import API_TOKEN_FILE
 from feral.node.embedding import serving_lock
-from feral.node.resident_runtime import (
+from feral.node.home.resident_runtime import (
     RESIDENT_FILE,
     ResidentRuntime,
     code_mark,
@@ -26,7 +26,7 @@ from feral.node.resident_runtime import (
     live_resident,
     resident_lock,
 )
-from feral.node.serve_runtime import RUNTIME_FILE
+from feral.node.home.serve_runtime import RUNTIME_FILE
 
 from .servers import FeralNode, wait_until
 from .test_link_limits_processes import live_delay, server_and_laptop, set_sync

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from feral.node.config import load_settings, save_settings
+from feral.node.settings.config import load_settings, save_settings
 
 from .servers import FeralNode, Mesh, pair
 

@@ -15,7 +15,7 @@ HEAVY = ("numpy", "starlette", "uvicorn", "onnxruntime")
 PROBE = """
 import sys
 import feral.cli.main
-import feral.node.dial
+import feral.node.links.dial
 from feral.node.node import Node
 heavy = sorted(m for m in {heavy!r} if m in sys.modules)
 print(",".join(heavy))

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from feral.node.identity import load_or_create_identity
+from feral.node.home.identity import load_or_create_identity
 from feral.sync.codec import encode_message
 from feral.sync.messages import Pending, Vector
 from feral.sync.session import SyncSession

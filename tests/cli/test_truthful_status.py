@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from feral.node.identity import load_or_create_identity
+from feral.node.home.identity import load_or_create_identity
 from feral.sync.codec import KIND_PAGE, PROTOCOL_VERSION, decode_message, encode_message
 from feral.sync.messages import Ack, Pending, Vector
 from feral.sync.schema import FACTS

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from feral.storage.embedders import DEFAULT_EMBEDDER
+from feral.storage.encoders.embedders import DEFAULT_EMBEDDER
 
 from .servers import STATIC_EMBEDDER, Mesh, pair
 

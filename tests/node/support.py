@@ -17,13 +17,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from feral.node.config import PeerSettings, load_settings, save_settings, with_peer
-from feral.node.identity import load_or_create_identity
+from feral.node.home.identity import load_or_create_identity
+from feral.node.links.status import sync_status
 from feral.node.node import Node, wall_clock_ms
-from feral.node.service import SyncService
-from feral.node.status import sync_status
-from feral.storage import delta_log
-from feral.storage.embedders import NO_EMBEDDER
+from feral.node.serve.service import SyncService
+from feral.node.settings.config import PeerSettings, load_settings, save_settings, with_peer
+from feral.storage.encoders.embedders import NO_EMBEDDER
+from feral.storage.log import delta_log
 from feral.sync.delta import Page
 from feral.sync.types import NodeId
 

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from benchmarks.absorb_bench import load_pairs, pair_candidates
-from feral.node.classify import decide, fact_text
-from feral.node.memory_graph import conflicting_values, follow
+from feral.node.absorb.classify import decide, fact_text
+from feral.node.absorb.phrases import parse_fact
+from feral.node.curation.memory_graph import conflicting_values, follow
 from feral.node.node import Node
-from feral.node.phrases import parse_fact
-from feral.storage.embedders import load_embedder
-from feral.storage.memory_model import read_meta
-from feral.storage.vectors import queue_length
+from feral.storage.encoders.embedders import load_embedder
+from feral.storage.memory.memory_model import read_meta
+from feral.storage.vectors.vectors import queue_length
 from feral.sync.errors import InvalidInput
 
 from .support import turn_off_embeddings

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from feral.node.clauses import parse_facts
+from feral.node.absorb.clauses import parse_facts
 from feral.node.node import Node
-from feral.storage.embedders import load_embedder
-from feral.storage.memory_model import read_meta
+from feral.storage.encoders.embedders import load_embedder
+from feral.storage.memory.memory_model import read_meta
 
 LOOK_ALIKES = [
     ("I take 5 mg of melatonin at night", "I take 5 g of melatonin at night"),

@@ -1,4 +1,5 @@
-"""Access strength (storage/access_strength.py, node/access.py): what a search retrieved lifts
+"""Access strength (storage/memory/access_strength.py, node/recall/access.py): what a search
+retrieved lifts
 its ranking a little, on this device only, and never replicates, never archives, never lowers."""
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from feral.storage.access_strength import (
+from feral.storage.db.connection import Connection
+from feral.storage.log.delta_log import changes_since
+from feral.storage.memory.access_strength import (
     ACCESS_WEIGHT,
     MAX_STRENGTH,
     MIN_SPACING_MS,
@@ -18,9 +21,7 @@ from feral.storage.access_strength import (
     bumped,
     read_access,
 )
-from feral.storage.connection import Connection
-from feral.storage.delta_log import changes_since
-from feral.storage.ranking import DAY_MS
+from feral.storage.search.ranking import DAY_MS
 from feral.sync.schema import TABLES
 
 from .support import ManualClock, Mesh, RecordingLink, apply_page

@@ -1,6 +1,6 @@
 """The HTTP API (node/api/) served by a real uvicorn on loopback, called with urllib.
 
-Every test runs ``feral serve``'s own app (:class:`feral.node.service.SyncService`) on a free
+Every test runs ``feral serve``'s own app (:class:`feral.node.serve.service.SyncService`) on a free
 127.0.0.1 port inside the test's event loop; the blocking client runs in a thread.
 """
 
@@ -36,11 +36,14 @@ from feral.node.api import (
     is_loopback_host,
     load_or_create_api_token,
 )
+from feral.node.api.json_shapes import readable
 from feral.node.api.routes import _endpoint
 from feral.node.clock_mark import MARK_FILE
-from feral.node.config import settings_from_dict
-from feral.node.json_shapes import readable
-from feral.node.limits import (
+from feral.node.node import Node
+from feral.node.recall.search import SearchRequest
+from feral.node.serve.service import SyncService
+from feral.node.settings.config import settings_from_dict
+from feral.node.settings.limits import (
     DEFAULT_EPISODES,
     FRACTION_RANGE,
     MAX_EPISODES,
@@ -49,10 +52,7 @@ from feral.node.limits import (
     MIN_TOP_K,
     SEARCH_STRATEGIES,
 )
-from feral.node.node import Node
-from feral.node.search import SearchRequest
-from feral.node.service import SyncService
-from feral.storage.embedders import DEFAULT_EMBEDDER, load_embedder
+from feral.storage.encoders.embedders import DEFAULT_EMBEDDER, load_embedder
 from feral.sync.errors import ConfigError, FeralError, HomeFileError, InvalidArgument
 from tests.cli.helpers import feral
 from tests.sync.test_errors import every_feral_error

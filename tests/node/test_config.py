@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from feral.node.config import (
+from feral.node.settings.config import (
     DEFAULT_NAME,
     MAX_CLOCK_SKEW_MS,
     SETTINGS_FILENAME,
@@ -25,7 +25,7 @@ from feral.node.config import (
     with_peer,
     without_peer,
 )
-from feral.node.limits import MAX_TOP_K
+from feral.node.settings.limits import MAX_TOP_K
 from feral.sync.errors import ConfigError, HomeFileError, NotFoundError
 from feral.sync.types import NodeId
 

@@ -3,9 +3,9 @@ peer's write, listed, resolved, and the errors of the API's style."""
 
 from __future__ import annotations
 
-from feral.node.conflicts import record_conflicts
+from feral.node.curation.conflicts import record_conflicts
 from feral.node.node import Node
-from feral.storage.delta_log import apply_page
+from feral.storage.log.delta_log import apply_page
 from feral.sync.delta import Delta, Page
 from feral.sync.types import NodeId, RowId
 

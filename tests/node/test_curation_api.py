@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from feral.node import curation
+from feral.node.curation import actions as curation
 from feral.node.node import Node
 
 from .test_api import Api, error_code

@@ -1,4 +1,4 @@
-"""node/database_watch.py on a real database: the store a serve or resident holds refuses the
+"""node/serve/database_watch.py on a real database: the store a serve or resident holds refuses the
 next write once its file changed, before the periodic watch has looked."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import shutil
 
 import pytest
 
-from feral.node.database_watch import watch_database
 from feral.node.node import Node
-from feral.storage.errors import StorageError
+from feral.node.serve.database_watch import watch_database
+from feral.storage.db.errors import StorageError
 
 
 async def _facts(node: Node) -> int:

@@ -1,4 +1,4 @@
-"""The digest (node/digest.py): the same on two converged devices, within its token budget,
+"""The digest (node/recall/digest.py): the same on two converged devices, within its token budget,
 labelled as background data; TODOs and the last 48 hours as documented."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from feral.node.digest import RECENT_MS, build_digest
 from feral.node.node import Node
-from feral.storage.delta_log import changes_since
-from feral.storage.memory_model import Meta, write_meta
-from feral.storage.token_count import count_tokens
+from feral.node.recall.digest import RECENT_MS, build_digest
+from feral.storage.encoders.token_count import count_tokens
+from feral.storage.log.delta_log import changes_since
+from feral.storage.memory.memory_model import Meta, write_meta
 from feral.sync.errors import InvalidArgument
 
 from .support import HOUR, ManualClock, Mesh, apply_page, assert_converged

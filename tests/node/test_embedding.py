@@ -15,11 +15,12 @@ import pytest
 import sqlean
 
 from feral.node.node import DATABASE_FILE
-from feral.node.search import NOT_EMBEDDED
-from feral.storage import delta_log, memories
-from feral.storage.connection import Connection
-from feral.storage.embedders import load_embedder
-from feral.storage.vectors import Embedder
+from feral.node.recall.search import NOT_EMBEDDED
+from feral.storage.db.connection import Connection
+from feral.storage.encoders.embedders import load_embedder
+from feral.storage.log import delta_log
+from feral.storage.memory import memories
+from feral.storage.vectors.vectors import Embedder
 from feral.sync.delta import MAX_PAGE_DELTAS
 
 from .support import Mesh, apply_page, serving, wait_until

@@ -8,11 +8,16 @@ from pathlib import Path
 
 import pytest
 
-import feral.storage.embedders as embedders
-from feral.node.config import MemorySettings, load_settings, save_settings, settings_from_dict
+import feral.storage.encoders.embedders as embedders
 from feral.node.node import Node
-from feral.storage.errors import ModelUnavailable
-from feral.storage.onnx_model import OnnxEmbedder
+from feral.node.settings.config import (
+    MemorySettings,
+    load_settings,
+    save_settings,
+    settings_from_dict,
+)
+from feral.storage.db.errors import ModelUnavailable
+from feral.storage.encoders.onnx_model import OnnxEmbedder
 from feral.sync.errors import ConfigError, NotAvailable
 from tests.embedders import HashingEmbedder
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from feral.node.exec_log import list_tool_calls
+from feral.node.assistant.exec_log import list_tool_calls
 from feral.node.node import Node
 
 from .test_api import Api, error_code

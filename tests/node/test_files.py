@@ -1,4 +1,4 @@
-"""Whole, private files in the node's home (node/files.py)."""
+"""Whole, private files in the node's home (node/home/files.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from feral.node.files import replace_private_file, write_private_file
-from feral.node.wiki import WIKI_FOLDER, build_pages, write_pages
+from feral.node.curation.wiki import WIKI_FOLDER, build_pages, write_pages
+from feral.node.home.files import replace_private_file, write_private_file
 from feral.sync.errors import HomeFileError
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from feral.node.graph import list_graph, query_graph
 from feral.node.node import Node
+from feral.node.recall.graph import list_graph, query_graph
 
 from .test_api import Api, error_code
 

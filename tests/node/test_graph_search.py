@@ -1,4 +1,4 @@
-"""Search follows the graph (node/graph_search.py): relation paths resolve through facts."""
+"""Search follows the graph (node/recall/graph_search.py): relation paths resolve through facts."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from feral.node.graph_search import find_path
 from feral.node.node import Node
+from feral.node.recall.graph_search import find_path
 
 from .support import Mesh
 

@@ -1,4 +1,5 @@
-"""Graph hits obey the search's own filters: ``scope`` and ``min_score`` (node/graph_search.py).
+"""Graph hits obey the search's own filters: ``scope`` and ``min_score``
+(node/recall/graph_search.py).
 
 A search in one scope shows only that scope's memories, so a path resolves only through facts
 of that scope; a graph answer is weighed like any hit (relevance x temporal x importance), so
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from feral.node import curation
+from feral.node.curation import actions as curation
 from feral.node.node import Node
 
 from .support import Mesh

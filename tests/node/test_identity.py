@@ -20,8 +20,8 @@ from cryptography.hazmat.primitives.serialization import (
     PrivateFormat,
 )
 
-from feral.node import identity as identity_module
-from feral.node.identity import (
+from feral.node.home import identity as identity_module
+from feral.node.home.identity import (
     KEY_FILENAME,
     Identity,
     ensure_home,

@@ -1,4 +1,5 @@
-"""Ingest extracts facts from users' messages (node/ingest_facts.py, node/absorb_batch.py)."""
+"""Ingest extracts facts from users' messages (node/assistant/ingest_facts.py,
+node/absorb/absorb_batch.py)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from feral.node.ingest_facts import message_facts, sentences
+from feral.node.assistant.ingest_facts import message_facts, sentences
+from feral.node.assistant.working_memory import Message
 from feral.node.node import Node
-from feral.node.working_memory import Message
-from feral.storage import memories
-from feral.storage.memory_model import edges_of
+from feral.storage.memory import memories
+from feral.storage.memory.memory_model import edges_of
 from feral.sync.ids import edge_id, fact_id
 from feral.sync.schema import FACTS
 

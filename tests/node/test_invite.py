@@ -1,4 +1,5 @@
-"""node/invite.py and node/serve_address.py: the real keys behind an invitation, and its URL."""
+"""node/links/invite.py and node/serve/serve_address.py: the real keys behind an invitation, and its
+URL."""
 
 from __future__ import annotations
 
@@ -6,9 +7,9 @@ import socket
 from pathlib import Path
 
 from feral.node.embedding import serving_lock
-from feral.node.identity import verify
-from feral.node.invite import claim_for
-from feral.node.serve_address import (
+from feral.node.home.identity import verify
+from feral.node.links.invite import claim_for
+from feral.node.serve.serve_address import (
     is_loopback_url,
     record_serve_url,
     running_serve_url,

@@ -1,4 +1,4 @@
-"""The checks ``feral serve`` makes before it creates anything (node/listener.py)."""
+"""The checks ``feral serve`` makes before it creates anything (node/serve/listener.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from feral.node.listener import open_listener, sole_server
+from feral.node.serve.listener import open_listener, sole_server
 from feral.sync.errors import NotAvailable
 
 

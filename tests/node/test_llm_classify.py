@@ -1,5 +1,6 @@
-"""The optional LLM classifier (node/llm_classify.py): its request and answer as pure functions,
-and its wiring into absorb against a tiny chat-completions server on loopback. No real model is
+"""The optional LLM classifier (node/absorb/llm_classify.py): its request and answer as pure
+functions, and its wiring into absorb against a tiny chat-completions server on loopback. No real
+model is
 ever called; whatever goes wrong, the rules decide and the log says so in one line."""
 
 from __future__ import annotations
@@ -17,15 +18,10 @@ from typing import Any
 
 import pytest
 
-from feral.node.config import LLMSettings, load_settings, save_settings
-from feral.node.llm_classify import (
-    LLMClassifier,
-    build_request,
-    needs_asking,
-    parse_answer,
-)
+from feral.node.absorb.llm_classify import LLMClassifier, build_request, needs_asking, parse_answer
 from feral.node.node import Node
-from feral.storage.absorb_store import Candidates
+from feral.node.settings.config import LLMSettings, load_settings, save_settings
+from feral.storage.absorb.absorb_store import Candidates
 from feral.sync.errors import ConfigError
 
 from .support import Mesh

@@ -19,12 +19,12 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from feral.node.config import load_settings, save_settings
-from feral.node.digest import build_digest
-from feral.node.live_sessions import ROLES, LiveSessions
-from feral.node.mcp_resources import RESOURCE_TEMPLATES, RESOURCES
-from feral.node.mcp_server import TOOL_NAMES, build_server
+from feral.node.assistant.live_sessions import ROLES, LiveSessions
+from feral.node.mcp.resources import RESOURCE_TEMPLATES, RESOURCES
+from feral.node.mcp.server import TOOL_NAMES, build_server
 from feral.node.node import Node
+from feral.node.recall.digest import build_digest
+from feral.node.settings.config import load_settings, save_settings
 from tests import mcp_answers
 from tests.mcp_answers import call
 

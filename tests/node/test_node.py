@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from feral.node.node import Node
-from feral.storage.delta_log import changes_since
+from feral.storage.log.delta_log import changes_since
 from feral.sync.delta import Page
 from feral.sync.errors import ClockSkewError, NotAvailable, NotFoundError
 from feral.sync.hlc import unpack

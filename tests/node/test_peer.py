@@ -1,4 +1,4 @@
-"""One link between two real nodes over a real loopback WebSocket (node/peer.py via dial)."""
+"""One link between two real nodes over a real loopback WebSocket (node/links/peer.py via dial)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from feral.node.config import PeerSettings
 from feral.node.node import Node
-from feral.node.service import dial
-from feral.storage import peers as peer_status
+from feral.node.serve.service import dial
+from feral.node.settings.config import PeerSettings
+from feral.storage.link import peers as peer_status
 from feral.sync.types import NodeId
 
 from .support import HOUR, ManualClock, Mesh, assert_converged, now_ms, peer_row

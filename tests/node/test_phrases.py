@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from feral.node.absorb.phrases import parse_fact, snake_case
 from feral.node.node import Node
-from feral.node.phrases import parse_fact, snake_case
 
 PHRASINGS = [
     ("my doctor's name is Dr. Chen", ("user", "doctor_name", "Dr. Chen")),

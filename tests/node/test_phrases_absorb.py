@@ -1,12 +1,12 @@
 """The phrasing rules the absorb pipeline added (third parties, "now", negation), the
-look-alikes that must not match them, and the categories and slots of node/fact_rules.py."""
+look-alikes that must not match them, and the categories and slots of node/absorb/fact_rules.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from feral.node.fact_rules import category_of, is_single_valued, opposite, slot
-from feral.node.phrases import parse_fact
+from feral.node.absorb.fact_rules import category_of, is_single_valued, opposite, slot
+from feral.node.absorb.phrases import parse_fact
 
 PHRASINGS = [
     ("Bob likes green tea", ("Bob", "likes", "green tea")),

@@ -1,4 +1,5 @@
-"""USER.md and MEMORY.md (node/prompt_files.py): sections by category, caps, atomic writes."""
+"""USER.md and MEMORY.md (node/curation/prompt_files.py): sections by category, caps, atomic
+writes."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from feral.node.curation.prompt_files import PROMPT_DIR, SECTION_CAPS, write_prompt_files
 from feral.node.node import Node
-from feral.node.prompt_files import PROMPT_DIR, SECTION_CAPS, write_prompt_files
-from feral.storage.token_count import count_tokens
+from feral.storage.encoders.token_count import count_tokens
 
 from .support import Mesh
 

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from feral.node import curation
-from feral.node.config import load_settings, save_settings
-from feral.node.limits import MAX_IMPORTANCE
+from feral.node.curation import actions as curation
 from feral.node.node import Node
-from feral.node.search import SearchRequest
-from feral.node.validation import Invalid, convert
-from feral.storage.memory_model import Meta, write_meta
-from feral.storage.ranking import DAY_MS, IMPORTANCE_CAP, temporal_factor
+from feral.node.recall.search import SearchRequest
+from feral.node.settings.config import load_settings, save_settings
+from feral.node.settings.limits import MAX_IMPORTANCE
+from feral.node.settings.validation import Invalid, convert
+from feral.storage.memory.memory_model import Meta, write_meta
+from feral.storage.search.ranking import DAY_MS, IMPORTANCE_CAP, temporal_factor
 from feral.sync.errors import InvalidInput, NotFoundError
 
 from .support import ManualClock, Mesh

@@ -1,12 +1,12 @@
-"""The pace of one paired peer (node/rate_limits.py), on a clock the test moves by hand, and
-what each frame weighs (node/link_guard.py)."""
+"""The pace of one paired peer (node/links/rate_limits.py), on a clock the test moves by hand, and
+what each frame weighs (node/links/link_guard.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from feral.node.link_guard import VECTOR_WEIGHT, frame_weight
-from feral.node.rate_limits import PeerPace, TokenBucket
+from feral.node.links.link_guard import VECTOR_WEIGHT, frame_weight
+from feral.node.links.rate_limits import PeerPace, TokenBucket
 from feral.sync.codec import encode_message
 from feral.sync.messages import ErrorMessage, Vector
 

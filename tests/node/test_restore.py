@@ -14,7 +14,7 @@ import pytest
 
 from feral.node.clock_mark import MARK_FILE, read_mark
 from feral.node.node import DATABASE_FILE
-from feral.node.service import dial
+from feral.node.serve.service import dial
 from feral.sync.errors import HomeFileError
 
 from .support import ManualClock, Mesh, assert_converged, now_ms

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from feral.node.config import load_settings, save_settings
 from feral.node.node import Node
+from feral.node.settings.config import load_settings, save_settings
 
 from .support import Mesh
 

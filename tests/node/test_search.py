@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from feral.node.config import load_settings, save_settings
-from feral.node.limits import MAX_QUERY_CHARS, MAX_TOP_K
 from feral.node.node import Node
-from feral.node.search import SearchRequest
-from feral.node.validation import Invalid, convert
-from feral.storage.embedders import DEFAULT_EMBEDDER, load_embedder
+from feral.node.recall.search import SearchRequest
+from feral.node.settings.config import load_settings, save_settings
+from feral.node.settings.limits import MAX_QUERY_CHARS, MAX_TOP_K
+from feral.node.settings.validation import Invalid, convert
+from feral.storage.encoders.embedders import DEFAULT_EMBEDDER, load_embedder
 from feral.sync.errors import NotAvailable
 from tests.embedders import HashingEmbedder
 

@@ -1,4 +1,4 @@
-"""The secret scan (node/secret_scan.py): what it finds, what it lets through, what it says."""
+"""The secret scan (node/secrets/scan.py): what it finds, what it lets through, what it says."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from benchmarks.corpus import make_episodes, make_triples
-from feral.node.secret_scan import (
+from feral.node.secrets.scan import (
     SecretRefused,
     find_secret,
     refuse_secrets,

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from feral.node.curation import boost
-from feral.node.graph import add_entity, relate
-from feral.node.memory_graph import link
+from feral.node.assistant.working_memory import Message
+from feral.node.curation.actions import boost
+from feral.node.curation.memory_graph import link
 from feral.node.node import Node
-from feral.node.secret_scan import SecretRefused
-from feral.node.working_memory import Message
+from feral.node.recall.graph import add_entity, relate
+from feral.node.secrets.scan import SecretRefused
 
 from .support import ManualClock, Mesh, now_ms, turn_off_embeddings
 

@@ -13,11 +13,11 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 from websockets.typing import Origin
 
-from feral.node import service as service_module
-from feral.node.config import save_settings, without_peer
+from feral.node.links.peer import PeerLink
 from feral.node.node import Node
-from feral.node.peer import PeerLink
-from feral.node.service import dial, sync_url
+from feral.node.serve import service as service_module
+from feral.node.serve.service import dial, sync_url
+from feral.node.settings.config import save_settings, without_peer
 from feral.sync.codec import decode_message
 from feral.sync.messages import Hello
 from feral.sync.types import NodeId

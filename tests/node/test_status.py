@@ -1,4 +1,4 @@
-"""``feral sync status`` as the node computes it (node/status.py)."""
+"""``feral sync status`` as the node computes it (node/links/status.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
+from feral.node.links.status import peer_rows, sync_status
 from feral.node.node import Node
-from feral.node.service import dial
-from feral.node.status import peer_rows, sync_status
-from feral.storage import delta_log, export
+from feral.node.serve.service import dial
+from feral.storage.log import delta_log
+from feral.storage.memory import export
 
 from .support import SECOND, ManualClock, Mesh, now_ms
 

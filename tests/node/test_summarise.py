@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from feral.node import summarise
-from feral.node.config import LLMSettings, MemorySettings
-from feral.node.summarise import (
+from feral.node.assistant import summarise
+from feral.node.assistant.summarise import (
     MAX_ENTITIES,
     MAX_SUMMARY_CHARS,
     ExtractiveSummariser,
@@ -22,8 +21,9 @@ from feral.node.summarise import (
     split_sentences,
     summariser_for,
 )
-from feral.node.working_memory import Message
-from feral.storage import search
+from feral.node.assistant.working_memory import Message
+from feral.node.settings.config import LLMSettings, MemorySettings
+from feral.storage.search import query as search
 
 from .transcripts import transcript
 

@@ -1,4 +1,4 @@
-"""node/sync_state.py: when a peer is in sync, and what is known to be pending (issue 23).
+"""node/links/sync_state.py: when a peer is in sync, and what is known to be pending (issue 23).
 
 The real-process rows of the truth table are in tests/cli/test_status_truth_table.py; these
 check the judgement's order and its window without an event loop.
@@ -10,8 +10,8 @@ import dataclasses
 
 import pytest
 
-from feral.node.service import anti_entropy_interval
-from feral.node.sync_state import GRACE_MS, PeerFacts, in_sync_window_ms, judge, to_receive
+from feral.node.links.sync_state import GRACE_MS, PeerFacts, in_sync_window_ms, judge, to_receive
+from feral.node.serve.service import anti_entropy_interval
 from feral.sync.errors import ConfigError
 
 NOW = 1_800_000_000_000

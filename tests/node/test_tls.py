@@ -1,4 +1,5 @@
-"""node/tls.py and node/pinned.py: the certificate made from the node key, and the pin."""
+"""node/links/tls.py and node/links/pinned.py: the certificate made from the node key, and the
+pin."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.serialization import Encoding
 from cryptography.x509.oid import NameOID
 
-from feral.node.identity import load_or_create_identity
-from feral.node.pinned import PinMismatch, check_pin
-from feral.node.tls import (
+from feral.node.home.identity import load_or_create_identity
+from feral.node.links.pinned import PinMismatch, check_pin
+from feral.node.links.tls import (
     CERT_FILENAME,
     certificate_der,
     certificate_node_id,

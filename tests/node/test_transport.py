@@ -1,8 +1,9 @@
-"""Close reasons (node/transport.py): they quote the peer, and must still fit a close frame."""
+"""Close reasons (node/links/transport.py): they quote the peer, and must still fit a close
+frame."""
 
 from __future__ import annotations
 
-from feral.node.transport import MAX_CLOSE_REASON_BYTES, close_reason
+from feral.node.links.transport import MAX_CLOSE_REASON_BYTES, close_reason
 
 
 def test_a_short_reason_is_kept_as_it_is() -> None:

@@ -1,4 +1,5 @@
-"""The one JSON parser and validator (node/validation.py) that settings and the API share."""
+"""The one JSON parser and validator (node/settings/validation.py) that settings and the API
+share."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Annotated
 import pytest
 from msgspec import Meta, Struct
 
-from feral.node.validation import Invalid, JsonRefused, convert, key_path, parse_json, show
+from feral.node.settings.validation import Invalid, JsonRefused, convert, key_path, parse_json, show
 
 Small = Annotated[int, Meta(ge=1, le=5)]
 

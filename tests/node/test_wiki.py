@@ -8,9 +8,16 @@ from typing import Any
 
 import pytest
 
+from feral.node.curation.wiki import (
+    WIKI_FOLDER,
+    build_pages,
+    list_pages,
+    read_page,
+    slugify,
+    write_pages,
+)
 from feral.node.node import Node
-from feral.node.wiki import WIKI_FOLDER, build_pages, list_pages, read_page, slugify, write_pages
-from feral.storage.delta_log import changes_since
+from feral.storage.log.delta_log import changes_since
 from feral.sync.errors import NotFoundError, PathRefused
 
 from .support import ManualClock, apply_page, now_ms

@@ -1,8 +1,8 @@
-"""The wiki shows a memory's open conflicts on its page (node/wiki.py)."""
+"""The wiki shows a memory's open conflicts on its page (node/curation/wiki.py)."""
 
 from __future__ import annotations
 
-from feral.node.wiki import RACES_HEADING, build_pages
+from feral.node.curation.wiki import RACES_HEADING, build_pages
 
 FACT = {
     "id": "f1", "subject": "user", "predicate": "likes", "object": "tea", "confidence": 1.0,

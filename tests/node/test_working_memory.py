@@ -6,10 +6,9 @@ from typing import Any
 
 import pytest
 
-from feral.node.config import MemorySettings
-from feral.node.sessions import SessionMemory, ingest
-from feral.node.summarise import ExtractiveSummariser, Summary
-from feral.node.working_memory import (
+from feral.node.assistant.sessions import SessionMemory, ingest
+from feral.node.assistant.summarise import ExtractiveSummariser, Summary
+from feral.node.assistant.working_memory import (
     MESSAGE_OVERHEAD,
     NOTE_ROLE,
     Message,
@@ -19,6 +18,7 @@ from feral.node.working_memory import (
     message_tokens,
     parse_transcript_line,
 )
+from feral.node.settings.config import MemorySettings
 from feral.sync.errors import InvalidInput
 
 from .transcripts import SESSIONS, transcript

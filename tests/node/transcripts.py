@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from feral.node.working_memory import Message
+from feral.node.assistant.working_memory import Message
 
 __all__ = ["SESSIONS", "transcript", "write_transcript"]
 

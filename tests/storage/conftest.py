@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from feral.storage.connection import Connection
+from feral.storage.db.connection import Connection
 from feral.storage.store import open_sync
 from feral.sync.types import NodeId
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from feral.storage.connection import Connection
-from feral.storage.delta_log import apply_page, changes_since, clock_high_water, version_vector
-from feral.storage.export import export_lines, state_digest
-from feral.storage.memories import (
+from feral.storage.db.connection import Connection
+from feral.storage.log.delta_log import apply_page, changes_since, clock_high_water, version_vector
+from feral.storage.memory.export import export_lines, state_digest
+from feral.storage.memory.memories import (
     add_episode,
     log_execution,
     nuke,

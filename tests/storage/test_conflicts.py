@@ -1,5 +1,6 @@
 """Conflict records on real stores: concurrent edits are recorded once, the same everywhere;
-sequential edits, in any order of arrival and through relays, never are (storage/conflicts.py)."""
+sequential edits, in any order of arrival and through relays, never are
+(storage/absorb/conflicts.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from feral.storage import conflicts
-from feral.storage.curation import boost
-from feral.storage.delta_log import apply_page, changes_since, version_vector
+from feral.storage.absorb import conflicts
+from feral.storage.log.delta_log import apply_page, changes_since, version_vector
+from feral.storage.memory.curation import boost
 from feral.storage.store import run_write
 from feral.sync.conflicts import version_text
 from feral.sync.errors import NotFoundError

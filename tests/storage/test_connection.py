@@ -1,4 +1,5 @@
-"""storage/connection.py: the one SQLite build, its pragmas, sqlite-vec, and refusing bad files."""
+"""storage/db/connection.py: the one SQLite build, its pragmas, sqlite-vec, and refusing bad
+files."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from feral.storage.connection import BUSY_TIMEOUT_MS, DatabaseError, connect, sqlite_version
-from feral.storage.errors import CorruptDatabase, StorageError
-from feral.storage.memories import import_facts
+from feral.storage.db.connection import BUSY_TIMEOUT_MS, DatabaseError, connect, sqlite_version
+from feral.storage.db.errors import CorruptDatabase, StorageError
+from feral.storage.memory.memories import import_facts
 from feral.storage.store import open_sync, run_write
 from feral.sync.hlc import HybridClock
 

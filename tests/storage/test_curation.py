@@ -1,10 +1,12 @@
-"""storage/curation.py, listing.py and gc.py: boosts, scopes and gc replicate and converge."""
+"""storage/memory/curation.py, listing.py and gc.py: boosts, scopes and gc replicate and
+converge."""
 
 from __future__ import annotations
 
-from feral.storage import curation, gc, listing
-from feral.storage.memory_model import add_edge, read_meta
-from feral.storage.ranking import DAY_MS
+from feral.storage.memory import curation, listing
+from feral.storage.memory.memory_model import add_edge, read_meta
+from feral.storage.search import gc
+from feral.storage.search.ranking import DAY_MS
 from feral.storage.store import run_write
 
 from .support import A, B, assert_converged, export_text, sync_until_quiet

@@ -1,4 +1,4 @@
-"""storage/delta_log.py: the log, the version vector, paging, applying pages, and convergence.
+"""storage/log/delta_log.py: the log, the version vector, paging, applying pages, and convergence.
 
 The exchange tests pull pages through ``changes_since`` + ``apply_page`` between real database
 files, in every delivery order, and hold the result to two oracles: byte-identical exports (the
@@ -15,13 +15,8 @@ import msgpack
 import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
-from feral.storage.delta_log import (
-    apply_page,
-    changes_since,
-    clock_high_water,
-    version_vector,
-)
-from feral.storage.memories import find_row
+from feral.storage.log.delta_log import apply_page, changes_since, clock_high_water, version_vector
+from feral.storage.memory.memories import find_row
 from feral.storage.store import run_write
 from feral.sync.codec import decode_page, encode_page
 from feral.sync.delta import MAX_PAGE_DELTAS, Delta, Page
@@ -214,7 +209,7 @@ def test_two_offline_stores_converge_whatever_the_delivery_order(pair, exchange)
     exchange(a, b)
     assert_converged(a, b)
     nuked = {(d.table, d.row_id) for d in written if d.is_tombstone}
-    logged = [  # a nuke erases every entry of its row, here and on the peer (storage/erase.py)
+    logged = [  # a nuke erases every entry of its row, here and on the peer (storage/log/erase.py)
         Delta(d.table, d.row_id, d.hlc, d.origin, None, d.prior)
         if (d.table, d.row_id) in nuked
         else d

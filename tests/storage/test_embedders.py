@@ -1,17 +1,18 @@
-"""storage/embedders.py: the ``memory.embedder`` setting, mapped to a shipped model or to none."""
+"""storage/encoders/embedders.py: the ``memory.embedder`` setting, mapped to a shipped model or to
+none."""
 
 from __future__ import annotations
 
 import pytest
 
-from feral.storage.embedders import (
+from feral.storage.encoders.embedders import (
     DEFAULT_EMBEDDER,
     EMBEDDER_CHOICES,
     STATIC_EMBEDDER,
     load_embedder,
 )
-from feral.storage.onnx_model import THREADS_ENV, OnnxEmbedder
-from feral.storage.static_model import StaticEmbedder
+from feral.storage.encoders.onnx_model import THREADS_ENV, OnnxEmbedder
+from feral.storage.encoders.static_model import StaticEmbedder
 from feral.sync.errors import ConfigError
 
 

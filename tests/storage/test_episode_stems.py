@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from feral.storage.connection import Connection, connect
-from feral.storage.migrations import MIGRATIONS, apply_migrations
+from feral.storage.db.connection import Connection, connect
+from feral.storage.db.migrations import MIGRATIONS, apply_migrations
 
 BEFORE = tuple(m for m in MIGRATIONS if m.name < "0018")
 

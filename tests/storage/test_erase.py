@@ -1,4 +1,4 @@
-"""A nuke erases the row's words from the log, here and on every peer (storage/erase.py)."""
+"""A nuke erases the row's words from the log, here and on every peer (storage/log/erase.py)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from feral.storage.delta_log import changes_since, log_entry_counts, version_vector
-from feral.storage.erase import finish_erasing
-from feral.storage.memories import find_row
+from feral.storage.log.delta_log import changes_since, log_entry_counts, version_vector
+from feral.storage.log.erase import finish_erasing
+from feral.storage.memory.memories import find_row
 from feral.sync.types import NodeId
 
 from .support import A, B, C, Replica, all_deltas, export_text, pull, sync_until_quiet
@@ -85,7 +85,7 @@ def test_an_outdated_write_arriving_after_the_tombstone_is_logged_as_a_tombstone
 
 
 def test_an_entry_erased_here_is_no_collision_when_a_peer_sends_it_with_its_words(make_replica):
-    from feral.storage.integrity import find_collisions
+    from feral.storage.log.integrity import find_collisions
 
     a, b = make_replica("a", A), make_replica("b", B)
     row = a.remember("user", "vault_code", SECRET)
@@ -100,7 +100,7 @@ def test_an_entry_erased_here_is_no_collision_either_once_its_row_was_written_ag
     """Nuked, then remembered again: the row is live once more, and the copy a peer sends from
     before the nuke is still the erased write, not a forgery (an honest pair raised an
     integrity alarm here, and status showed them out of sync for good)."""
-    from feral.storage.integrity import find_collisions
+    from feral.storage.log.integrity import find_collisions
 
     a, b = make_replica("a", A), make_replica("b", B)
     row = a.remember("user", "vault_code", SECRET)
@@ -118,7 +118,7 @@ def test_an_alarm_for_a_copy_erased_by_a_nuke_not_heard_of_yet_is_withdrawn_with
     go origin by origin). a cannot tell it yet from a forged tombstone and raises an alarm; once
     the tombstone arrives, a erases its own copy the same way, and the alarm goes (it stayed, and
     status showed the honest pair out of sync for good)."""
-    from feral.storage.integrity import alarm_counts
+    from feral.storage.log.integrity import alarm_counts
 
     a, b = make_replica("a", A), make_replica("b", B)
     row = a.remember("user", "vault_code", SECRET)
@@ -144,7 +144,7 @@ def test_an_alarm_for_an_erased_copy_goes_when_the_row_moves_past_its_write(
     the copy can change nothing now, and the tombstone may never come (outdated by the
     archive, a snapshot would not carry it), so the alarm goes. Unless the same sender also
     sent a copy of that write with other words: that is a forgery, and the alarm stays."""
-    from feral.storage.integrity import alarm_counts
+    from feral.storage.log.integrity import alarm_counts
 
     a, b, d, _ = nuked_here_archived_there(make_replica)
     for page in [p for p in changes_since(b.conn, {}) if p.origin == A]:
@@ -164,7 +164,7 @@ def test_an_erased_copy_is_no_collision_where_the_write_came_after_its_tombstone
     """c took d's archive (newer than b's nuke, made without hearing of it), then the nuke, then
     a's write from before it, which keeps its words there (the row is live again). b's erased copy
     of that write is the same write, not a forged tombstone."""
-    from feral.storage.integrity import find_collisions
+    from feral.storage.log.integrity import find_collisions
 
     a, b, d, _ = nuked_here_archived_there(make_replica)
     c = make_replica("c", C)
@@ -185,7 +185,7 @@ def test_an_erased_copy_of_a_write_its_row_outgrew_is_no_alarm_and_its_tombstone
     the same write, not a forged tombstone (no alarm: the tombstone may have been collected
     before it reaches a). When b's tombstone does come, outdated by the archive, it still
     erases a's copy."""
-    from feral.storage.integrity import alarm_counts
+    from feral.storage.log.integrity import alarm_counts
 
     a, b, d, row_id = nuked_here_archived_there(make_replica)
     for page in changes_since(d.conn, version_vector(a.conn)):
@@ -251,8 +251,8 @@ def test_the_log_index_migration_erases_what_an_older_database_kept(tmp_path):
     """A database from before 0010_log_tombstones may hold words below a tombstone of a row that
     was written again (the gap the migration closes): the migration erases them, and withdraws
     the alarms on those entries."""
-    from feral.storage.connection import connect
-    from feral.storage.migrations import MIGRATIONS, apply_migrations
+    from feral.storage.db.connection import connect
+    from feral.storage.db.migrations import MIGRATIONS, apply_migrations
 
     conn = connect(tmp_path / "old.db")
     try:
@@ -282,7 +282,7 @@ def test_the_erase_probes_read_the_partial_index_not_every_entry_of_the_table(ma
     """Each local write probes the log for erased entries; read through the index by row that
     concurrent-edit detection added, the probe scanned every entry of the table, so a bulk
     import slowed with each row it had written."""
-    from feral.storage.erase import LOGS_ERASED
+    from feral.storage.log.erase import LOGS_ERASED
 
     conn = make_replica("a", A).conn
     plan = " ".join(str(row[3]) for row in conn.execute(f"EXPLAIN QUERY PLAN {LOGS_ERASED}", (2,)))

@@ -1,4 +1,4 @@
-"""storage/export.py: the convergence oracle, sorted JSON Lines of every replicated row."""
+"""storage/memory/export.py: the convergence oracle, sorted JSON Lines of every replicated row."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from feral.storage.export import export_lines, state_digest
+from feral.storage.memory.export import export_lines, state_digest
 from feral.storage.store import open_sync, run_write
-from feral.storage.vectors import embed_pending
+from feral.storage.vectors.vectors import embed_pending
 from feral.sync.schema import TABLES
 from tests.embedders import HashingEmbedder
 

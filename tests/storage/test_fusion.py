@@ -1,5 +1,5 @@
-"""storage/fusion.py: each leg min-max normalised over its pool, lexical strength weighted by the
-share of the query's words a hit holds, the vector weight ``alpha``, and the noise dropped.
+"""storage/search/fusion.py: each leg min-max normalised over its pool, lexical strength weighted by
+the share of the query's words a hit holds, the vector weight ``alpha``, and the noise dropped.
 
 These replace the tests of the old ``merge_hybrid`` (``alpha * cosine + (1 - alpha) *
 max-normalised BM25``), whose figures no longer hold: a blended score is now computed from
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from feral.storage.fusion import (
+from feral.storage.search.fusion import (
     MIN_COSINE_SPAN,
     NOISE_FLOOR,
     fuse,
@@ -20,8 +20,8 @@ from feral.storage.fusion import (
     min_max,
     term_coverage,
 )
-from feral.storage.search import Hit, search_fts, search_vector
-from feral.storage.vectors import pack_vector
+from feral.storage.search.query import Hit, search_fts, search_vector
+from feral.storage.vectors.vectors import pack_vector
 
 from .support import Replica
 from .test_search import a, embedded, ids  # noqa: F401  (the fixture)

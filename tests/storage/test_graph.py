@@ -1,12 +1,12 @@
-"""storage/graph.py: entities and relations read from facts, traversal, and convergence."""
+"""storage/memory/graph.py: entities and relations read from facts, traversal, and convergence."""
 
 from __future__ import annotations
 
 import pytest
 
-from feral.storage.graph import list_entities, relate, traverse
-from feral.storage.memories import set_archived
-from feral.storage.memory_model import add_entity
+from feral.storage.memory.graph import list_entities, relate, traverse
+from feral.storage.memory.memories import set_archived
+from feral.storage.memory.memory_model import add_entity
 from feral.storage.store import run_write
 from feral.sync.errors import NotFoundError
 from feral.sync.ids import entity_id

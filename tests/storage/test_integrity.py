@@ -1,4 +1,4 @@
-"""Collisions: an entry under a held (origin, hlc) with other content (storage/integrity.py)."""
+"""Collisions: an entry under a held (origin, hlc) with other content (storage/log/integrity.py)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from feral.storage.connection import Connection
-from feral.storage.delta_log import apply_deltas, apply_page
-from feral.storage.integrity import alarm_counts, alarm_summary, find_collisions
+from feral.storage.db.connection import Connection
+from feral.storage.log.delta_log import apply_deltas, apply_page
+from feral.storage.log.integrity import alarm_counts, alarm_summary, find_collisions
 from feral.storage.store import open_sync, run_write
 from feral.sync.delta import Delta, Page
 from feral.sync.hlc import COUNTER_BITS

@@ -1,4 +1,4 @@
-"""storage/invitations.py: an invitation is kept by its key, used once, and refused after."""
+"""storage/link/invitations.py: an invitation is kept by its key, used once, and refused after."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from feral.storage.connection import Connection, connect
-from feral.storage.invitations import add_invitation, recent_invitations, use_invitation
-from feral.storage.migrations import apply_migrations
+from feral.storage.db.connection import Connection, connect
+from feral.storage.db.migrations import apply_migrations
+from feral.storage.link.invitations import add_invitation, recent_invitations, use_invitation
 from feral.sync.types import NodeId
 
 KEY = bytes(range(32))

@@ -1,7 +1,7 @@
-"""storage/link.py: one link's events answered against real database files.
+"""storage/link/handler.py: one link's events answered against real database files.
 
 Two replicas on SQLite files in tmp_path, each with a real :class:`SyncSession` and a
-:class:`LinkHandler`, exchange frames by hand, as node/peer.py and simulations/simnode.py pump
+:class:`LinkHandler`, exchange frames by hand, as node/links/peer.py and simulations/simnode.py pump
 them. Events that :func:`writes` says only read are answered with the connection set
 ``query_only``, so a write sneaking into one fails the test.
 """
@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 import sqlean
 
-from feral.storage.errors import StorageError
-from feral.storage.link import FailureLog, Handled, LinkHandler, writes
-from feral.storage.peers import peer_statuses
-from feral.storage.stats import log_epoch
+from feral.storage.db.errors import StorageError
+from feral.storage.link.handler import FailureLog, Handled, LinkHandler, writes
+from feral.storage.link.peers import peer_statuses
+from feral.storage.memory.stats import log_epoch
 from feral.storage.store import open_sync, run_write
 from feral.sync.codec import decode_message
 from feral.sync.messages import ErrorMessage
@@ -409,7 +409,7 @@ def test_a_bookkeeping_write_that_fails_refuses_the_link_and_sends_no_ack(
     devices: Devices,
 ) -> None:
     """The page was applied, then counting its rows failed: the whole event rolled back, so the
-    ack the handler had queued must not go out, only the Error (node/peer.py and the simulated
+    ack the handler had queued must not go out, only the Error (node/links/peer.py and the simulated
     devices both end a link so, through ``store_failed``)."""
     laptop, phone = devices.replica("laptop"), devices.replica("phone")
     phone.remember("phone", "wrote", "first")

@@ -1,4 +1,5 @@
-"""storage/memories.py: remember, record, archive, restore, nuke, bulk import, and two writers."""
+"""storage/memory/memories.py: remember, record, archive, restore, nuke, bulk import, and two
+writers."""
 
 from __future__ import annotations
 
@@ -11,15 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from feral.storage.connection import Connection
-from feral.storage.delta_log import changes_since, clock_high_water, version_vector
-from feral.storage.memories import (
-    find_row,
-    import_facts,
-    list_episodes,
-    remember_fact,
-)
-from feral.storage.search import search_fts
+from feral.storage.db.connection import Connection
+from feral.storage.log.delta_log import changes_since, clock_high_water, version_vector
+from feral.storage.memory.memories import find_row, import_facts, list_episodes, remember_fact
+from feral.storage.search.query import search_fts
 from feral.storage.store import open_sync, run_write
 from feral.sync.errors import NotFoundError, SchemaError
 from feral.sync.hlc import HybridClock, unpack
@@ -276,7 +272,7 @@ def test_importing_100k_facts_in_batches_keeps_every_stamp_unique_and_increasing
 WRITER = """
 import json, sys, time
 from pathlib import Path
-from feral.storage.memories import remember_fact
+from feral.storage.memory.memories import remember_fact
 from feral.storage.store import open_sync, run_write
 from feral.sync.hlc import HybridClock
 

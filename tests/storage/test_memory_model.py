@@ -1,10 +1,11 @@
-"""storage/memory_model.py: meta rows, edges and entities replicate and merge like the tiers."""
+"""storage/memory/memory_model.py: meta rows, edges and entities replicate and merge like the
+tiers."""
 
 from __future__ import annotations
 
 import pytest
 
-from feral.storage.memory_model import (
+from feral.storage.memory.memory_model import (
     Meta,
     add_edge,
     add_entity,

@@ -1,4 +1,4 @@
-"""storage/migrations.py: ordered named steps, each applied atomically with its record."""
+"""storage/db/migrations.py: ordered named steps, each applied atomically with its record."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from feral.storage.connection import Connection, connect
-from feral.storage.errors import MigrationError
-from feral.storage.migrations import MIGRATIONS, Migration, apply_migrations, pending
+from feral.storage.db.connection import Connection, connect
+from feral.storage.db.errors import MigrationError
+from feral.storage.db.migrations import MIGRATIONS, Migration, apply_migrations, pending
 from feral.sync.schema import TABLES
 
 NAMES = [m.name for m in MIGRATIONS]
@@ -122,7 +122,7 @@ def test_trigger_bodies_with_semicolons_stay_whole(raw: Connection):
     for table in TABLES:
         if table.fts:
             assert {f"{table.name}_ai", f"{table.name}_ad", f"{table.name}_au"} <= triggers
-    # The embedding queue's triggers come with an embedder (storage/vectors.py), not here.
+    # The embedding queue's triggers come with an embedder (storage/vectors/vectors.py), not here.
     assert not {name for name in triggers if "_embed_" in name}
 
 

@@ -1,5 +1,5 @@
-"""Model files hashed once per version of each file (storage/model_stamps.py), and an altered
-file caught all the same: a file changed in place, with its size and modification time put
+"""Model files hashed once per version of each file (storage/encoders/model_stamps.py), and an
+altered file caught all the same: a file changed in place, with its size and modification time put
 back as they were, is hashed again and refused."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from feral.storage.embedders import MODELS_DIR, STATIC_EMBEDDER
-from feral.storage.errors import ModelUnavailable
-from feral.storage.model_files import check_digest
-from feral.storage.model_stamps import STAMPS_FILE, DigestStamps
-from feral.storage.static_model import MATRIX_FILE, StaticEmbedder
+from feral.storage.db.errors import ModelUnavailable
+from feral.storage.encoders.embedders import MODELS_DIR, STATIC_EMBEDDER
+from feral.storage.encoders.model_files import check_digest
+from feral.storage.encoders.model_stamps import STAMPS_FILE, DigestStamps
+from feral.storage.encoders.static_model import MATRIX_FILE, StaticEmbedder
 
 SHIPPED = MODELS_DIR / STATIC_EMBEDDER
 

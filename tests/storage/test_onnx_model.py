@@ -1,8 +1,9 @@
-"""storage/onnx_model.py: the default encoder, checked against all-MiniLM-L6-v2 run by torch.
+"""storage/encoders/onnx_model.py: the default encoder, checked against all-MiniLM-L6-v2 run by
+torch.
 
 torch is never imported here. ``data/minilm_l6_reference.npz`` holds 300 texts and the vectors
 sentence-transformers gave them in float32 (stored as float16), written by
-``storage/models/export_minilm.py --reference`` when the shipped model was made.
+``storage/encoders/models/export_minilm.py --reference`` when the shipped model was made.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import feral.storage.onnx_model as onnx_model
-from feral.storage.embedders import DEFAULT_EMBEDDER, MODELS_DIR
-from feral.storage.errors import ModelUnavailable
-from feral.storage.onnx_model import OnnxEmbedder
-from feral.storage.vectors import Embedder, pack_vector
+import feral.storage.encoders.onnx_model as onnx_model
+from feral.storage.db.errors import ModelUnavailable
+from feral.storage.encoders.embedders import DEFAULT_EMBEDDER, MODELS_DIR
+from feral.storage.encoders.onnx_model import OnnxEmbedder
+from feral.storage.vectors.vectors import Embedder, pack_vector
 from feral.sync.errors import FeralError
 
 SHIPPED = MODELS_DIR / DEFAULT_EMBEDDER
@@ -72,7 +73,7 @@ def test_the_model_ships_with_its_licence_and_no_local_paths() -> None:
 
 def test_the_model_is_named_and_sized_as_its_config_says(model: OnnxEmbedder) -> None:
     assert (model.name, model.dim) == ("minilm-l6-int8", 384)
-    embedder: Embedder = model  # the protocol storage/vectors.py embeds with (mypy checks)
+    embedder: Embedder = model  # the protocol storage/vectors/vectors.py embeds with (mypy checks)
     assert embedder is model
     assert 20_000_000 < (SHIPPED / "model.onnx").stat().st_size < 25_000_000  # int8, not float32
 

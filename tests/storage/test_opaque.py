@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from feral.storage.delta_log import changes_since
-from feral.storage.errors import NewerDatabase
-from feral.storage.export import export_lines
-from feral.storage.row_digest import computed_afresh, row_digest
+from feral.storage.db.errors import NewerDatabase
+from feral.storage.log.delta_log import changes_since
+from feral.storage.log.row_digest import computed_afresh, row_digest
+from feral.storage.memory.export import export_lines
 from feral.storage.store import open_sync
 from feral.sync.codec import decode_page, encode_page, encode_values
 from feral.sync.delta import Delta, Page
@@ -141,7 +141,7 @@ def test_the_schema_cannot_be_extended_once_storage_has_built_its_statements():
 
 def test_a_snapshot_carries_the_unknown_values_of_each_row(make_replica: MakeReplica):
     """A new device taking its rows from an older node's snapshot gets the newer columns too."""
-    from feral.storage.snapshot import apply_snapshot_page, snapshot_pages, start_snapshot
+    from feral.storage.log.snapshot import apply_snapshot_page, snapshot_pages, start_snapshot
 
     relay, joiner = make_replica("relay", B), make_replica("joiner", A)
     page, row_id = newer_fact(pack(T0, 0), "azure", 7)

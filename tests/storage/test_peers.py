@@ -1,4 +1,4 @@
-"""storage/peers.py: what a node records about each peer, on a real database file."""
+"""storage/link/peers.py: what a node records about each peer, on a real database file."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from feral.storage.connection import Connection
-from feral.storage.peers import (
+from feral.storage.db.connection import Connection
+from feral.storage.link.peers import (
     backlog_for,
     diverged,
     link_rows,

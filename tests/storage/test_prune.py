@@ -1,9 +1,10 @@
-"""Pruning's rules (storage/prune.py) on a real database: who holds it back, and what goes."""
+"""Pruning's rules (storage/log/prune.py) on a real database: who holds it back, and what goes."""
 
 from __future__ import annotations
 
-from feral.storage import delta_log, peers, prune, snapshot
-from feral.storage.connection import Connection
+from feral.storage.db.connection import Connection
+from feral.storage.link import peers
+from feral.storage.log import delta_log, prune, snapshot
 from feral.storage.store import run_write
 from feral.sync.delta import Delta
 from feral.sync.types import NodeId, RowId
@@ -59,7 +60,7 @@ def test_a_tombstones_entry_goes_only_once_acknowledged_and_older_than_the_windo
     conn: Connection,
 ) -> None:
     """The tombstone rows themselves stay (no words, and they stop a late write bringing the
-    row back: storage/prune.py); their log entries go under the rule of every entry."""
+    row back: storage/log/prune.py); their log entries go under the rule of every entry."""
     write(conn, fact("r1", 60), fact("r2", 60))
     young, old = fact("r1", 10, tombstone=True), fact("r2", 40, tombstone=True)
     write(conn, young, old)

@@ -11,11 +11,11 @@ import json
 
 import pytest
 
-from feral.storage import row_digest
-from feral.storage.delta_log import log_entry_counts, version_vector
-from feral.storage.export import export_lines
-from feral.storage.memories import find_row
-from feral.storage.restamp import restamp_ahead
+from feral.storage.log import row_digest
+from feral.storage.log.delta_log import log_entry_counts, version_vector
+from feral.storage.log.restamp import restamp_ahead
+from feral.storage.memory.export import export_lines
+from feral.storage.memory.memories import find_row
 from feral.storage.store import run_write
 from feral.sync.errors import ClockError, ClockSkewError
 from feral.sync.hlc import COUNTER_BITS

@@ -1,9 +1,9 @@
-"""The row digest kept with every write (storage/row_digest.py)."""
+"""The row digest kept with every write (storage/log/row_digest.py)."""
 
 from __future__ import annotations
 
-from feral.storage.delta_log import apply_page, changes_since
-from feral.storage.row_digest import computed_afresh, fill_missing, row_digest
+from feral.storage.log.delta_log import apply_page, changes_since
+from feral.storage.log.row_digest import computed_afresh, fill_missing, row_digest
 from feral.storage.store import run_write
 
 from .support import A, B, C, export_text, pull, sync_until_quiet

@@ -1,4 +1,4 @@
-"""storage/rows.py: each row shape has exactly the keys and value types storage builds."""
+"""storage/db/rows.py: each row shape has exactly the keys and value types storage builds."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ from typing import Any, get_type_hints
 
 import pytest
 
-from feral.storage.connection import Connection
-from feral.storage.memories import (
+from feral.storage.db.connection import Connection
+from feral.storage.db.rows import EpisodeRow, ExecutionRow, FactRow
+from feral.storage.memory.memories import (
     add_episode,
     find_row,
     list_episodes,
@@ -15,7 +16,6 @@ from feral.storage.memories import (
     nuke,
     remember_fact,
 )
-from feral.storage.rows import EpisodeRow, ExecutionRow, FactRow
 from feral.storage.store import run_write
 from feral.sync.hlc import HybridClock
 from feral.sync.ids import new_ulid

@@ -1,14 +1,15 @@
-"""storage/search.py: safe FTS5 queries, scores in [0, 1], hidden rows, and MMR.
+"""storage/search/query.py: safe FTS5 queries, scores in [0, 1], hidden rows, and MMR.
 
-The tests of the hybrid blend moved to test_fusion.py with the blend itself (storage/fusion.py).
+The tests of the hybrid blend moved to test_fusion.py with the blend itself
+(storage/search/fusion.py).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from feral.storage.connection import Connection
-from feral.storage.search import (
+from feral.storage.db.connection import Connection
+from feral.storage.search.query import (
     Hit,
     content_of,
     fts_query,
@@ -19,7 +20,7 @@ from feral.storage.search import (
     search_vector,
 )
 from feral.storage.store import run_write
-from feral.storage.vectors import embed_pending, pack_vector
+from feral.storage.vectors.vectors import embed_pending, pack_vector
 from tests.embedders import HashingEmbedder
 
 from .support import A, Replica

@@ -1,6 +1,6 @@
 """Slot conflicts on real stores: a single-valued slot holding values no write had seen
 together is one conflict, the same on every device, and resolving it leaves one value
-everywhere (storage/slot_conflicts.py); values an edge joins are no conflict."""
+everywhere (storage/absorb/slot_conflicts.py); values an edge joins are no conflict."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 import pytest
 
-from feral.storage import conflicts
-from feral.storage.memory_model import add_edge
+from feral.storage.absorb import conflicts
+from feral.storage.memory.memory_model import add_edge
 from feral.storage.store import run_write
 from feral.sync.errors import NotFoundError
 

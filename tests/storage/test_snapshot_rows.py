@@ -1,7 +1,7 @@
 """What a snapshot receiver takes, and that it drops nothing (PROTOCOL §7, Pruning and
 snapshots).
 
-Tombstone rows are never collected (storage/prune.py), so a snapshot carries every row its
+Tombstone rows are never collected (storage/log/prune.py), so a snapshot carries every row its
 sender deleted, as a tombstone that wins over the receiver's copy; a row a page lacks is one
 its sender never held, and the receiver keeps it. A page's collected mark is ignored: a paired
 peer that claimed one could otherwise delete every row of its receiver with one page.
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from feral.storage.prune import apply_prune
-from feral.storage.snapshot import apply_snapshot_page, snapshot_pages, start_snapshot
+from feral.storage.log.prune import apply_prune
+from feral.storage.log.snapshot import apply_snapshot_page, snapshot_pages, start_snapshot
 from feral.storage.store import run_write
 
 from .support import WINDOW_MS, A, B, Replica

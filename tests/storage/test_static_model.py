@@ -1,4 +1,4 @@
-"""storage/static_model.py: the light embedding model shipped inside feral."""
+"""storage/encoders/static_model.py: the light embedding model shipped inside feral."""
 
 from __future__ import annotations
 
@@ -12,17 +12,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from feral.storage.embedders import MODELS_DIR, STATIC_EMBEDDER
-from feral.storage.errors import ModelUnavailable
-from feral.storage.static_model import StaticEmbedder
-from feral.storage.vectors import Embedder, pack_vector
+from feral.storage.db.errors import ModelUnavailable
+from feral.storage.encoders.embedders import MODELS_DIR, STATIC_EMBEDDER
+from feral.storage.encoders.static_model import StaticEmbedder
+from feral.storage.vectors.vectors import Embedder, pack_vector
 from feral.sync.errors import FeralError
 
 SHIPPED = MODELS_DIR / STATIC_EMBEDDER
 
 # model2vec's own ``StaticModel.encode`` of these sentences, with the float32 matrix it distilled
 # (before feral's float16 copy), as little-endian float16; printed by
-# ``storage/models/distill.py --print-test-vectors``. model2vec itself is never imported here.
+# ``storage/encoders/models/distill.py --print-test-vectors``. model2vec itself is never imported
+# here.
 MODEL2VEC_REFERENCE = [
     (
         'Booked flights to Lisbon for the June holiday',
@@ -124,7 +125,7 @@ def test_the_model_ships_with_its_licence_and_no_local_paths() -> None:
 
 def test_the_model_is_named_and_sized_as_its_config_says(model: StaticEmbedder) -> None:
     assert (model.name, model.dim) == ("minilm-static-256", 256)
-    embedder: Embedder = model  # the protocol storage/vectors.py embeds with (mypy checks)
+    embedder: Embedder = model  # the protocol storage/vectors/vectors.py embeds with (mypy checks)
     assert embedder is model
     assert (SHIPPED / "embeddings.npy").stat().st_size < 16_000_000
 

@@ -1,14 +1,14 @@
-"""storage/stats.py: counts per tier, the log, vectors and the clock."""
+"""storage/memory/stats.py: counts per tier, the log, vectors and the clock."""
 
 from __future__ import annotations
 
 import re
 
-from feral.storage.connection import sqlite_version
-from feral.storage.delta_log import clock_high_water
-from feral.storage.stats import database_stats, log_epoch
+from feral.storage.db.connection import sqlite_version
+from feral.storage.log.delta_log import clock_high_water
+from feral.storage.memory.stats import database_stats, log_epoch
 from feral.storage.store import open_sync, run_write
-from feral.storage.vectors import embed_pending, ensure_vector_tables
+from feral.storage.vectors.vectors import embed_pending, ensure_vector_tables
 from tests.embedders import HashingEmbedder
 
 from .support import A, B, Replica, pull

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import sqlean
 
-from feral.storage.connection import Connection, DatabaseError
-from feral.storage.delta_log import clock_high_water
-from feral.storage.errors import CorruptDatabase, StorageError
-from feral.storage.export import export_lines
-from feral.storage.memories import find_row, remember_fact, set_archived
+from feral.storage.db.connection import Connection, DatabaseError
+from feral.storage.db.errors import CorruptDatabase, StorageError
+from feral.storage.log.delta_log import clock_high_water
+from feral.storage.memory.export import export_lines
+from feral.storage.memory.memories import find_row, remember_fact, set_archived
 from feral.storage.store import Store, open_sync, run_write
 from feral.sync.errors import NotFoundError
 from feral.sync.hlc import HybridClock
@@ -101,7 +101,8 @@ async def test_a_database_error_inside_a_write_becomes_a_storage_error_and_rolls
 
 
 async def test_a_write_that_rolls_itself_back_returns_and_leaves_nothing(store: Store):
-    """A link refusing a page rolls the event's transaction back and returns (storage/link.py):
+    """A link refusing a page rolls the event's transaction back and returns
+    (storage/link/handler.py):
     there is nothing to commit, and the write is no error."""
     clock = HybridClock(A, ManualClock())
 

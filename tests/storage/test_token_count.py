@@ -1,11 +1,12 @@
-"""storage/token_count.py: the shipped model's WordPiece, and counts that add up line by line."""
+"""storage/encoders/token_count.py: the shipped model's WordPiece, and counts that add up line by
+line."""
 
 from __future__ import annotations
 
 from tokenizers import Tokenizer
 
-from feral.storage.embedders import DEFAULT_EMBEDDER, MODELS_DIR
-from feral.storage.token_count import count_tokens, count_tokens_each
+from feral.storage.encoders.embedders import DEFAULT_EMBEDDER, MODELS_DIR
+from feral.storage.encoders.token_count import count_tokens, count_tokens_each
 
 TEXTS = [
     "likes: green tea",

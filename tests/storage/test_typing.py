@@ -2,7 +2,7 @@
 
 ``Store.read``/``Store.write``, ``run_write`` and ``Node._write`` take ``fn`` and its arguments
 (``ParamSpec``), storage functions take a ``Connection`` protocol rather than ``Any``, and the
-rows written and listed have ``TypedDict`` shapes (storage/rows.py). The snippet below is checked
+rows written and listed have ``TypedDict`` shapes (storage/db/rows.py). The snippet below is checked
 by mypy, as the project's own code is: each line marked ``# rejected`` must be reported, and
 nothing else may be, so the test fails if the checks go (the rejected lines pass) and if they
 are too strict (an accepted line is reported).
@@ -24,8 +24,8 @@ import sqlite3
 
 from feral.node.node import Node
 from feral.storage import memories
-from feral.storage.connection import Connection
-from feral.storage.rows import EpisodeRow
+from feral.storage.db.connection import Connection
+from feral.storage.db.rows import EpisodeRow
 from feral.storage.store import open_sync, run_write
 
 

@@ -1,15 +1,15 @@
-"""storage/vector_index.py: the vectors held in memory answer as sqlite-vec does, follow the
+"""storage/vectors/vector_index.py: the vectors held in memory answer as sqlite-vec does, follow the
 node's own embedding writes without reloading, and reload after anyone else's."""
 
 from __future__ import annotations
 
 import pytest
 
-from feral.storage.connection import Connection
-from feral.storage.search import search_vector
+from feral.storage.db.connection import Connection
+from feral.storage.search.query import search_vector
 from feral.storage.store import run_write
-from feral.storage.vector_index import VectorIndex, read_chunks, read_rows
-from feral.storage.vectors import (
+from feral.storage.vectors.vector_index import VectorIndex, read_chunks, read_rows
+from feral.storage.vectors.vectors import (
     Queued,
     embed_pending,
     queued_rows,
@@ -42,7 +42,7 @@ def drain(conn: Connection, index: VectorIndex | None = None) -> None:
 
 
 def query(text: str) -> bytes:
-    from feral.storage.vectors import pack_vector
+    from feral.storage.vectors.vectors import pack_vector
 
     return pack_vector(EMBEDDER.embed([text])[0], EMBEDDER.dim)
 

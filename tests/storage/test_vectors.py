@@ -1,4 +1,5 @@
-"""storage/vectors.py: derived sqlite-vec tables, the embed queue, and switching embedders."""
+"""storage/vectors/vectors.py: derived sqlite-vec tables, the embed queue, and switching
+embedders."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ import struct
 
 import pytest
 
-from feral.storage.connection import Connection
-from feral.storage.errors import CorruptDatabase, EmbeddingError
-from feral.storage.search import search_vector
+from feral.storage.db.connection import Connection
+from feral.storage.db.errors import CorruptDatabase, EmbeddingError
+from feral.storage.search.query import search_vector
 from feral.storage.store import run_write
-from feral.storage.vectors import (
+from feral.storage.vectors.vectors import (
     VECTOR_TABLES,
     embed_pending,
     embedder_in_use,

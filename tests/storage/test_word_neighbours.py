@@ -3,9 +3,9 @@ near-duplicate, read at a bounded cost however many facts share its common words
 
 from __future__ import annotations
 
-from feral.storage.memories import import_facts, set_archived
+from feral.storage.absorb.word_neighbours import COUNT_AT_MOST, READ_AT_MOST, word_neighbours
+from feral.storage.memory.memories import import_facts, set_archived
 from feral.storage.store import run_write
-from feral.storage.word_neighbours import COUNT_AT_MOST, READ_AT_MOST, word_neighbours
 
 from .support import Replica
 

@@ -123,7 +123,8 @@ class MemoryStore:
 
     def write(self, row_id: str, text: str) -> Delta:
         """A local write: stamped by this node's clock above the row's stored version (as
-        storage/memories.py stamps: a received stamp never lifts the clock), merged, logged."""
+        storage/memory/memories.py stamps: a received stamp never lifts the clock), merged,
+        logged."""
         current = self.rows.get((FACTS.name, RowId(row_id)))
         hlc = self.clock.tick(0 if current is None else current.hlc)
         delta = Delta(FACTS.name, RowId(row_id), hlc, self.node_id, fact_values(row_id, text))

@@ -6,7 +6,7 @@ import pkgutil
 import pytest
 
 import feral
-from feral.storage.errors import EmbeddingError, StorageError
+from feral.storage.db.errors import EmbeddingError, StorageError
 from feral.sync import errors
 from feral.sync.errors import (
     AuthError,

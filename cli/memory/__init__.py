@@ -1,0 +1,1 @@
+"""The ``memory``, ``graph``, ``log`` and ``wiki`` commands."""

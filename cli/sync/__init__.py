@@ -1,0 +1,1 @@
+"""The ``serve`` and ``sync`` commands: peers, invitations, TLS, status."""

@@ -1,0 +1,2 @@
+"""Absorbing text: clauses phrased as facts, compared with what is stored, and the outcome
+written."""

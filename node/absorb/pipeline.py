@@ -1,0 +1,367 @@
+"""The absorb pipeline, the path of every ``remember``: validate → scan → classify → write.
+
+1. **validate**: the text (or each part of a triple) must hold something besides white space.
+2. **scan**: :func:`scan_text` is the hook where text that must never be stored (a secret) is
+   refused before anything is read or written; today it accepts everything.
+3. **classify**: the phrasing rules (node/absorb/phrases.py) make the text a triple and give it a
+   category (node/absorb/fact_rules.py); the new text is embedded at once with the node's embedder
+   (before the write transaction: a model never runs inside one), and node/absorb/classify.py
+   compares it with what is stored (storage/absorb/absorb_store.py reads the candidates). The
+   nearest stored facts come from the vectors a long-running process holds in memory
+   (``feral serve``, ``feral mcp``: storage/vectors/vector_index.py, kept in step with every vector
+   written, loaded before the write transaction if stale), else from sqlite-vec's scan, which
+   a one-shot command pays once instead of loading every vector.
+4. **write**: in the same transaction as the candidates were read: the fact, its meta row,
+   superseded facts archived, the edges (``supersedes``, ``contradicts``, ``related_to``),
+   and the vector made in step 3, so the embedding queue does not embed the text again.
+
+The answer is :class:`Absorbed`: ``{"status": "absorbed", "memory_id", "classification",
+"edges_created", "duplicates_merged"}``, with ``edges`` (the edges written) and the stored
+fact's own fields besides. ``duplicates_merged`` counts stored facts the text was merged into
+(1 for a duplicate, else 0); a duplicate writes nothing, and its ``memory_id`` is the stored
+row's.
+
+Offline and deterministic: with no embedding model (``memory.embedder`` is ``"none"``) only
+exact duplicates, slot values and opposites are found; near-duplicates and related facts need
+vectors. An LLM classifier may decide instead (``memory.classifier: "llm"``, off by default;
+node/absorb/llm_classify.py): asked before the write transaction, the rules behind it on any
+failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from feral.node.secrets.scan import refuse_secrets, refuse_triple
+from feral.storage.absorb.absorb_store import (
+    Candidates,
+    Decision,
+    HeldVectors,
+    NewVector,
+    Outcome,
+    absorb_fact,
+    read_candidates,
+)
+from feral.storage.db.connection import Connection
+from feral.storage.db.rows import FactRow
+from feral.storage.memory.curation import set_scope
+from feral.storage.memory.memories import Row, Stamp
+from feral.storage.memory.memory_model import DEFAULT_SCOPE, Meta, read_meta
+from feral.storage.vectors.vectors import pack_vector
+from feral.sync.errors import InvalidInput
+from feral.sync.types import NodeId
+
+from .classify import Thresholds, decide, fact_text, keep_both
+from .clauses import parse_facts
+from .fact_rules import category_of, is_single_valued, opposite, slot
+from .fact_values import about_slot
+from .llm_classify import llm_classifier_for, same_candidates
+from .phrases import Triple, parse_fact
+from .same_fact import hard_tokens
+
+if TYPE_CHECKING:
+    from feral.node.node import Node
+
+__all__ = [
+    "Absorbed",
+    "Fact",
+    "absorb",
+    "embed_facts",
+    "held_vectors",
+    "prepare_triple",
+    "prepare_triples",
+    "scan_text",
+    "within_scope",
+]
+
+log = logging.getLogger("feral.classify")
+
+
+@dataclass(frozen=True)
+class Absorbed:
+    """What absorbing one fact did."""
+
+    memory_id: str
+    classification: str
+    row: FactRow
+    edges: list[Row] = field(default_factory=list)
+    duplicates_merged: int = 0
+    clauses: list[Absorbed] = field(default_factory=list)
+    """The other clauses of a compound text, each absorbed alone, in the order said."""
+
+    @property
+    def archived(self) -> list[str]:
+        """The rows this fact superseded: archived now (``memory restore ID`` undoes it)."""
+        return [str(e["to_id"]) for e in self.edges if e["type"] == "supersedes"]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The answer, beside the stored row's own fields (``id``, ``subject``, ...), so a
+        script that read the row ``remember --json`` printed before still finds them.
+
+        ``written`` says whether a row was written (a duplicate writes none: ``merged_into``
+        names the stored row it was merged into) and ``archived_rows`` names every row it
+        superseded, so nothing is dropped or archived without the answer saying which;
+        ``clauses`` holds each clause's own answer when the text said more than one fact."""
+        merged = self.memory_id if self.classification == "duplicate" else None
+        answer = {
+            **self.row,
+            "status": "absorbed",
+            "memory_id": self.memory_id,
+            "classification": self.classification,
+            "written": merged is None,
+            "merged_into": merged,
+            "archived_rows": self.archived,
+            "edges_created": len(self.edges),
+            "duplicates_merged": self.duplicates_merged,
+            "edges": self.edges,
+        }
+        if self.clauses:
+            answer["clauses"] = [replace(self, clauses=[]).as_dict()] + [
+                clause.as_dict() for clause in self.clauses
+            ]
+        return answer
+
+
+def scan_text(texts: list[str]) -> None:
+    """The scan step: refuse what must never be stored, before anything is read or written.
+
+    The secret scan (node/secrets/scan.py): a refusal raises
+    :class:`~feral.node.secrets.scan.SecretRefused`, whose message names the kind, never the value.
+    """
+    refuse_secrets(texts)
+
+
+def prepare_triples(text: str | None, triple: Triple | None) -> list[Triple]:
+    """Validate and scan the input, and make it triples: the phrasing rules make a text one
+    triple per clause ("I live in Lisbon now and my dentist is Dr. Silva" says two facts).
+
+    Raises:
+        InvalidInput: neither or both given, or an empty part.
+    """
+    if text is not None and triple is None and text.strip():
+        scan_text([text])
+        return parse_facts(text)
+    return [prepare_triple(text, triple)]
+
+
+def prepare_triple(text: str | None, triple: Triple | None) -> Triple:
+    """Validate and scan the input, and make it a triple (phrasing rules for a text).
+
+    Raises:
+        InvalidInput: neither or both given, or an empty part.
+    """
+    if (text is None) == (triple is None):
+        raise InvalidInput("give a text or a triple, not both")
+    if triple is not None:
+        parts = tuple(part.strip() for part in triple)
+        if not all(parts):
+            raise InvalidInput("subject, predicate and object must not be empty")
+        checked = (parts[0], parts[1], parts[2])
+        refuse_triple(checked)  # also reads "predicate is object": user / wifi_password / x
+        return checked
+    assert text is not None
+    if not text.strip():
+        raise InvalidInput("the text is empty")
+    scan_text([text])
+    return parse_fact(text)
+
+
+async def embed_facts(node: Node, texts: list[str]) -> list[NewVector | None]:
+    """The texts' vectors, made now in one call on a worker thread (``None`` each with no model,
+    or a database that takes no writes, which has no vectors to compare with either)."""
+    embedder = node.embedder
+    if embedder is None or not node.embedding.active or not texts:
+        return [None] * len(texts)
+    vectors = await asyncio.to_thread(embedder.embed, texts)
+    return [
+        NewVector(embedder, t, v, node.embedding.index) for t, v in zip(texts, vectors, strict=True)
+    ]
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One fact on its way through the pipeline: what classify reads it with, and its meta."""
+
+    triple: Triple
+    vector: NewVector | None
+    held: HeldVectors | None
+    source_episode: str | None = None
+    common_words: set[str] | None = None
+    """Words a bulk write found common so far, shared by its facts (not counted again)."""
+
+    @property
+    def words(self) -> str:
+        return fact_text(*self.triple)
+
+    def candidates_of(self, conn: Connection) -> Candidates:
+        subject, predicate, obj = self.triple
+        name = slot(predicate) if is_single_valued(slot(predicate)) else about_slot(predicate)
+        slot_predicates = [name, f"{name}_name"] if name is not None else []
+        vector = self.vector
+        packed = pack_vector(vector.values, vector.embedder.dim) if vector is not None else None
+        held = self.held if packed is not None else None
+        return read_candidates(
+            conn,
+            self.triple,
+            slot_predicates,
+            opposite(predicate),
+            self.words,
+            packed,
+            held,
+            self.common_words,
+        )
+
+    def meta(self, memory_id: str, now_ms: int) -> Meta | None:
+        """A note needs no meta row: the defaults say the same (category note, updated when
+        created), and one row per note is what replicates."""
+        category = category_of(self.triple[1], self.triple[2])
+        if category == "note":
+            return None
+        return Meta(memory_id, category=category, updated_at=now_ms)
+
+
+async def held_vectors(node: Node, vectors: list[NewVector | None]) -> HeldVectors | None:
+    """The vectors held in memory, current (a stale copy loads here, not in the write)."""
+    held = node.embedding.index
+    if held is not None and any(v is not None for v in vectors):
+        await node.store.read(held.refresh)
+    return held
+
+
+async def absorb(
+    node: Node,
+    text: str | None = None,
+    triple: Triple | None = None,
+    *,
+    limits: Thresholds | None = None,
+    scope: str | None = None,
+    keep: bool = False,
+) -> Absorbed:
+    """Run the pipeline on a text or a triple and answer what happened (module docstring).
+
+    A text saying several facts is absorbed clause by clause, each alone (the answer is the
+    first clause's, the others in its ``clauses``). ``scope`` (checked by the caller:
+    node/settings/scopes.py) puts a written fact in that scope, in the same transaction; a duplicate
+    keeps the scope it has, but for a fact of a session or agent the user now states
+    (``scope="user"``), lifted to the user's. A fact in a session's or agent's scope never
+    archives a row of another scope (node/settings/scopes.py). ``keep`` (``--keep-both``) writes
+    what
+    would be merged or superseded beside it, linked ``related_to``."""
+    answers = [
+        await _absorb_one(node, parsed, limits, scope, keep)
+        for parsed in prepare_triples(text, triple)
+    ]
+    return replace(answers[0], clauses=answers[1:])
+
+
+async def _absorb_one(
+    node: Node, parsed: Triple, limits: Thresholds | None, scope: str | None, keep: bool
+) -> Absorbed:
+    vectors = await embed_facts(node, [fact_text(*parsed)])
+    fact = Fact(parsed, vectors[0], await held_vectors(node, vectors))
+    decide_now = await _decider(node, fact, limits)
+    outcome: Outcome = await node._write(
+        _absorb_in_scope,
+        scope,
+        keep,
+        fact.candidates_of,
+        decide_now,
+        lambda memory_id: fact.meta(memory_id, node.now_ms()),
+        now_ms=node.now_ms(),
+        vector=fact.vector,
+    )
+    if outcome.decision.duplicate_of is None or scope is not None:
+        await node._committed()
+    return _absorbed(outcome)
+
+
+def _absorbed(outcome: Outcome) -> Absorbed:
+    merged = 1 if outcome.decision.classification == "duplicate" else 0
+    return Absorbed(
+        str(outcome.row["id"]), outcome.decision.classification, outcome.row, outcome.edges, merged
+    )
+
+
+async def _decider(
+    node: Node, fact: Fact, limits: Thresholds | None
+) -> Callable[[Candidates], Decision]:
+    """How the write decides: the rules, or (``memory.classifier: "llm"``) the model's answer
+    to a question asked now, outside any transaction, if the write finds what it was asked
+    about (node/absorb/llm_classify.py); the rules whenever it gives none."""
+    classifier = llm_classifier_for(node.settings.memory)
+    if classifier is None:
+        return lambda found: decide(found, limits)
+    asked = await node.store.read(fact.candidates_of)
+    verdict = await asyncio.to_thread(classifier.classify, asked)
+
+    def decide_now(found: Candidates) -> Decision:
+        if verdict is not None and same_candidates(asked, found):
+            return _vetted(verdict, found)
+        if verdict is not None:
+            log.warning("! the stored facts changed while the LLM classifier answered: rules")
+        return decide(found, limits)
+
+    return decide_now
+
+
+def _vetted(verdict: Decision, found: Candidates) -> Decision:
+    """An LLM's "duplicate" that changes a number, a unit, a negation or a name is two facts:
+    written, and related to the one it was said to repeat (node/absorb/same_fact.py)."""
+    merged = verdict.duplicate_of
+    if verdict.classification != "duplicate" or merged is None:
+        return verdict
+    rows = [found.exact, *found.slot, *(row for row, _ in found.neighbours)]
+    row = next((r for r in rows if r is not None and str(r["id"]) == merged), None)
+    text = fact_text(*found.triple)
+    if row is None or hard_tokens(text) == hard_tokens(_row_text(row)):
+        return verdict
+    return Decision("related", related=(merged,))
+
+
+def _row_text(row: Row) -> str:
+    return fact_text(str(row["subject"]), str(row["predicate"]), str(row["object"]))
+
+
+def _absorb_in_scope(
+    conn: Connection,
+    origin: NodeId,
+    stamp: Stamp,
+    scope: str | None,
+    keep: bool,
+    candidates_of: Callable[[Connection], Candidates],
+    decide_now: Callable[[Candidates], Decision],
+    *args: Any,
+    **kwargs: Any,
+) -> Outcome:
+    """:func:`~feral.storage.absorb.absorb_store.absorb_fact` with the decision held to ``scope``
+    and ``keep``, then a written fact put in ``scope`` (a duplicate only lifted to the user's,
+    never moved down: node/settings/scopes.py)."""
+
+    def decide_here(found: Candidates) -> Decision:
+        decision = within_scope(conn, decide_now(found), scope)
+        return keep_both(decision, found.triple) if keep else decision
+
+    outcome = absorb_fact(conn, origin, stamp, candidates_of, decide_here, *args, **kwargs)
+    row_id = str(outcome.row["id"])
+    if scope is not None and (outcome.decision.duplicate_of is None or scope == DEFAULT_SCOPE):
+        set_scope(conn, origin, stamp, row_id, scope)
+    return outcome
+
+
+def within_scope(conn: Connection, decision: Decision, scope: str | None) -> Decision:
+    """``decision`` with what a write in ``scope`` may not archive turned into links: a
+    session's or agent's fact supersedes only rows of its own scope, and is ``related`` to
+    the others (the user's rows are archived only by the user's own facts)."""
+    if scope in (None, DEFAULT_SCOPE) or not decision.supersedes:
+        return decision
+    own = tuple(i for i in decision.supersedes if read_meta(conn, i).scope == scope)
+    kept = tuple(i for i in decision.supersedes if i not in own)
+    if not kept:
+        return decision
+    if not own:
+        return Decision("related", related=kept)
+    return Decision("supersede", supersedes=own, related=kept)

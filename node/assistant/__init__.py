@@ -1,0 +1,1 @@
+"""An assistant's working memory: sessions, summaries, chat transcripts, the execution log."""

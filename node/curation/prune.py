@@ -1,0 +1,59 @@
+"""Pruning this node's log and tombstones (storage/log/prune.py): ``feral sync prune``, the hourly
+prune inside ``feral serve``, and the figures ``feral memory stats`` shows.
+
+The paired peers are the ones in ``settings.json``; the window is ``sync.retention_days``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from feral.node.node import Node
+from feral.storage.log import prune
+from feral.sync.errors import FeralError
+from feral.sync.types import NodeId
+
+__all__ = ["prune_figures", "prune_now", "prune_on_schedule"]
+
+log = logging.getLogger("feral.serve")
+
+
+def _arguments(node: Node) -> dict[str, Any]:
+    sync = node.settings.sync
+    return {
+        "paired": [NodeId(peer.node_id) for peer in sync.peers],
+        "now_ms": node.now_ms(),
+        "window_ms": int(sync.retention_days * prune.DAY_MS),
+    }
+
+
+async def prune_figures(node: Node) -> dict[str, object]:
+    """What a prune would collect now, and which peer holds it back longest (a read)."""
+    arguments = _arguments(node)
+    plan = await node.store.read(lambda conn: prune.plan_prune(conn, **arguments))
+    return plan.as_dict()
+
+
+async def prune_now(node: Node, *, dry_run: bool) -> dict[str, object]:
+    """Collect what may go (or only say what, on a dry run); returns the plan's figures."""
+    if dry_run:
+        return {"dry_run": True, **await prune_figures(node)}
+    arguments = _arguments(node)
+    plan = await node.store.write(lambda conn: prune.apply_prune(conn, **arguments))
+    return {"dry_run": False, **plan.as_dict()}
+
+
+async def prune_on_schedule(node: Node) -> None:
+    """``feral serve``'s prune, every ``sync.prune_every_s``; a failure is logged, not fatal."""
+    while True:
+        await asyncio.sleep(node.settings.sync.prune_every_s)
+        try:
+            done = await prune_now(node, dry_run=False)
+        except FeralError as exc:
+            log.warning("! prune failed: %s", exc)
+            continue
+        if done["prunable_entries"] or done["prunable_tombstones"]:
+            log.info("pruned %s log entries and %s tombstones",
+                     done["prunable_entries"], done["prunable_tombstones"])  # fmt: skip

@@ -1,0 +1,1 @@
+"""``feral.Memory``: the Python library's face of a node."""

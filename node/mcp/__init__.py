@@ -1,0 +1,1 @@
+"""The Model Context Protocol server (``feral mcp`` and ``/mcp``): its tools and resources."""

@@ -1,0 +1,96 @@
+"""What every MCP tool module shares (node/mcp_tools_*.py): the annotations, argument checking
+and the translation of a refusal into the tool error the model reads.
+
+The annotations say what a call may do to the memory, for a client deciding what to allow
+without asking:
+
+- :data:`READ_ONLY`: reads; nothing is written.
+- :data:`WRITES`: adds to the memory; calling twice may add twice (or classify the second as a
+  duplicate), so it is not idempotent.
+- :data:`IDEMPOTENT`: sets a state; calling twice with the same arguments leaves what once did.
+- :data:`DESTRUCTIVE`: takes something out of what search and lists show (undoable, but a
+  client should ask first).
+
+None is open-world: the tools touch only this home's memory, never the network (a ``serve``
+pushing writes to paired peers is replication of the same memory, not a call out).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar, cast
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp_types import ToolAnnotations
+
+from feral.node.api.bodies import fit
+from feral.node.api.errors import ApiError
+from feral.sync.errors import FeralError
+
+__all__ = [
+    "DESTRUCTIVE",
+    "IDEMPOTENT",
+    "READ_ONLY",
+    "WRITES",
+    "add_tool",
+    "given",
+    "refusal_text",
+    "resource_errors",
+]
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+IDEMPOTENT = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+DESTRUCTIVE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+S = TypeVar("S")
+
+
+def refusal_text(exc: ApiError | FeralError) -> str:
+    """The message of a refusal: a bad argument, an unknown id, a secret."""
+    if isinstance(exc, ApiError):
+        return exc.message
+    return f"{exc.code}: {exc}"
+
+
+def _tool_errors(fn: F) -> F:
+    """A refusal as the tool error the model reads, never a traceback."""
+
+    @functools.wraps(fn)
+    async def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await fn(*args, **kwargs)
+        except (ApiError, FeralError) as exc:
+            raise ToolError(refusal_text(exc)) from None
+
+    return cast(F, call)
+
+
+def resource_errors(fn: F) -> F:
+    """A refusal while reading a resource (no such page) as the SDK's resource error."""
+
+    @functools.wraps(fn)
+    async def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await fn(*args, **kwargs)
+        except (ApiError, FeralError) as exc:
+            raise ResourceError(refusal_text(exc)) from None
+
+    return cast(F, call)
+
+
+def given(type_: type[S], **arguments: Any) -> S:
+    """The arguments left out dropped (their defaults apply), the rest checked as the API does
+    (node/api/bodies.py's :func:`fit`, so the limits and messages are the API's)."""
+    return fit({k: v for k, v in arguments.items() if v is not None}, type_, top="the arguments")
+
+
+def add_tool(server: MCPServer[Any], fn: F, annotations: ToolAnnotations) -> None:
+    """Register ``fn`` under its name (a trailing ``_``, which dodges a Python name, dropped)."""
+    server.add_tool(_tool_errors(fn), name=fn.__name__.rstrip("_"), annotations=annotations)

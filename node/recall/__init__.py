@@ -1,0 +1,1 @@
+"""Reading memories back: search, the entity graph, the digest, access strength."""

@@ -1,0 +1,1 @@
+"""Secrets refused before anything is stored: the patterns, the phrases, the scan."""

@@ -1,0 +1,1 @@
+"""Settings: ``HOME/settings.json`` read and checked, and the bounds every request is held to."""

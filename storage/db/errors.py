@@ -1,0 +1,52 @@
+"""Storage errors, beneath ``FeralError`` (the tree and its mapping are drawn in sync/errors.py).
+
+Each class carries its row of that mapping (API code, HTTP status, exit status) as the classes in
+sync/errors.py do; tests/sync/test_errors.py checks the rows against the drawing.
+"""
+
+from __future__ import annotations
+
+from feral.sync.errors import FeralError
+
+__all__ = [
+    "CorruptDatabase",
+    "EmbeddingError",
+    "ExtensionUnavailable",
+    "MigrationError",
+    "ModelUnavailable",
+    "NewerDatabase",
+    "StorageError",
+]
+
+
+class StorageError(FeralError):
+    """The database refused an operation or cannot be used."""
+
+    code, http_status, exit_code = "storage_error", 500, 1
+
+
+class MigrationError(StorageError):
+    """A schema migration failed; the database was left at the previous step."""
+
+
+class NewerDatabase(StorageError):
+    """The database was written by a newer schema than this code knows: never opened, never
+    downgraded (storage/db/migrations.py)."""
+
+
+class ExtensionUnavailable(StorageError):
+    """The SQLite build in use cannot load sqlite-vec."""
+
+
+class ModelUnavailable(StorageError):
+    """A shipped embedding model, or the runtime it needs, is missing or damaged.
+
+    See storage/encoders/embedders.py; the message names the file and the way out."""
+
+
+class CorruptDatabase(StorageError):
+    """The database file fails SQLite's integrity check or is not a database at all."""
+
+
+class EmbeddingError(StorageError):
+    """An embedder's vector that cannot be stored: the wrong size, or NaN or infinity."""

@@ -1,0 +1,480 @@
+"""Schema migrations: an ordered list of named steps, each applied with its record atomically.
+
+The DDL of each step is frozen text, never generated from the current registry: a migration must
+mean the same thing forever. A test holds the resulting tables to :mod:`feral.sync.schema`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import sqlean
+
+from .connection import Connection, DatabaseError
+from .errors import MigrationError, NewerDatabase
+
+__all__ = [
+    "MIGRATIONS",
+    "Migration",
+    "all_migrations",
+    "apply_migrations",
+    "pending",
+    "record_schema_version",
+    "refuse_newer",
+    "register_migration",
+]
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One named schema step; ``sql`` runs statement by statement inside the step's transaction."""
+
+    name: str
+    sql: str
+
+
+def _fts(table: str, columns: tuple[str, ...], tokenize: str = "") -> str:
+    """An FTS5 external-content index over ``table`` kept in step by _ai/_ad/_au triggers
+    (``tokenize``: an FTS5 tokenizer option, such as ``porter unicode61``; none: the default)."""
+    cols = ", ".join(columns)
+    new = ", ".join(f"new.{c}" for c in columns)
+    old = ", ".join(f"old.{c}" for c in columns)
+    options = f"content='{table}', content_rowid='rowid'"
+    if tokenize:
+        options += f", tokenize='{tokenize}'"
+    return f"""
+CREATE VIRTUAL TABLE {table}_fts USING fts5({cols}, {options});
+CREATE TRIGGER {table}_ai AFTER INSERT ON {table} BEGIN
+  INSERT INTO {table}_fts(rowid, {cols}) VALUES (new.rowid, {new});
+END;
+CREATE TRIGGER {table}_ad AFTER DELETE ON {table} BEGIN
+  INSERT INTO {table}_fts({table}_fts, rowid, {cols}) VALUES ('delete', old.rowid, {old});
+END;
+CREATE TRIGGER {table}_au AFTER UPDATE ON {table} BEGIN
+  INSERT INTO {table}_fts({table}_fts, rowid, {cols}) VALUES ('delete', old.rowid, {old});
+  INSERT INTO {table}_fts(rowid, {cols}) VALUES (new.rowid, {new});
+END;"""
+
+
+_CLOCK = "hlc INTEGER NOT NULL, origin TEXT NOT NULL, deleted INTEGER NOT NULL DEFAULT 0"
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        "0001_meta_and_log",
+        """
+CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value ANY) STRICT;
+CREATE TABLE delta_log (
+  origin TEXT NOT NULL,
+  hlc INTEGER NOT NULL,
+  tbl INTEGER NOT NULL,
+  row_id TEXT NOT NULL,
+  payload BLOB,
+  PRIMARY KEY (origin, hlc)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE version_vector (origin TEXT PRIMARY KEY NOT NULL, hlc INTEGER NOT NULL) STRICT;
+""",
+    ),
+    Migration(
+        "0002_tiers",
+        f"""
+CREATE TABLE episodes (
+  id TEXT PRIMARY KEY NOT NULL, session_id TEXT NOT NULL, summary TEXT NOT NULL,
+  entities TEXT NOT NULL, created_at INTEGER NOT NULL, archived INTEGER NOT NULL, {_CLOCK}
+) STRICT;
+CREATE TABLE facts (
+  id TEXT PRIMARY KEY NOT NULL, subject TEXT NOT NULL, predicate TEXT NOT NULL,
+  object TEXT NOT NULL, confidence REAL NOT NULL, source_episode TEXT,
+  created_at INTEGER NOT NULL, archived INTEGER NOT NULL, {_CLOCK}
+) STRICT;
+CREATE TABLE exec_log (
+  id TEXT PRIMARY KEY NOT NULL, session_id TEXT NOT NULL, tool TEXT NOT NULL,
+  args TEXT NOT NULL, result TEXT NOT NULL, latency_ms INTEGER NOT NULL,
+  success INTEGER NOT NULL, created_at INTEGER NOT NULL, {_CLOCK}
+) STRICT;
+CREATE INDEX episodes_created ON episodes(created_at);
+{_fts("episodes", ("summary", "entities"))}
+{_fts("facts", ("subject", "predicate", "object"))}
+""",
+    ),
+    Migration(
+        "0003_vectors",
+        """
+CREATE TABLE embed_queue (
+  tbl TEXT NOT NULL, row_rowid INTEGER NOT NULL, PRIMARY KEY (tbl, row_rowid)
+) STRICT, WITHOUT ROWID;
+""",
+    ),
+    Migration(
+        "0004_peer_status",
+        """
+CREATE TABLE peer_status (
+  node_id TEXT PRIMARY KEY NOT NULL,
+  name TEXT NOT NULL DEFAULT '',
+  url TEXT,
+  reachable INTEGER NOT NULL DEFAULT 0,
+  last_attempt_at INTEGER,
+  last_sync_at INTEGER,
+  last_error TEXT,
+  last_error_at INTEGER,
+  errors INTEGER NOT NULL DEFAULT 0,
+  clock_offset_ms INTEGER,
+  vector TEXT NOT NULL DEFAULT '{}',
+  encrypted INTEGER NOT NULL DEFAULT 0,
+  rows_received INTEGER NOT NULL DEFAULT 0,
+  rows_sent INTEGER NOT NULL DEFAULT 0
+) STRICT;
+""",
+    ),
+    Migration(
+        "0005_log_entry_counts",
+        """
+ALTER TABLE version_vector ADD COLUMN entries INTEGER NOT NULL DEFAULT 0;
+UPDATE version_vector SET entries = (
+  SELECT count(*) FROM delta_log WHERE delta_log.origin = version_vector.origin);
+""",
+    ),
+    Migration(
+        "0006_integrity_alarms",
+        """
+CREATE TABLE integrity_alarms (
+  origin TEXT NOT NULL,
+  hlc INTEGER NOT NULL,
+  peer TEXT NOT NULL,
+  tbl INTEGER NOT NULL,
+  row_id TEXT NOT NULL,
+  first_at INTEGER NOT NULL,
+  last_at INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  PRIMARY KEY (origin, hlc, peer)
+) STRICT;
+""",
+    ),
+    Migration(
+        # A hard delete erases (storage/log/erase.py): the full-text indexes remove a deleted row's
+        # terms from their pages at once instead of leaving them under a delete marker until a
+        # merge, and the tombstones of each table are found without a scan.
+        "0007_erase_on_nuke",
+        """
+INSERT INTO episodes_fts(episodes_fts, rank) VALUES ('secure-delete', 1);
+INSERT INTO facts_fts(facts_fts, rank) VALUES ('secure-delete', 1);
+CREATE INDEX episodes_tombstones ON episodes(id) WHERE deleted = 1;
+CREATE INDEX facts_tombstones ON facts(id) WHERE deleted = 1;
+CREATE INDEX exec_log_tombstones ON exec_log(id) WHERE deleted = 1;
+""",
+    ),
+    Migration(
+        # A truthful status (issue 11): what each peer last said it holds (its counts and its
+        # row digest, storage/log/row_digest.py, and the vector they were taken at), the progress of
+        # the stream it last announced, when its last link ended, and the links up now, one row
+        # per link and process, so a CLI beside ``feral serve`` sees the server's links.
+        "0008_truthful_status",
+        """
+ALTER TABLE peer_status ADD COLUMN entries TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE peer_status ADD COLUMN digest TEXT;
+ALTER TABLE peer_status ADD COLUMN digest_vector TEXT;
+ALTER TABLE peer_status ADD COLUMN incoming_total INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE peer_status ADD COLUMN incoming_done INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE peer_status ADD COLUMN link_down_at INTEGER;
+CREATE TABLE peer_links (
+  link_id TEXT PRIMARY KEY NOT NULL,
+  peer TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  up_at INTEGER NOT NULL,
+  seen_at INTEGER NOT NULL
+) STRICT;
+""",
+    ),
+    Migration(
+        # Memory that compounds (issue 14): per-memory category, scope and importance, typed
+        # edges between memories, and the entities of the graph; replicated like the tiers.
+        "0009_memory_model",
+        f"""
+CREATE TABLE memory_meta (
+  id TEXT PRIMARY KEY NOT NULL, category TEXT NOT NULL, scope TEXT NOT NULL,
+  importance REAL NOT NULL, importance_note TEXT NOT NULL, updated_at INTEGER NOT NULL, {_CLOCK}
+) STRICT;
+CREATE INDEX memory_meta_scope ON memory_meta(scope);
+CREATE INDEX memory_meta_tombstones ON memory_meta(id) WHERE deleted = 1;
+CREATE TABLE edges (
+  id TEXT PRIMARY KEY NOT NULL, from_id TEXT NOT NULL, to_id TEXT NOT NULL, type TEXT NOT NULL,
+  note TEXT NOT NULL, created_at INTEGER NOT NULL, archived INTEGER NOT NULL, {_CLOCK}
+) STRICT;
+CREATE INDEX edges_from ON edges(from_id, type);
+CREATE INDEX edges_to ON edges(to_id, type);
+CREATE INDEX edges_tombstones ON edges(id) WHERE deleted = 1;
+CREATE TABLE entities (
+  id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL,
+  created_at INTEGER NOT NULL, archived INTEGER NOT NULL, {_CLOCK}
+) STRICT;
+CREATE INDEX entities_name ON entities(name COLLATE NOCASE);
+CREATE INDEX entities_tombstones ON entities(id) WHERE deleted = 1;
+""",
+    ),
+    Migration(
+        # A nuke erases on every order of arrival (storage/log/erase.py): the log's entries without
+        # payload (tombstones, and the entries they erased) found by row, even once the row was
+        # written again; the entries older than one lose their words (and their alarms) here.
+        "0010_log_tombstones",
+        """
+CREATE INDEX delta_log_tombstones ON delta_log(tbl, row_id, hlc) WHERE payload IS NULL;
+UPDATE delta_log SET payload = NULL WHERE payload IS NOT NULL AND EXISTS (
+  SELECT 1 FROM delta_log AS t WHERE t.tbl = delta_log.tbl AND t.row_id = delta_log.row_id
+    AND t.payload IS NULL AND (t.hlc, t.origin) > (delta_log.hlc, delta_log.origin));
+DELETE FROM integrity_alarms WHERE EXISTS (
+  SELECT 1 FROM delta_log AS t WHERE t.tbl = integrity_alarms.tbl
+    AND t.row_id = integrity_alarms.row_id AND t.payload IS NULL
+    AND (t.hlc, t.origin) > (integrity_alarms.hlc, integrity_alarms.origin));
+""",
+    ),
+    Migration(
+        # Private links (issue 13): the SHA-256 fingerprint of the TLS certificate a peer's
+        # link last ran under (the server's: the peer's when we dialled, ours when it did).
+        "0011_link_certificates",
+        """
+ALTER TABLE peer_status ADD COLUMN certificate TEXT;
+""",
+    ),
+    Migration(
+        "0012_invitations",
+        """
+CREATE TABLE invitations (
+  invitation_key BLOB PRIMARY KEY NOT NULL, label TEXT NOT NULL, url TEXT NOT NULL,
+  created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, used_at INTEGER, used_by TEXT
+) STRICT;
+""",
+    ),
+    Migration(
+        # Concurrent edits surfaced (issue 16): each log entry keeps the version its write
+        # replaced (entries from before are "unknown", hlc 0, and never conflict), the log is
+        # found by row, and the replicated conflict records (sync/conflicts.py) with the
+        # local queue of rows a received page may have forked.
+        "0013_conflicts",
+        f"""
+ALTER TABLE delta_log ADD COLUMN prior_hlc INTEGER DEFAULT 0;
+ALTER TABLE delta_log ADD COLUMN prior_origin TEXT DEFAULT '';
+CREATE INDEX delta_log_rows ON delta_log(tbl, row_id);
+CREATE TABLE conflicts (
+  id TEXT PRIMARY KEY NOT NULL, tbl TEXT NOT NULL, row_id TEXT NOT NULL, prior TEXT NOT NULL,
+  version_a TEXT NOT NULL, values_a TEXT NOT NULL, version_b TEXT NOT NULL,
+  values_b TEXT NOT NULL, detected_at INTEGER NOT NULL, resolved INTEGER NOT NULL,
+  kept TEXT NOT NULL, resolved_at INTEGER NOT NULL, {_CLOCK}
+) STRICT;
+CREATE INDEX conflicts_row ON conflicts(tbl, row_id);
+CREATE INDEX conflicts_tombstones ON conflicts(id) WHERE deleted = 1;
+CREATE TABLE conflict_queue (
+  tbl INTEGER NOT NULL, row_id TEXT NOT NULL, PRIMARY KEY (tbl, row_id)
+) STRICT, WITHOUT ROWID;
+""",
+    ),
+    Migration(
+        # Logs and tombstones collected (issue 16): per origin, the newest stamp this log no
+        # longer holds every entry up to (pruned, or taken from a snapshot); a peer below it
+        # is sent a snapshot (storage/log/snapshot.py). Tombstones leave the row digest, so it is
+        # computed again at the next write.
+        "0014_prune",
+        """
+CREATE TABLE log_floor (origin TEXT PRIMARY KEY NOT NULL, hlc INTEGER NOT NULL) STRICT;
+DELETE FROM meta WHERE key = 'row_digest';
+""",
+    ),
+    Migration(
+        # Mixed versions sync (issue 16): the values of columns a newer schema added and this
+        # one does not know, kept with their row as a JSON array (sync/unknown.py), merged and
+        # relayed with it; the index finds the few rows that hold any.
+        "0015_opaque_columns",
+        "".join(
+            f"ALTER TABLE {t} ADD COLUMN opaque TEXT;\n"
+            f"CREATE INDEX {t}_opaque ON {t}(id) WHERE opaque IS NOT NULL;\n"
+            for t in (
+                "episodes",
+                "facts",
+                "exec_log",
+                "memory_meta",
+                "edges",
+                "entities",
+                "conflicts",
+            )
+        ),
+    ),
+    Migration(
+        # Access strength (storage/memory/access_strength.py): how this device has retrieved each
+        # memory. Local, like the vectors: never logged, exported or sent. A hard delete (here
+        # or from a peer) takes the memory's row with it.
+        "0016_access_strength",
+        """
+CREATE TABLE access_strength (
+  memory_id TEXT PRIMARY KEY NOT NULL, strength REAL NOT NULL,
+  last_access_ms INTEGER NOT NULL, accesses INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE TRIGGER facts_access_erased AFTER UPDATE OF deleted ON facts WHEN new.deleted = 1
+BEGIN DELETE FROM access_strength WHERE memory_id = new.id; END;
+CREATE TRIGGER episodes_access_erased AFTER UPDATE OF deleted ON episodes WHEN new.deleted = 1
+BEGIN DELETE FROM access_strength WHERE memory_id = new.id; END;
+""",
+    ),
+    Migration(
+        # An alarm on a copy that differs from the held entry only by a nuke's erasure
+        # (storage/log/integrity.py): it goes once the row here moves past that write. Alarms from
+        # before are kept as they were (0: not known to be such a copy).
+        "0017_erased_copy_alarms",
+        """
+ALTER TABLE integrity_alarms ADD COLUMN erased INTEGER NOT NULL DEFAULT 0;
+""",
+    ),
+    Migration(
+        # Search by stems (issue 25): the episodes' full-text index tokenized with the porter
+        # stemmer, so "researching" finds "research"; rebuilt from the rows, erasing as 0007
+        # set it. Facts keep exact words: absorb's near-duplicate finder counts word forms.
+        "0018_episode_stems",
+        f"""
+DROP TRIGGER episodes_ai;
+DROP TRIGGER episodes_ad;
+DROP TRIGGER episodes_au;
+DROP TABLE episodes_fts;
+{_fts("episodes", ("summary", "entities"), "porter unicode61")}
+INSERT INTO episodes_fts(episodes_fts) VALUES ('rebuild');
+INSERT INTO episodes_fts(episodes_fts, rank) VALUES ('secure-delete', 1);
+""",
+    ),
+)
+
+_registered: list[Migration] = []
+
+
+def register_migration(migration: Migration) -> None:
+    """Append a migration after this release's own: the step of a schema extension that
+    :func:`feral.sync.schema.add_column` declared (docs/PROTOCOL.md §10). Register it before
+    any database is opened; a name already known is refused."""
+    if migration.name in {m.name for m in all_migrations()}:
+        raise MigrationError(f"migration {migration.name} is already known")
+    _registered.append(migration)
+
+
+def all_migrations() -> tuple[Migration, ...]:
+    """This release's migrations, then the registered ones, in order."""
+    return (*MIGRATIONS, *_registered)
+
+
+def _ensure_record_table(conn: Connection) -> None:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations ("
+        "name TEXT PRIMARY KEY NOT NULL, applied_at INTEGER NOT NULL) STRICT"
+    )
+
+
+def _applied(conn: Connection) -> set[str]:
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
+    ).fetchone()
+    if not exists:
+        return set()
+    return {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+
+
+def pending(conn: Connection, migrations: tuple[Migration, ...] | None = None) -> list[str]:
+    """Names of the migrations not yet applied, in order. Read-only."""
+    done = _applied(conn)
+    return [m.name for m in migrations or all_migrations() if m.name not in done]
+
+
+def refuse_newer(conn: Connection, schema_version: int) -> None:
+    """Refuse a database a newer feral wrote: one with migrations this code does not know, or
+    a replicated schema above ``schema_version``. Opening it would read rows by a schema it
+    does not have, and migrating it cannot go backwards. Read-only.
+
+    Raises:
+        NewerDatabase: naming the database's schema version and this code's.
+    """
+    known = {m.name for m in all_migrations()}
+    unknown = sorted(_applied(conn) - known)
+    stored = _stored_schema_version(conn)
+    if not unknown and stored <= schema_version:
+        return
+    steps = f", with migrations unknown here: {', '.join(unknown)}" if unknown else ""
+    raise NewerDatabase(
+        f"this database was written by a newer version of feral (schema version {stored}"
+        f"{steps}); this feral knows schema version {schema_version} and never downgrades a "
+        "database: upgrade feral to open it"
+    )
+
+
+def _stored_schema_version(conn: Connection) -> int:
+    has_meta = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+    ).fetchone()
+    if not has_meta:
+        return 0
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row is not None and type(row[0]) is int else 0
+
+
+def record_schema_version(conn: Connection, schema_version: int) -> None:
+    """Note in ``meta`` the replicated schema this database now holds (a write only when it
+    changed), so an older feral refuses it (:func:`refuse_newer`)."""
+    if _stored_schema_version(conn) != schema_version:
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (schema_version,),
+        )
+
+
+def apply_migrations(
+    conn: Connection,
+    migrations: tuple[Migration, ...] | None = None,
+    now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+) -> list[str]:
+    """Apply every pending migration in order, each in its own ``BEGIN IMMEDIATE`` transaction.
+
+    Returns:
+        The names applied now.
+
+    Raises:
+        MigrationError: naming the step; that step is rolled back, earlier ones stay.
+    """
+    applied: list[str] = []
+    migrations = migrations or all_migrations()
+    if not pending(conn, migrations):
+        return applied  # read-only: no write lock, and a full disk still opens
+    for migration in migrations:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            _ensure_record_table(conn)
+            if migration.name in _applied(conn):
+                conn.execute("ROLLBACK")
+                continue
+            for statement in _statements(migration.sql):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO _migrations(name, applied_at) VALUES (?, ?)",
+                (migration.name, now_ms()),
+            )
+            conn.execute("COMMIT")
+        except (DatabaseError, sqlean.Warning) as exc:
+            if conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+                conn.execute("ROLLBACK")
+            raise MigrationError(f"migration {migration.name} failed: {exc}") from exc
+        applied.append(migration.name)
+    return applied
+
+
+def _statements(sql: str) -> list[str]:
+    """Split a migration into complete statements (trigger bodies contain semicolons).
+
+    Splits after every ``;`` that ends a complete statement, so two statements sharing a line
+    are still executed one at a time.
+    """
+    statements: list[str] = []
+    buffer = ""
+    for piece in re.split(r"(?<=;)", sql):
+        buffer += piece
+        if sqlean.complete_statement(buffer):
+            if buffer.strip():
+                statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        statements.append(buffer.strip())
+    return statements

@@ -1,0 +1,1 @@
+"""The shipped embedding models (``models/``) and the encoders that run them."""

@@ -1,0 +1,238 @@
+"""What this node knows about each peer: reachability, errors, and what the peer holds.
+
+Local-only (never replicated): ``feral serve`` and ``feral sync now`` record here, and
+``feral sync status`` reads it, so status works whether or not a server is running.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from feral.storage.db.connection import Connection
+from feral.storage.log.delta_log import version_vector
+from feral.sync.types import NodeId, VersionVector
+
+__all__ = [
+    "backlog_for",
+    "diverged",
+    "link_rows",
+    "peer_statuses",
+    "record_ack",
+    "record_attempt",
+    "record_error",
+    "record_incoming",
+    "record_link_down",
+    "record_link_up",
+    "record_pending",
+    "record_session",
+    "record_sync",
+    "record_transfer",
+]
+
+
+def _ensure(conn: Connection, peer: NodeId) -> None:
+    conn.execute("INSERT INTO peer_status(node_id) VALUES (?) ON CONFLICT DO NOTHING", (peer,))
+
+
+def record_attempt(conn: Connection, peer: NodeId, url: str | None, now_ms: int) -> None:
+    """A connection to ``peer`` is being tried."""
+    _ensure(conn, peer)
+    conn.execute(
+        "UPDATE peer_status SET url = coalesce(?, url), last_attempt_at = ? WHERE node_id = ?",
+        (url, now_ms, peer),
+    )
+
+
+def record_session(
+    conn: Connection,
+    peer: NodeId,
+    *,
+    name: str,
+    clock_offset_ms: int,
+    encrypted: bool,
+    now_ms: int,
+    certificate: str | None = None,
+) -> None:
+    """``peer`` authenticated: it is reachable, and this is its clock and name (and the
+    fingerprint of the TLS certificate the link runs under, if encrypted)."""
+    _ensure(conn, peer)
+    conn.execute(
+        "UPDATE peer_status SET name = ?, reachable = 1, clock_offset_ms = ?, encrypted = ?, "
+        "certificate = ?, last_attempt_at = ? WHERE node_id = ?",
+        (name, clock_offset_ms, int(encrypted), certificate, now_ms, peer),
+    )
+
+
+def record_transfer(conn: Connection, peer: NodeId, *, received: int = 0, sent: int = 0) -> None:
+    """Count rows applied from, and acknowledged by, ``peer``."""
+    _ensure(conn, peer)
+    conn.execute(
+        "UPDATE peer_status SET rows_received = rows_received + ?, rows_sent = rows_sent + ? "
+        "WHERE node_id = ?",
+        (received, sent, peer),
+    )
+
+
+def record_sync(
+    conn: Connection,
+    peer: NodeId,
+    vector: VersionVector,
+    now_ms: int,
+    *,
+    entries: dict[NodeId, int] | None = None,
+    digest: bytes = b"",
+) -> None:
+    """``peer`` sent everything we lacked; ``vector`` is what it holds, with its log's entry
+    counts and its row digest (kept with the vector it describes, compared at equal vectors).
+
+    A completed exchange is the success that clears the last error (its count stays), and
+    ends the stream it announced: nothing more is to be received from it.
+    """
+    _ensure(conn, peer)
+    conn.execute(
+        "UPDATE peer_status SET vector = ?1, last_sync_at = ?2, reachable = 1, entries = ?3, "
+        "digest = ?4, digest_vector = ?1, last_error = NULL, last_error_at = NULL, "
+        "incoming_done = incoming_total WHERE node_id = ?5",
+        (
+            json.dumps(vector, sort_keys=True), now_ms, json.dumps(entries or {}, sort_keys=True),
+            digest.hex() or None, peer,
+        ),
+    )  # fmt: skip
+    conn.execute(
+        "UPDATE peer_links SET seen_at = ? WHERE peer = ? AND pid = ?", (now_ms, peer, os.getpid())
+    )
+
+
+def record_pending(conn: Connection, peer: NodeId, entries: int) -> None:
+    """``peer`` announced a stream of ``entries`` entries we lack: a new catch-up begins (an
+    announcement of none leaves the last catch-up's figures as they were)."""
+    _ensure(conn, peer)
+    if entries:
+        conn.execute(
+            "UPDATE peer_status SET incoming_total = ?, incoming_done = 0 WHERE node_id = ?",
+            (entries, peer),
+        )
+
+
+def record_incoming(conn: Connection, peer: NodeId, entries: int) -> tuple[int, int]:
+    """A page of ``entries`` entries from ``peer`` was applied; returns the catch-up's
+    ``(received, total)`` (both 0 when no stream was announced)."""
+    _ensure(conn, peer)
+    row = conn.execute(
+        "UPDATE peer_status SET incoming_done = min(incoming_total, incoming_done + ?) "
+        "WHERE node_id = ? RETURNING incoming_done, incoming_total",
+        (entries, peer),
+    ).fetchone()
+    return int(row[0]), int(row[1])
+
+
+def record_link_up(conn: Connection, link_id: str, peer: NodeId, now_ms: int) -> None:
+    """A link with ``peer`` is up in this process (another process reads it: ``sync status``)."""
+    _ensure(conn, peer)
+    conn.execute(
+        "INSERT OR REPLACE INTO peer_links(link_id, peer, pid, up_at, seen_at) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (link_id, peer, os.getpid(), now_ms, now_ms),
+    )
+
+
+def record_link_down(conn: Connection, link_id: str, peer: NodeId, now_ms: int) -> None:
+    """The link ``link_id`` with ``peer`` ended: it was last up now."""
+    conn.execute("DELETE FROM peer_links WHERE link_id = ?", (link_id,))
+    conn.execute(
+        "UPDATE peer_status SET link_down_at = ? WHERE node_id = ?",
+        (now_ms, peer),
+    )
+
+
+def link_rows(conn: Connection) -> list[tuple[NodeId, int, int, int]]:
+    """Every link recorded as up: ``(peer, pid, up_at, seen_at)``; the caller checks the
+    process still runs (one killed outright never recorded its end)."""
+    rows = conn.execute("SELECT peer, pid, up_at, seen_at FROM peer_links ORDER BY up_at")
+    return [(NodeId(p), int(pid), int(up), int(seen)) for p, pid, up, seen in rows]
+
+
+def diverged(
+    vector: VersionVector,
+    entries: dict[NodeId, int],
+    digest: bytes,
+    theirs: VersionVector,
+    their_entries: dict[NodeId, int],
+    their_digest: bytes,
+) -> bool:
+    """Whether the peer holds other rows although both sides hold the same entries by stamp.
+
+    Judged only when the whole vectors and all counts are equal and both digests are known:
+    then honest nodes hold the same rows (the last-write-wins winners of the same entries).
+    """
+    if vector != theirs or entries != their_entries or not digest or not their_digest:
+        return False
+    return digest != their_digest
+
+
+def record_ack(conn: Connection, peer: NodeId, origin: NodeId, hlc: int) -> None:
+    """``peer`` committed our page of ``origin`` up to ``hlc``: it holds at least that much.
+
+    A peer's ``CaughtUp`` vector can predate the pages it goes on to receive in the same round
+    (it had nothing to send before our pages arrived), so the acks keep the vector current.
+    """
+    _ensure(conn, peer)
+    row = conn.execute("SELECT vector FROM peer_status WHERE node_id = ?", (peer,)).fetchone()
+    vector = json.loads(row[0])
+    if hlc > vector.get(origin, 0):
+        vector[origin] = hlc
+        conn.execute(
+            "UPDATE peer_status SET vector = ? WHERE node_id = ?",
+            (json.dumps(vector, sort_keys=True), peer),
+        )
+
+
+def record_error(
+    conn: Connection, peer: NodeId, message: str, now_ms: int, *, unreachable: bool
+) -> None:
+    """A failure on the link with ``peer``: counted, and kept as its last error."""
+    _ensure(conn, peer)
+    conn.execute(
+        "UPDATE peer_status SET last_error = ?, last_error_at = ?, errors = errors + 1, "
+        "reachable = CASE WHEN ? THEN 0 ELSE reachable END WHERE node_id = ?",
+        (message[:500], now_ms, int(unreachable), peer),
+    )
+
+
+def backlog_for(conn: Connection, theirs: VersionVector) -> int:
+    """How many of this node's log entries a peer holding ``theirs`` still lacks."""
+    total = 0
+    for origin, mine in version_vector(conn).items():
+        after = theirs.get(origin, 0)
+        if mine > after:
+            total += conn.execute(
+                "SELECT count(*) FROM delta_log WHERE origin = ? AND hlc > ?", (origin, after)
+            ).fetchone()[0]
+    return int(total)
+
+
+_COLUMNS = (
+    "node_id", "name", "url", "reachable", "last_attempt_at", "last_sync_at", "last_error",
+    "last_error_at", "errors", "clock_offset_ms", "vector", "encrypted", "rows_received",
+    "rows_sent", "entries", "digest", "digest_vector", "incoming_total", "incoming_done",
+    "link_down_at", "certificate",
+)  # fmt: skip
+
+
+def peer_statuses(conn: Connection) -> dict[NodeId, dict[str, Any]]:
+    """Everything recorded per peer, with the peer's vector decoded and its backlog counted."""
+    result: dict[NodeId, dict[str, Any]] = {}
+    for record in conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM peer_status"):
+        row = dict(zip(_COLUMNS, record, strict=True))
+        row["vector"] = json.loads(row["vector"])
+        row["entries"] = json.loads(row["entries"])
+        row["digest"] = b"" if row["digest"] is None else bytes.fromhex(row["digest"])
+        raw = row["digest_vector"]
+        row["digest_vector"] = None if raw is None else json.loads(raw)
+        row["reachable"] = bool(row["reachable"])
+        row["encrypted"] = bool(row["encrypted"])
+        row["backlog"] = backlog_for(conn, row["vector"])
+        result[NodeId(row["node_id"])] = row
+    return result

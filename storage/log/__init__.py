@@ -1,0 +1,1 @@
+"""The delta log, the version vector, erasure, integrity, snapshots and pruning."""

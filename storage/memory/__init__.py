@@ -1,0 +1,1 @@
+"""The replicated memories and their meta rows, edges, entities, listings and exports."""

@@ -1,0 +1,1 @@
+"""Search over stored memories: the FTS5 and vector legs, fusion, ranking, the digest's reads."""

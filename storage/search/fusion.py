@@ -1,0 +1,165 @@
+"""Hybrid fusion: blending the BM25 and cosine legs so the blend never ranks below its better leg.
+
+Why not the plain blend of raw scores: a max-normalised BM25 gives the best lexical match of
+every query 1.0, even when it shares only a common word with the query, while the cosines of a
+query's candidates differ by 0.05 to 0.2. Blended 50/50, the lexical leg decides the order, and
+on queries worded differently from their memory the hybrid did worse than the vector leg alone.
+
+So each leg is normalised over its own candidate pool (min-max: the leg's best candidate scores
+1 and its weakest 0, so both legs spread over the same range; see :func:`min_max` for a leg that
+returned fewer candidates than it was asked for; the vector leg's spread counts as at least
+:data:`MIN_COSINE_SPAN`, so candidates it can barely tell apart stay close), and a candidate a
+leg did not return scores 0 in it: it ranked below that leg's whole pool. The lexical score of
+a candidate is also weighted by the share of the query's words it holds (as the full-text index
+matches them, by stem in the episodes' index; :func:`lexical_weight`): BM25 gives a rare word a
+large weight whatever else the query says, so a memory that shares one word out of four with the
+query is weak lexical evidence, and one that holds every word is strong. The fused score is
+``alpha * vector + (1 - alpha) * lexical``; candidates whose fused score is below
+:data:`NOISE_FLOOR` are dropped.
+
+Giving a lexical-only candidate its real cosine instead of 0 changed no ranking on the household
+set and cost 60 ms a query at 20k episodes (sqlite-vec reads vectors by rowid slowly), so it is
+not done.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+
+from .query import STOP_WORDS, Hit, content_of
+
+__all__ = [
+    "COVERAGE_POWER",
+    "FUSION_POOL",
+    "MIN_COSINE_SPAN",
+    "NOISE_FLOOR",
+    "fuse",
+    "fusion_pool_size",
+    "lexical_weight",
+    "min_max",
+    "term_coverage",
+]
+
+FUSION_POOL = 50
+"""Candidates each leg contributes to a hybrid search (never fewer than ``k``): min-max needs a
+pool deeper than the page shown, or the page's last hit would always score 0."""
+COVERAGE_POWER = 2.0
+"""The power of the share of query words that weighs a lexical match (:func:`lexical_weight`)."""
+MIN_COSINE_SPAN = 0.5
+"""The vector leg's candidates are spread over at least this much cosine before they are
+scaled to [0, 1] (:func:`fuse`). Min-max alone stretches any spread to the full range: on
+conversations, where a question is about as close to a hundred turns (cosines 0.45 to 0.55), a
+vector leg that cannot tell them apart outvoted a lexical leg that could, and the hybrid fell
+below its lexical leg. With the floor, close cosines stay close; on the household set, whose
+vector candidates spread wider, little changes. Chosen with ``alpha`` 0.65 and the square of
+the share (benchmarks/fusion_tuning.py, benchmarks/README.md)."""
+NOISE_FLOOR = 0.05
+"""A fused score below this is noise: near the bottom of both legs' pools."""
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def fusion_pool_size(k: int) -> int:
+    """How many candidates each leg fetches for a hybrid search of ``k`` results."""
+    return max(k, FUSION_POOL)
+
+
+def min_max(values: Sequence[float], pool: int) -> tuple[float, float]:
+    """The ``(low, span)`` that maps a leg's candidate scores onto [0, 1].
+
+    A full pool (``pool`` candidates or more) was cut off at its weakest candidate, so that one
+    is the floor. A leg that returned fewer returned every row it could score, and everything
+    else in the store scores 0 in it (no word in common, or no likeness), so 0 is the floor: in a
+    small store the third of three matches is not pushed to 0 just for being last.
+    """
+    if not values:
+        return 0.0, 0.0
+    low = min(values) if len(values) >= pool else min(0.0, *values)
+    return low, max(values) - low
+
+
+def _scaled(value: float, low: float, span: float) -> float:
+    """``value`` on the pool's [0, 1] scale; with no spread every candidate is the best."""
+    if span <= 0.0:
+        return 1.0 if value >= low else 0.0
+    return min(1.0, max(0.0, (value - low) / span))
+
+
+def _words(text: str) -> set[str]:
+    return {w.casefold() for w in _WORD.findall(text)}
+
+
+def term_coverage(query: str, hit: Hit) -> float:
+    """The share of the query's words that occur in the hit's text, stop words left out unless
+    the query has nothing else (as :func:`~feral.storage.search.query.fts_query` does): as the
+    full-text index found them (by stem in the episodes' index) when the lexical leg measured
+    it (``hit.coverage``), else word for word."""
+    if hit.coverage is not None:
+        return hit.coverage
+    words = _words(query)
+    wanted = {w for w in words if w not in STOP_WORDS} or words
+    if not wanted:
+        return 0.0
+    return len(wanted & _words(content_of(hit.row))) / len(wanted)
+
+
+def lexical_weight(query: str, hit: Hit, power: float = COVERAGE_POWER) -> float:
+    """How far a lexical match is evidence: :func:`term_coverage` to the power ``power``
+    (:data:`COVERAGE_POWER`), so a hit holding half the query's words counts a quarter and
+    one holding them all counts fully (plain coverage let one-word distractors cost the
+    household set's paraphrases their first place; see benchmarks/README.md)."""
+    return float(term_coverage(query, hit) ** power)
+
+
+def fuse(
+    query: str,
+    fts: Sequence[Hit],
+    vector: Sequence[Hit],
+    alpha: float,
+    limit: int,
+    pool: int,
+    waiting: Collection[str] = frozenset(),
+    coverage_power: float = COVERAGE_POWER,
+    min_cosine_span: float = MIN_COSINE_SPAN,
+) -> list[Hit]:
+    """Blend the two legs by id, best first, with the noise dropped.
+
+    A row still waiting in the embedding queue (embedding runs off the write path) has no
+    vector, so the vector leg cannot have returned it: it is judged by its lexical score in both
+    legs, and never dropped as noise, so a search right after a large import still finds by
+    full text what the vector leg cannot see yet (with nothing embedded, the full-text order).
+
+    Args:
+        query: the query text (for the share of its words each lexical hit holds).
+        fts: the lexical leg's candidates, with ``fts_score`` set.
+        vector: the vector leg's candidates, with ``vector_score`` set.
+        alpha: the weight of the vector leg.
+        limit: the most results.
+        pool: how many candidates each leg was asked for (:func:`fusion_pool_size`).
+        waiting: ids of the lexical candidates not embedded yet.
+        coverage_power: the power of the share of query words in :func:`lexical_weight`.
+        min_cosine_span: the least spread the vector leg's scores are scaled over.
+    """
+    f_low, f_span = min_max([h.fts_score for h in fts], pool)
+    v_low, v_span = min_max([h.vector_score for h in vector], pool)
+    if v_span > 0:
+        v_span = max(v_span, min_cosine_span)
+    semantic = {h.id: _scaled(h.vector_score, v_low, v_span) for h in vector}
+    merged: dict[str, Hit] = {h.id: h for h in vector}
+    lexical: dict[str, float] = {}
+    for hit in fts:
+        lexical[hit.id] = _scaled(hit.fts_score, f_low, f_span) * lexical_weight(
+            query, hit, coverage_power
+        )
+        if hit.id in merged:
+            merged[hit.id].fts_score = hit.fts_score
+        else:
+            merged[hit.id] = hit
+    for hit_id in waiting:
+        if hit_id in lexical:
+            semantic[hit_id] = lexical[hit_id]
+    for hit in merged.values():
+        hit.score = alpha * semantic.get(hit.id, 0.0) + (1.0 - alpha) * lexical.get(hit.id, 0.0)
+    kept = [h for h in merged.values() if h.score >= NOISE_FLOOR or h.id in waiting]
+    return sorted(kept, key=lambda h: (-h.score, h.id))[:limit]
