@@ -1,4 +1,5 @@
-"""Imports flow cli → node → storage → sync only (DESIGN §3); sync/ stays pure."""
+"""Imports flow cli → node → storage → sync only (DESIGN §3); sync/ stays pure; within a layer,
+rooms import only as tests/rooms.py allows, with no cycle."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import ast
 from pathlib import Path
 
 import pytest
+
+from tests.rooms import LAYERS as ROOM_LAYERS, ROOMS, room_imports, room_problems
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -97,3 +100,44 @@ def test_no_module_imports_a_layer_by_its_old_top_level_name():
         for path in package_files(folder)
     }
     assert {p: bad for p, bad in offenders.items() if bad} == {}
+
+
+def test_every_room_imports_only_what_the_rooms_table_allows():
+    """Rooms by capability (tests/rooms.py): no upward import and no cycle between rooms."""
+    assert room_problems(room_imports()) == []
+
+
+def test_every_room_folder_is_in_the_rooms_table_and_every_room_has_a_folder():
+    folders = {
+        f"{layer}.{init.parent.name}" if init.parent.parent.name == layer else layer
+        for layer in ROOM_LAYERS
+        for init in (ROOT / layer).rglob("__init__.py")
+        if init.parent.name != "root"
+    }
+    assert folders == set(ROOMS)
+
+
+def test_the_room_check_catches_an_upward_import_a_cycle_and_a_stale_exception(tmp_path):
+    for room in ("node", "node/absorb", "node/recall"):
+        (tmp_path / room).mkdir(parents=True)
+        (tmp_path / room / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "node" / "absorb" / "a.py").write_text(
+        "from ..recall.r import x\nfrom feral.node.kernel import Node\n", encoding="utf-8"
+    )
+    (tmp_path / "node" / "recall" / "r.py").write_text("from ..absorb import a\n", "utf-8")
+    edges = room_imports(tmp_path)
+    assert edges == {
+        ("node.absorb", "node.recall"): "node/absorb/a.py",
+        ("node.absorb", "node"): "node/absorb/a.py",
+        ("node.recall", "node.absorb"): "node/recall/r.py",
+    }
+    rooms = {"node": set(), "node.absorb": {"node"}, "node.recall": {"node.absorb"}}
+    assert room_problems(edges, rooms, {("node", "node.recall")}) == [
+        "node.absorb -> node.recall (node/absorb/a.py) is not allowed",
+        "node -> node.recall is listed as not yet inverted but no longer imported",
+    ]
+    rooms["node.absorb"].add("node.recall")
+    assert room_problems(edges, rooms, set()) == [
+        "cycle through node.absorb",
+        "cycle through node.recall",
+    ]
