@@ -66,14 +66,21 @@ def test_the_feral_group_is_the_one_that_maps_errors():
     assert isinstance(cli, FeralGroup)
 
 
+def module_of(path: Path) -> str:
+    """``cli/memory/memory_commands.py`` → ``feral.cli.memory.memory_commands``."""
+    return ".".join(["feral.cli", *path.relative_to(CLI).with_suffix("").parts])
+
+
 def imported_modules(path: Path) -> set[str]:
-    """The modules ``path`` imports, relative imports resolved within feral.cli."""
+    """The modules ``path`` imports, relative imports resolved within its package."""
     names: set[str] = set()
+    package = module_of(path).rsplit(".", 1)[0]
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = "feral.cli." * bool(node.level) + (node.module or "")
+            up = package.split(".")[: len(package.split(".")) - node.level + 1]
+            base = (".".join(up) + "." if node.level else "") + (node.module or "")
             names.add(base.rstrip("."))
             names.update(f"{base}.{alias.name}".replace("..", ".") for alias in node.names)
     return names
@@ -84,10 +91,10 @@ ENTRY_POINTS = ("__main__.py", "fast_help.py")
 
 
 def test_no_module_imports_cli_main_so_there_is_no_cycle():
-    for path in sorted(CLI.glob("*.py")):
+    for path in sorted(CLI.rglob("*.py")):
         if path.name in ENTRY_POINTS:
-            assert "feral.cli." + path.stem not in {
-                name for other in CLI.glob("*.py") for name in imported_modules(other)
+            assert module_of(path) not in {
+                name for other in CLI.rglob("*.py") for name in imported_modules(other)
             }, path.name
         else:
             assert "feral.cli.main" not in imported_modules(path), path.name
@@ -113,7 +120,7 @@ def test_main_names_the_command_modules_and_imports_none_of_them():
 
 
 def test_only_the_shared_flag_spells_out_the_json_option():
-    spelled = [p.name for p in sorted(CLI.glob("*.py")) if '"--json"' in p.read_text("utf-8")]
+    spelled = [p.name for p in sorted(CLI.rglob("*.py")) if '"--json"' in p.read_text("utf-8")]
     assert spelled == ["output.py"]
 
 
