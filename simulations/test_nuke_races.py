@@ -1,5 +1,5 @@
 """Fixed scenarios: a nuke against a concurrent edit of its row, in every order of arrival
-(docs/PROTOCOL.md §7, "Tombstones win").
+(docs/REPLICATION.md §3, "Tombstones win").
 
 A tombstone wins over every write of its row that did not see it, whatever the stamps: an
 archive made on a device that had not heard of the nuke, stamped after it, must not bring the

@@ -6,7 +6,7 @@ stays within the skew window of the server's, but the phone's and the laptop's m
 two windows apart, and they change while the devices write colliding facts, edit each other's
 rows, and the links deliver, reset and reconnect.
 
-The rule under test (docs/PROTOCOL.md §8): a device's stamps follow its own clock, and received
+The rule under test (docs/REPLICATION.md §7): a device's stamps follow its own clock, and received
 stamps are accepted up to twice the window ahead. So, after every step:
 
 * no page was ever refused for clock skew: a device within the window of its peers keeps

@@ -1,4 +1,4 @@
-"""Integrity alarms: an entry that collides with one this node holds (docs/PROTOCOL.md §7).
+"""Integrity alarms: an entry that collides with one this node holds (docs/REPLICATION.md §5).
 
 Each origin stamps its own writes with strictly increasing HLCs, so ``(origin, hlc)`` names one
 write. An incoming entry with a name this log already holds but other content (another table,
@@ -82,8 +82,8 @@ def _outgrown_here(conn: Connection, delta: Delta) -> bool:
 
     Then the write lost here whatever its copy holds, and the tombstone that would explain an
     erased copy may never come: a device that collected it before this older write reached it
-    kept the write's words, while a peer that had the write first erased it (docs/PROTOCOL.md
-    §7, Collisions). A copy that differs only by its words, of a write no longer the row's
+    kept the write's words, while a peer that had the write first erased it (docs/REPLICATION.md
+    §5, Collisions). A copy that differs only by its words, of a write no longer the row's
     state, changes nothing here either way.
     """
     name = table_by_name(delta.table).name
