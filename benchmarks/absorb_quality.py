@@ -130,7 +130,7 @@ async def run_pair(item: dict[str, Any], embedder: Embedder | None, tally: Tally
             stored = await node.absorb(text=item["stored"])
             said = await node.absorb(text=item["said"], scope=item.get("scope"))
             scope = (await node.store.read(read_meta, stored.memory_id)).scope
-            still = not (await node.get(stored.memory_id))["archived"]
+            still = not (await node.get(stored.memory_id)).get("archived", False)
         except SecretRefused:
             tally.refused.append(f"{item['stored']!r} / {item['said']!r}")
             return
@@ -185,10 +185,11 @@ def render_quality(report: dict[str, Any]) -> str:
         )
     for key in ("facts_lost", "archived_not_replaced", "scope_broken", "clauses_lost"):
         lines.append(f"{key:22} {report['tune'][key]} | {report['held'][key]}")
-    for kind in report["tune"]["sentences"]:
-        t, h = report["tune"]["sentences"][kind], report["held"]["sentences"].get(kind)
-        held = f"{h['right']}/{h['of']}" if h else "-"
-        lines.append(f"sentences {kind:12} {t['right']}/{t['of']} | {held}")
+    kinds = {**report["tune"]["sentences"], **report["held"]["sentences"]}
+    for kind in sorted(kinds):
+        t, h = (report[s]["sentences"].get(kind) for s in SPLITS)
+        counts = (f"{c['right']}/{c['of']}" if c else "-" for c in (t, h))
+        lines.append(f"sentences {kind:12} {' | '.join(counts)}")
     for split in SPLITS:
         lines += [f"  ! {split}: {w}" for w in report[split]["wrong"]]
     return "\n".join(lines)
