@@ -53,7 +53,7 @@ def add(home: Path, words: tuple[str, ...], is_relation: bool, as_json: bool) ->
     else:
         if len(words) != 2:
             raise InvalidInput("graph add takes TYPE NAME (quote a name with spaces)")
-        row = with_node(home, lambda node: graph.add_entity(node, *words))
+        row = dict(with_node(home, lambda node: graph.add_entity(node, *words)))
         line = f"{row['type']}:{row['name']}  ({row['id']})"
     if as_json:
         echo_json(row)

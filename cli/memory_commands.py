@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -133,9 +134,10 @@ def _remember_here(
     else:
         refuse_secrets([str(text)])  # before the home is opened
         triple = None
-    return with_node(
+    absorbed = with_node(
         home, lambda node: node.absorb(None if triple else text, triple, scope, keep_both=keep)
-    ).as_dict()
+    )
+    return dict(absorbed.as_dict())
 
 
 @memory.command()
@@ -207,7 +209,7 @@ def search(
         return
     idle_s = resident_idle(home)
     found = with_node(home, lambda node: node.search(query, **options))  # type: ignore[arg-type]
-    echo_search(found.as_dict(), as_json)
+    echo_search(dict(found.as_dict()), as_json)
     start_resident(home, idle_s)  # for the next command (cli/resident.py)
 
 
@@ -233,7 +235,7 @@ def episodes(home: Path, limit: int, as_json: bool) -> None:
     )
 
 
-def _echo_row(row: dict[str, Any], verb: str, as_json: bool) -> None:
+def _echo_row(row: Mapping[str, object], verb: str, as_json: bool) -> None:
     if as_json:
         echo_json(row)
     else:

@@ -43,6 +43,7 @@ from feral.storage.ranking import IMPORTANCE_CAP, temporal_factor
 from feral.storage.token_count import count_tokens, count_tokens_each
 from feral.sync.errors import InvalidArgument
 
+from .answers import DigestAnswer, DigestLine
 from .memory_lines import effective_category, is_todo, memory_line, plain
 from .node import Node
 from .scopes import Scope
@@ -84,7 +85,7 @@ class DigestItem:
     line: str
     created_at: int
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> DigestLine:
         return {"id": self.id, "tier": self.tier, "text": self.line, "created_at": self.created_at}
 
 
@@ -108,7 +109,7 @@ class Digest:
     sections: list[Section]
     left_out: int
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> DigestAnswer:
         """The shape of ``feral memory digest --json``."""
         return {
             "text": self.text,

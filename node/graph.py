@@ -22,6 +22,7 @@ from . import fact_rules
 from .phrases import snake_case
 
 if TYPE_CHECKING:  # the node and its store: not for a CLI listing its commands
+    from .answers import EntityRow
     from .node import Node
 
 __all__ = [
@@ -84,7 +85,7 @@ def relation_name(text: str) -> str:
     return relation
 
 
-async def add_entity(node: Node, entity_type: str, name: str) -> dict[str, Any]:
+async def add_entity(node: Node, entity_type: str, name: str) -> EntityRow:
     """Name an entity (the same type and normalised name is always one row)."""
     return await node.add_entity(*check_entity(entity_type, name))
 

@@ -15,7 +15,7 @@ from feral.sync.errors import InvalidInput
 from . import graph
 from .api.graph_routes import EntityRequest, GraphQuery
 from .limits import Text
-from .mcp_common import IDEMPOTENT, READ_ONLY, WRITES, add_tool, given
+from .mcp_common import IDEMPOTENT, READ_ONLY, WRITES, add_tool, given, plain
 from .node import Node
 from .status import sync_status
 
@@ -113,7 +113,7 @@ def _add_graph_reads(server: MCPServer[Any], node: Node) -> None:
 def _add_node_tools(server: MCPServer[Any], node: Node) -> None:
     async def stats() -> dict[str, Any]:
         """How many memories of each tier, the node id, whether vector search is on."""
-        return await node.stats()
+        return plain(await node.stats())
 
     async def sync_status_() -> dict[str, Any]:
         """Each paired peer: linked or not, how far behind, the last error."""

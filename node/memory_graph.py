@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from feral.storage.absorb_store import slot_rows
 from feral.storage.connection import Connection
@@ -26,6 +26,7 @@ from feral.sync.errors import InvalidInput, NotFoundError
 from feral.sync.ids import normalise
 from feral.sync.types import NodeId
 
+from .answers import EdgeRow, Followed
 from .fact_rules import is_single_valued, slot
 from .secret_scan import refuse_secrets
 
@@ -57,7 +58,7 @@ def _link_rows(
     return add_edge(conn, origin, stamp, edge_type, from_id, to_id, now_ms=now_ms, note=note)
 
 
-async def link(node: Node, from_id: str, to_id: str, edge_type: str, note: str = "") -> Row:
+async def link(node: Node, from_id: str, to_id: str, edge_type: str, note: str = "") -> EdgeRow:
     """Link two memories with a typed edge; the same link again writes nothing new.
 
     Raises:
@@ -72,7 +73,7 @@ async def link(node: Node, from_id: str, to_id: str, edge_type: str, note: str =
     refuse_secrets([note])
     edge = await node._write(_link_rows, edge_type, from_id, to_id, note=note, now_ms=node.now_ms())
     node.notify_changed()
-    return edge
+    return cast(EdgeRow, edge)
 
 
 def _slot_key(row: Row) -> tuple[str, str] | None:
@@ -130,11 +131,11 @@ def read_followed(conn: Connection, memory_id: str, mode: Follow) -> dict[str, A
     return result
 
 
-async def follow(node: Node, memory_id: str, mode: Follow) -> dict[str, Any]:
+async def follow(node: Node, memory_id: str, mode: Follow) -> Followed:
     """A memory with what ``mode`` follows (NotFoundError for an unknown id)."""
     if mode not in FOLLOW_MODES:
         raise InvalidInput(f"--follow must be one of {', '.join(FOLLOW_MODES)}")
-    return await node.store.read(read_followed, memory_id, mode)
+    return cast(Followed, await node.store.read(read_followed, memory_id, mode))
 
 
 def conflicting_values(conn: Connection) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from msgspec import Struct
 
@@ -24,6 +24,7 @@ from feral.storage.store import Store
 from feral.storage.vectors import Embedder, pack_vector, queue_waiting
 from feral.sync.errors import NotAvailable
 
+from .answers import SearchAnswer, SearchHit
 from .config import SearchSettings
 from .graph_search import follow_graph
 from .limits import Fraction, MinScore, Query, Strategy, StrategyName, TopK
@@ -32,7 +33,7 @@ from .scopes import Scope
 if TYPE_CHECKING:  # the index holds numpy, which commands that do not search never import
     from feral.storage.vector_index import VectorIndex
 
-__all__ = ["SearchRequest", "SearchResult", "run_search"]
+__all__ = ["SearchOptions", "SearchRequest", "SearchResult", "run_search"]
 
 NO_MODEL = "no embedding model is configured"
 NOT_EMBEDDED = (
@@ -60,20 +61,32 @@ class SearchRequest(Struct, frozen=True, forbid_unknown_fields=True):
     """Only memories of this scope (``user``, ``agent:NAME``, ``session:ID``); ``None``: all."""
 
 
+class SearchOptions(TypedDict, total=False):
+    """:class:`SearchRequest`'s options as keywords (``feral.Memory.search``), each optional."""
+
+    top_k: int
+    strategy: Strategy
+    alpha: float
+    mmr: bool
+    mmr_lambda: float
+    min_score: float
+    scope: str
+
+
 @dataclass(frozen=True)
 class SearchResult:
     """What a search returns: hits in the shape of DESIGN §6, plus the timing."""
 
-    results: list[dict[str, Any]]
+    results: list[SearchHit]
     total: int
     query_time_ms: float
-    strategy: str
+    strategy: Strategy
     mmr: bool = False
     """Whether the results were reranked by MMR."""
     notes: tuple[str, ...] = ()
     """What the search could not do as asked, and why (e.g. no embedding model)."""
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> SearchAnswer:
         """The JSON shape of ``feral memory search --json`` and ``POST /api/memory/search``."""
         return {
             "results": self.results,
@@ -159,7 +172,7 @@ async def run_search(
         notes += (NOT_EMBEDDED,)
     elapsed = (time.perf_counter() - started) * 1000
     return SearchResult(
-        [h.as_dict() for h in hits],
+        [cast(SearchHit, h.as_dict()) for h in hits],
         len(hits),
         round(elapsed, 3),
         plan.strategy,

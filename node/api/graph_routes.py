@@ -26,6 +26,7 @@ from feral.storage.graph import MAX_HOPS, MAX_RESULTS
 from feral.storage.rows import FactRow
 
 from .. import graph
+from ..answers import EntityRow
 from ..limits import Text
 from ..node import Node
 from .bodies import fit, read_json
@@ -89,7 +90,7 @@ class GraphApi:
             Route("/api/graph/query", endpoint(self.query), methods=["POST"]),
         ]
 
-    async def add_entity(self, request: Request) -> dict[str, Any]:
+    async def add_entity(self, request: Request) -> EntityRow:
         body = await read_json(request, EntityRequest)
         return await graph.add_entity(self.node, body.type, body.name)
 

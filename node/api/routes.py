@@ -45,6 +45,7 @@ from starlette.routing import BaseRoute, Route
 from feral.storage.rows import EpisodeRow
 from feral.sync.errors import FeralError
 
+from ..answers import AbsorbedAnswer, SearchAnswer, StatsAnswer, WikiPage, WikiTopic
 from ..json_shapes import readable
 from ..node import Node
 from ..search import SearchRequest
@@ -125,12 +126,12 @@ class MemoryApi:
     def exception_handlers(self) -> dict[Any, Callable[[Request, Exception], Awaitable[Response]]]:
         return {HTTPException: _not_found}
 
-    async def search(self, request: Request) -> dict[str, Any]:
+    async def search(self, request: Request) -> SearchAnswer:
         body = await read_json(request, SearchRequest)
         result = await self.node.search(**msgspec.structs.asdict(body))
         return result.as_dict()
 
-    async def remember(self, request: Request) -> dict[str, Any]:
+    async def remember(self, request: Request) -> AbsorbedAnswer:
         body = await read_json(request, RememberRequest)
         triple, keep = body.triple(), body.keep_both
         if triple is None:
@@ -143,15 +144,15 @@ class MemoryApi:
         query = fit(dict(request.query_params), EpisodesQuery, from_strings=True, top="the query")
         return await self.node.episodes(query.limit)
 
-    async def wiki_topics(self, request: Request) -> list[dict[str, Any]]:
+    async def wiki_topics(self, request: Request) -> list[WikiTopic]:
         return await self.node.wiki_topics()
 
-    async def wiki_page(self, request: Request) -> dict[str, Any]:
+    async def wiki_page(self, request: Request) -> WikiPage:
         topic = str(request.path_params["topic"])
         markdown = await self.node.wiki_page(topic)  # a path is PathRefused, a kind of 404
         return {"topic": topic, "markdown": markdown}
 
-    async def stats(self, request: Request) -> dict[str, Any]:
+    async def stats(self, request: Request) -> StatsAnswer:
         return await self.node.stats()
 
     async def sync_status(self, request: Request) -> dict[str, Any]:
