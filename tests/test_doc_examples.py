@@ -226,3 +226,19 @@ def test_the_command_table_has_a_row_per_command() -> None:
 @pytest.mark.parametrize(("command", "options"), CLI_ROWS)
 def test_each_option_a_command_row_names_is_the_commands(command: str, options: list[str]) -> None:
     assert unknown_options(" ".join([command, *options])) == [], command
+
+
+def test_the_digest_example_is_what_digest_prints(tmp_path: Path) -> None:
+    """docs/MEMORY.md's digest block, printed by ``feral memory digest --topic tea`` after the
+    four memories it shows (only the time of the store differs)."""
+    text = (ROOT / "docs" / "MEMORY.md").read_text(encoding="utf-8")
+    shown = re.search(r"```\n(<memory-context>\n.*?</memory-context>)\n```", text, re.S)
+    assert shown is not None, "no digest block in docs/MEMORY.md"
+    home = tmp_path / "home"
+    set_embedder(home, STATIC_EMBEDDER)
+    said = ["always answer in French", "I like green tea", "remind me to call the dentist"]
+    for fact in [*said, "I live in Porto"]:
+        assert feral(home, "memory", "remember", fact).exit_code == 0
+    printed = feral(home, "memory", "digest", "--topic", "tea").stdout.strip()
+    stamp = re.compile(r"as of \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+    assert stamp.sub("as of T", printed) == stamp.sub("as of T", shown[1])
