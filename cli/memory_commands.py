@@ -126,14 +126,10 @@ def remember(
 def _remember_here(
     home: Path, text: str | None, parts: tuple[str | None, ...], scope: str | None, keep: bool
 ) -> dict[str, Any]:
-    """``remember`` in this process: the node opened here, the model loaded here."""
-    from feral.node.secret_scan import refuse_secrets
-
-    if all(parts):
-        triple: tuple[str, str, str] | None = (str(parts[0]), str(parts[1]), str(parts[2]))
-    else:
-        refuse_secrets([str(text)])  # before the home is opened
-        triple = None
+    """``remember`` in this process: the node opened here, the model loaded here. The text
+    goes to ``Node.absorb`` as the API sends it: the node scans, parses and classifies it
+    (node/absorb.py), so a secret is refused there, before anything is read or written."""
+    triple = (str(parts[0]), str(parts[1]), str(parts[2])) if all(parts) else None
     absorbed = with_node(
         home, lambda node: node.absorb(None if triple else text, triple, scope, keep_both=keep)
     )
