@@ -21,11 +21,13 @@ from pathlib import Path
 
 import click
 import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from feral.cli.main import cli
 from feral.storage.embedders import STATIC_EMBEDDER
 
-from .cli.helpers import feral, set_embedder
+from .cli.helpers import feral, feral_command, set_embedder
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [
@@ -242,3 +244,30 @@ def test_the_digest_example_is_what_digest_prints(tmp_path: Path) -> None:
     printed = feral(home, "memory", "digest", "--topic", "tea").stdout.strip()
     stamp = re.compile(r"as of \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
     assert stamp.sub("as of T", printed) == stamp.sub("as of T", shown[1])
+
+
+def mcp_settings(doc: Path) -> dict[str, object]:
+    """The MCP settings block a doc shows (one ``json`` block naming ``mcpServers``)."""
+    blocks = re.findall(r"```json\n(.*?)```", doc.read_text(encoding="utf-8"), re.S)
+    (settings,) = [json.loads(block) for block in blocks if "mcpServers" in block]
+    assert isinstance(settings, dict)
+    return settings
+
+
+@pytest.mark.slow
+async def test_the_mcp_settings_shown_start_a_server_an_assistant_can_use(tmp_path: Path) -> None:
+    """The README's and docs/MCP.md's settings, run as an assistant runs them (its home
+    swapped for a fresh one): the server starts over stdio and lists its tools."""
+    shown = mcp_settings(ROOT / "README.md")
+    assert mcp_settings(ROOT / "docs" / "MCP.md") == shown
+    server = shown["mcpServers"]["feral"]  # type: ignore[index]
+    assert server["command"] == "feral"
+    home = tmp_path / "home"
+    set_embedder(home, STATIC_EMBEDDER)
+    args = [str(home) if arg.endswith("/.feral") else arg for arg in server["args"]]
+    command = feral_command()
+    params = StdioServerParameters(command=command[0], args=[*command[1:], *args])
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = await session.list_tools()
+    assert "search" in {tool.name for tool in tools.tools}
