@@ -7,12 +7,15 @@ Entities are ``TYPE:NAME`` (``place:Berlin``); a relation is stored as an ordina
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from feral.storage.graph_limits import DIRECTIONS, MAX_HOPS, MAX_RESULTS
 from feral.sync.errors import InvalidInput
+
+if TYPE_CHECKING:  # the answers' types: not for a CLI listing its commands
+    from feral.node.answers import GraphEntity, GraphStep
 
 from .context import pass_home, with_node
 from .output import echo_json, echo_table, json_option, shorten
@@ -87,7 +90,7 @@ def list_(home: Path, entity_type: str | None, as_json: bool) -> None:
     echo_table(table, ("type", "name", "relations", "attributes", "conflicting"))
 
 
-def _attributes(row: dict[str, Any]) -> str:
+def _attributes(row: GraphEntity) -> str:
     return "; ".join(f"{k}: {' | '.join(v)}" for k, v in row["attributes"].items())
 
 
@@ -146,6 +149,6 @@ def query(
     echo_table(table, ("hops", "entity", "via"))
 
 
-def _via(via: dict[str, Any]) -> str:
+def _via(via: GraphStep) -> str:
     arrow = "->" if via["direction"] == "outbound" else "<-"
     return f"{arrow} {via['subject']} {via['predicate']} {via['object']}"

@@ -29,6 +29,7 @@ __all__ = [
     "DistillAnswer",
     "EdgeRow",
     "EmbedderInUse",
+    "EntityRef",
     "EntityRow",
     "EpisodeRow",
     "ExecutionRow",
@@ -36,21 +37,25 @@ __all__ = [
     "Followed",
     "GcAnswer",
     "GcGroup",
+    "GraphEntity",
+    "GraphQueryAnswer",
+    "GraphReached",
+    "GraphStep",
     "ListedEpisode",
     "ListedFact",
     "ListedMemory",
     "ListedMeta",
     "MemoryRow",
     "MetaAnswer",
-    "SearchAnswer",
     "PeerHold",
     "PruneFigures",
     "ScopedStats",
+    "SearchAnswer",
     "SearchHit",
+    "SessionAppended",
     "SessionEnded",
     "SessionEpisode",
     "SessionLine",
-    "SessionAppended",
     "SessionState",
     "StatsAnswer",
     "SupersededFact",
@@ -90,6 +95,52 @@ class EntityRow(TypedDict):
     hlc: int
     origin: str
     deleted: bool
+
+
+class GraphEntity(TypedDict):
+    """An entity as ``feral graph list`` shows it: its attributes (every live value kept), how
+    many relations it takes part in, and the single-valued attributes holding several values."""
+
+    id: str
+    type: str
+    name: str
+    attributes: dict[str, list[str]]
+    relations: int
+    conflicting: list[str]
+
+
+GraphStep = TypedDict(
+    "GraphStep",
+    {
+        "fact_id": str,
+        "subject": str,
+        "predicate": str,
+        "object": str,
+        "direction": Literal["outbound", "inbound"],
+        "from": str,  # a keyword: hence the call form
+    },
+)
+GraphStep.__doc__ = """The fact a graph query crossed to reach an entity, and from which one."""
+
+
+class GraphReached(TypedDict):
+    id: str
+    type: str
+    name: str
+    hops: int
+    via: GraphStep
+
+
+class EntityRef(TypedDict):
+    type: str
+    name: str
+
+
+class GraphQueryAnswer(TypedDict):
+    """``POST /api/graph/query`` and ``feral graph query --json``."""
+
+    start: EntityRef
+    results: list[GraphReached]
 
 
 class SearchHit(TypedDict):

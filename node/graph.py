@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from feral.storage import graph
 from feral.storage.graph_limits import DIRECTIONS
@@ -22,7 +22,7 @@ from . import fact_rules
 from .phrases import snake_case
 
 if TYPE_CHECKING:  # the node and its store: not for a CLI listing its commands
-    from .answers import EntityRow
+    from .answers import EntityRow, GraphEntity, GraphQueryAnswer, GraphReached
     from .node import Node
 
 __all__ = [
@@ -95,10 +95,11 @@ async def relate(node: Node, source: str, relation: str, target: str) -> FactRow
     return await node.relate(parse_ref(source), relation_name(relation), parse_ref(target))
 
 
-async def list_graph(node: Node, entity_type: str | None = None) -> list[dict[str, Any]]:
+async def list_graph(node: Node, entity_type: str | None = None) -> list[GraphEntity]:
     """Every live entity (of one type, if given) with its attributes and conflicts."""
     kind = entity_type.strip().lower() if entity_type else None
-    return await node.store.read(graph.list_entities, kind, SINGLE_VALUED)
+    listed = await node.store.read(graph.list_entities, kind, SINGLE_VALUED)
+    return cast("list[GraphEntity]", listed)
 
 
 async def query_graph(
@@ -109,7 +110,7 @@ async def query_graph(
     direction: str = "outbound",
     hops: int = 1,
     limit: int = graph.MAX_RESULTS,
-) -> dict[str, Any]:
+) -> GraphQueryAnswer:
     """The entities reachable from ``start`` (``TYPE:NAME``): ``{"start", "results"}``.
 
     Raises:
@@ -129,4 +130,5 @@ async def query_graph(
             conn, ref, relations=wanted, direction=direction, hops=hops, limit=limit
         )
     )
-    return {"start": {"type": ref[0], "name": ref[1]}, "results": results}
+    reached = cast("list[GraphReached]", results)
+    return {"start": {"type": ref[0], "name": ref[1]}, "results": reached}

@@ -101,10 +101,10 @@ def _add_graph_reads(server: MCPServer[Any], node: Node) -> None:
         none), `direction` outbound, inbound or both, up to `hops` steps."""
         body = given(GraphQuery, start=start, relations=relations, direction=direction,
                      hops=hops, limit=limit)  # fmt: skip
-        return await graph.query_graph(
+        return plain(await graph.query_graph(
             node, body.start, relations=body.relations, direction=body.direction,
             hops=body.hops, limit=body.limit,
-        )  # fmt: skip
+        ))  # fmt: skip
 
     add_tool(server, graph_list, READ_ONLY)
     add_tool(server, graph_query, READ_ONLY)

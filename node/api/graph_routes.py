@@ -26,7 +26,7 @@ from feral.storage.graph import MAX_HOPS, MAX_RESULTS
 from feral.storage.rows import FactRow
 
 from .. import graph
-from ..answers import EntityRow
+from ..answers import EntityRow, GraphEntity, GraphQueryAnswer
 from ..limits import Text
 from ..node import Node
 from .bodies import fit, read_json
@@ -95,7 +95,7 @@ class GraphApi:
         return await graph.add_entity(self.node, body.type, body.name)
 
     @reads_query
-    async def entities(self, request: Request) -> list[dict[str, Any]]:
+    async def entities(self, request: Request) -> list[GraphEntity]:
         query = fit(dict(request.query_params), EntitiesQuery, from_strings=True, top="the query")
         return await graph.list_graph(self.node, query.type)
 
@@ -103,7 +103,7 @@ class GraphApi:
         body = await read_json(request, RelationRequest)
         return await graph.relate(self.node, body.from_, body.relation, body.to)
 
-    async def query(self, request: Request) -> dict[str, Any]:
+    async def query(self, request: Request) -> GraphQueryAnswer:
         body = await read_json(request, GraphQuery)
         return await graph.query_graph(
             self.node,

@@ -28,6 +28,8 @@ from ..answers import (
     ExecutionRow,
     FactRow,
     GcAnswer,
+    GraphEntity,
+    GraphQueryAnswer,
     ListedMemory,
     MetaAnswer,
     SearchAnswer,
@@ -124,6 +126,8 @@ ANSWER_TYPES: dict[tuple[str, str], object] = {
     ("/api/memory/conflicts/{conflict}/resolve", "post"): ConflictRow,
     ("/api/graph/entities", "post"): EntityRow,
     ("/api/graph/relations", "post"): FactRow,
+    ("/api/graph/entities", "get"): list[GraphEntity],
+    ("/api/graph/query", "post"): GraphQueryAnswer,
     ("/api/memory/list", "get"): list[ListedMemory],
     ("/api/memory/archive", "post"): FactRow | EpisodeRow,
     ("/api/memory/restore", "post"): FactRow | EpisodeRow,
@@ -288,10 +292,9 @@ def _conflict_paths() -> dict[str, Any]:
 
 def _graph_paths() -> dict[str, Any]:
     """The graph's routes (node/api/graph_routes.py)."""
-    rows = {"type": "array", "items": _ref("Object")}
     listing = _get(
         "Entities with their attributes and conflicting values",
-        _answer("as feral graph list --json", rows),
+        _typed("/api/graph/entities", "get", "as feral graph list --json"),
         parameters=_query_parameters(EntitiesQuery),
     )
     added = _post(
@@ -300,7 +303,7 @@ def _graph_paths() -> dict[str, Any]:
     query = _post(
         "Entities reachable from one, breadth first",
         "GraphQuery",
-        _answer("as feral graph query --json", _ref("Object")),
+        _typed("/api/graph/query", "post", "as feral graph query --json"),
     )
     query["post"]["responses"]["404"] = _answer("no entity to start from", _ref("Error"))
     relation = _post(

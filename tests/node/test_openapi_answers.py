@@ -27,8 +27,6 @@ UNTYPED_ANSWERS = {
     ("/api/sync/status", "get"),
     ("/openapi.json", "get"),
     ("/mcp", "post"),
-    ("/api/graph/entities", "get"),
-    ("/api/graph/query", "post"),
 }
 """The routes whose answer is still described as any object (see the module docstring)."""
 
@@ -111,6 +109,8 @@ async def test_real_answers_fit_their_schemas(api: Api, node: Node) -> None:
         ("/api/graph/relations", "post",
          {"from": "person:Sam", "relation": "lives_in", "to": "place:Oslo"}),
         ("/api/exec-log", "post", {"tool": "http", "args": {"url": "x"}, "result": "ok"}),
+        ("/api/graph/entities", "get", None),
+        ("/api/graph/query", "post", {"start": "person:Sam", "direction": "both", "hops": 2}),
     ]  # fmt: skip
     await node.add_episode("s1", "Alice met Sam in Oslo", ["Alice", "Sam"])
     await node.compile_wiki()
@@ -142,4 +142,5 @@ async def test_real_answers_fit_their_schemas(api: Api, node: Node) -> None:
         "semantic",
         "episodic",
     }
-    assert answers[7] and answers[13] and answers[14]  # listed memories, episodes, pages
+    assert answers[7] and answers[13] and answers[14]["results"]  # listed, entities, reached
+    assert answers[15] and answers[16]  # episodes, wiki pages
