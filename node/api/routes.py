@@ -85,6 +85,7 @@ def _endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
 
     endpoint.__name__ = handler.__name__
     endpoint.__doc__ = handler.__doc__
+    setattr(endpoint, "__wrapped__", handler)  # noqa: B010  (the answer type is read from it)
     return endpoint
 
 

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import copy
 import json
+import typing
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]  # no stubs installed
 import pytest
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
+from starlette.routing import Route
 
 from feral.node.api.answer_schema import AnswerSchemas, answer_schemas
+from feral.node.api.routes import MemoryApi
 from feral.node.api.schema import ANSWER_TYPES, REF
 from feral.node.json_shapes import readable_schema
 from feral.node.node import Node
@@ -76,6 +79,18 @@ async def test_every_answer_but_a_few_has_its_type(api: Api) -> None:
     for path, method in UNTYPED_ANSWERS:
         schema = json.dumps(answer_schema(document, path, method))
         assert REF.format(name="Object") in schema, (path, method)
+
+
+async def test_each_route_answers_the_type_the_document_is_made_from(node: Node) -> None:
+    answered = {}
+    for route in MemoryApi(node, token=None, loopback_only=True).routes():
+        assert isinstance(route, Route)
+        handler = route.endpoint.__wrapped__
+        for method in route.methods or ():
+            if method != "HEAD":
+                answered[route.path, method.lower()] = typing.get_type_hints(handler)["return"]
+    assert {key: answered[key] for key in ANSWER_TYPES} == ANSWER_TYPES
+    assert set(answered) - set(ANSWER_TYPES) == UNTYPED_ANSWERS - {("/mcp", "post")}
 
 
 def test_a_key_the_type_does_not_name_fails_the_check() -> None:
