@@ -195,3 +195,54 @@ def test_the_diagram_check_catches_a_message_left_out() -> None:
     doc = "```mermaid\nstateDiagram-v2\n    [*] --> HANDSHAKE: __init__\n"
     doc += "    HANDSHAKE --> OPEN: _open, Opened\n    OPEN --> CLOSED: receive_eof\n```\n"
     assert problems(doc, session, session) == ["Hello is handled or raised, not drawn"]
+
+
+SPECS = {"PROTOCOL": ROOT / "docs" / "PROTOCOL.md", "REPLICATION": ROOT / "docs" / "REPLICATION.md"}
+CITATION = re.compile(
+    r'(?:\b(PROTOCOL|REPLICATION|DESIGN)(?:\.md)?\s+)?§(\d+(?:\.\d+)?)(?:, "([^"]+)")?'
+)
+
+
+def sections(doc: str) -> set[str]:
+    """The numbers of a doc's numbered headings: ``## 7. ...`` is ``7``, ``### 1.1 ...`` ``1.1``."""
+    return set(re.findall(r"^#{2,3} (\d+(?:\.\d+)?)\.? ", doc, re.M))
+
+
+def stale_citations(text: str, cited_here: str | None, specs: dict[str, str]) -> list[str]:
+    """The citations of the two specs' sections in ``text`` that name no section (or, quoted,
+    a name the doc does not hold). A bare ``§n`` cites ``cited_here``, the doc itself."""
+    found = []
+    for citation in CITATION.finditer(text):
+        spec = citation[1] or cited_here
+        if spec not in specs:
+            continue
+        doc = specs[spec]
+        name = " ".join((citation[3] or "").split())
+        if citation[2] not in sections(doc) or name not in " ".join(doc.split()):
+            found.append(f"{spec} §{citation[2]}" + (f', "{name}"' if name else ""))
+    return found
+
+
+def citing_files() -> list[Path]:
+    folders = ["cli", "node", "storage", "sync", "simulations", "tests", "benchmarks", "docs"]
+    files = [ROOT / "README.md", *(p for f in folders for p in (ROOT / f).rglob("*.py"))]
+    files += [p for f in folders for p in (ROOT / f).rglob("*.md")]
+    return [path for path in files if path != Path(__file__)]  # its examples cite stale ones
+
+
+def test_every_citation_of_the_specs_names_a_section_they_have() -> None:
+    specs = {name: path.read_text(encoding="utf-8") for name, path in SPECS.items()}
+    here = {path: name for name, path in SPECS.items()}
+    stale = {
+        str(path.relative_to(ROOT)): found
+        for path in citing_files()
+        if (found := stale_citations(path.read_text(encoding="utf-8"), here.get(path), specs))
+    }
+    assert stale == {}
+
+
+def test_the_citation_check_catches_a_moved_section() -> None:
+    specs = {"PROTOCOL": "## 7. Catching up\n\n### Snapshots on the wire\n", "REPLICATION": ""}
+    text = 'docs/PROTOCOL.md §7, "Snapshots on the wire"; PROTOCOL §7.1; §8; DESIGN §4; see §7'
+    assert stale_citations(text, "PROTOCOL", specs) == ["PROTOCOL §7.1", "PROTOCOL §8"]
+    assert stale_citations('PROTOCOL.md §7, "Pruning"', None, specs) == ['PROTOCOL §7, "Pruning"']
