@@ -117,7 +117,7 @@ def _add_node_tools(server: MCPServer[Any], node: Node) -> None:
 
     async def sync_status_() -> dict[str, Any]:
         """Each paired peer: linked or not, how far behind, the last error."""
-        return await sync_status(node)
+        return plain(await sync_status(node))
 
     add_tool(server, stats, READ_ONLY)
     add_tool(server, sync_status_, READ_ONLY)

@@ -58,6 +58,7 @@ def answer_schemas(answers: Iterable[object], ref_template: str) -> dict[str, Sc
 
 
 def _schema(hint: object, components: dict[str, Schema], ref: str) -> Schema:
+    hint = _unwrapped(hint)
     if hint in _SCALARS:
         return dict(_SCALARS[hint])
     if typing.is_typeddict(hint):
@@ -74,12 +75,19 @@ def _schema(hint: object, components: dict[str, Schema], ref: str) -> Schema:
         return {"anyOf": [_schema(arg, components, ref) for arg in args]}
     if origin in (list, tuple) and (origin is list or args[1:] == (Ellipsis,)):
         return {"type": "array", "items": _schema(args[0], components, ref)}
-    if origin is dict and args[:1] == (str,):
+    if origin is dict and _unwrapped(args[0]) is str:
         return {"type": "object", "additionalProperties": _schema(args[1], components, ref)}
     value = getattr(hint, "__value__", None)  # a ``type X = ...`` alias
     if value is not None:
         return _schema(value, components, ref)
     raise TypeError(f"no JSON Schema for {hint!r} in an answer")
+
+
+def _unwrapped(hint: object) -> object:
+    """What a ``NewType`` (``NodeId``) stands for; any other type as it is."""
+    while isinstance(hint, typing.NewType):
+        hint = hint.__supertype__
+    return hint
 
 
 def _typed_dict(answer: type, components: dict[str, Schema], ref: str) -> Schema:

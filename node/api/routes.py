@@ -46,6 +46,7 @@ from feral.storage.rows import EpisodeRow
 from feral.sync.errors import FeralError
 
 from ..answers import AbsorbedAnswer, SearchAnswer, StatsAnswer, WikiPage, WikiTopic
+from ..answers_sync import StatusAnswer
 from ..json_shapes import readable
 from ..node import Node
 from ..search import SearchRequest
@@ -156,7 +157,7 @@ class MemoryApi:
     async def stats(self, request: Request) -> StatsAnswer:
         return await self.node.stats()
 
-    async def sync_status(self, request: Request) -> dict[str, Any]:
+    async def sync_status(self, request: Request) -> StatusAnswer:
         return await sync_status(self.node)
 
     async def openapi(self, request: Request) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from ..answers import (
     WikiPage,
     WikiTopic,
 )
+from ..answers_sync import StatusAnswer
 from ..json_shapes import readable_schema
 from ..search import SearchRequest
 from .answer_schema import AnswerSchemas, answer_schemas
@@ -121,6 +122,7 @@ ANSWER_TYPES: dict[tuple[str, str], object] = {
     ("/api/memory/wiki", "get"): list[WikiTopic],
     ("/api/memory/wiki/{topic}", "get"): WikiPage,
     ("/api/memory/stats", "get"): StatsAnswer,
+    ("/api/sync/status", "get"): StatusAnswer,
     ("/api/exec-log", "post"): ExecutionRow,
     ("/api/memory/conflicts", "get"): list[ConflictRow],
     ("/api/memory/conflicts/{conflict}/resolve", "post"): ConflictRow,
@@ -229,7 +231,7 @@ def _paths() -> dict[str, Any]:
         ),
         "/api/sync/status": _get(
             "This node's clock, state digest and peers",
-            _answer("as feral sync status --json", _ref("Object")),
+            _typed("/api/sync/status", "get", "as feral sync status --json"),
         ),
         "/openapi.json": _get("This document", _answer("OpenAPI 3.1", _ref("Object"))),
         **_curation_paths(),

@@ -21,13 +21,14 @@ from starlette.routing import Route
 from feral.node.api.answer_schema import AnswerSchemas, answer_schemas
 from feral.node.api.routes import MemoryApi
 from feral.node.api.schema import ANSWER_TYPES, REF
+from feral.node.dial import dial
 from feral.node.json_shapes import readable_schema
 from feral.node.node import Node
 
-from .test_api import Api
+from .support import Mesh
+from .test_api import Api, api_for
 
 UNTYPED_ANSWERS = {
-    ("/api/sync/status", "get"),
     ("/openapi.json", "get"),
     ("/mcp", "post"),
 }
@@ -117,6 +118,7 @@ async def test_real_answers_fit_their_schemas(api: Api, node: Node) -> None:
         ("/api/memory/search", "post", {"query": "Alice", "top_k": 5}),
         ("/api/memory/search", "post", {"query": "Sam Oslo", "strategy": "fts"}),
         ("/api/memory/stats", "get", None),
+        ("/api/sync/status", "get", None),
         ("/api/memory/list", "get", None),
         ("/api/memory/gc", "post", {"dry_run": True}),
         ("/api/memory/distill", "post", {"session": "s1", "dry_run": True}),
@@ -129,13 +131,11 @@ async def test_real_answers_fit_their_schemas(api: Api, node: Node) -> None:
     ]  # fmt: skip
     await node.add_episode("s1", "Alice met Sam in Oslo", ["Alice", "Sam"])
     await node.compile_wiki()
-    answers = []
+    answers: dict[str, list[Any]] = {}
     for path, method, body in calls:
-        answer = await api.call(method.upper(), path, body)
-        assert answer.status == 200, (path, answer.body)
-        assert_fits(document, path, method, answer.body)
-        answers.append(answer.body)
-    some_id = answers[0]["id"]
+        answers.setdefault(path, []).append(await answer_fitting(api, document, method, path, body))
+    remembered = answers["/api/memory/remember"]
+    some_id = remembered[0]["id"]
     for path, method, body in [
         ("/api/memory/episodes", "get", None),
         ("/api/memory/wiki", "get", None),
@@ -145,17 +145,39 @@ async def test_real_answers_fit_their_schemas(api: Api, node: Node) -> None:
         ("/api/memory/restore", "post", {"id": some_id}),
         ("/api/memory/conflicts", "get", None),
     ]:
-        answer = await api.call(method.upper(), path, body)
-        assert answer.status == 200, (path, answer.body)
-        templated = "/api/memory/wiki/{topic}" if path.endswith("/alice") else path
-        assert_fits(document, templated, method, answer.body)
-        answers.append(answer.body)
-    assert answers[1]["merged_into"] == some_id
-    assert "clauses" in answers[3]
-    assert answers[4]["results"] and answers[5]["results"]  # hits of both tiers were checked
-    assert {hit["tier"] for hit in answers[4]["results"] + answers[5]["results"]} == {
-        "semantic",
-        "episodic",
-    }
-    assert answers[7] and answers[13] and answers[14]["results"]  # listed, entities, reached
-    assert answers[15] and answers[16]  # episodes, wiki pages
+        answers.setdefault(path, []).append(await answer_fitting(api, document, method, path, body))
+    assert remembered[1]["merged_into"] == some_id and "clauses" in remembered[2]
+    hits = [hit for found in answers["/api/memory/search"] for hit in found["results"]]
+    assert {hit["tier"] for hit in hits} == {"semantic", "episodic"}  # both kinds were checked
+    for path in ("/api/memory/list", "/api/graph/entities", "/api/memory/episodes"):
+        assert answers[path][0], path
+    assert answers["/api/graph/query"][0]["results"] and answers["/api/memory/wiki"][0]
+
+
+async def answer_fitting(
+    api: Api, document: dict[str, Any], method: str, path: str, body: object
+) -> Any:
+    """The answer to ``method path``, checked to fit the schema of its route."""
+    answer = await api.call(method.upper(), path, body)
+    assert answer.status == 200, (path, answer.body)
+    templated = "/api/memory/wiki/{topic}" if path.startswith("/api/memory/wiki/") else path
+    assert_fits(document, templated, method, answer.body)
+    return answer.body
+
+
+async def test_sync_status_fits_with_a_peer_met_and_one_never_met(mesh: Mesh) -> None:
+    mesh.add("b", "c")
+    mesh.pair("a", mesh.peer("b"), mesh.peer("c"))
+    mesh.pair("b", mesh.peer("a", dial=False))
+    node_a, node_b = await mesh.open("a"), await mesh.open("b")
+    await node_a.remember(("Alice", "likes", "tea"))
+    async with mesh.serve(node_b, "b"):
+        assert (await dial(node_a, mesh.peer("b"), until_quiet=True)).error is None
+    await dial(node_a, mesh.peer("c"), until_quiet=True)  # c is not serving: an error
+    async with api_for(node_a) as api:
+        document = (await api.get("/openapi.json")).body
+        status = (await api.get("/api/sync/status")).body
+    assert_fits(document, "/api/sync/status", "get", status)
+    met, never = status["peers"]
+    assert met["last_sync_at"] is not None and never["last_sync_at"] is None
+    assert never["last_error"] is not None
