@@ -6,7 +6,8 @@ schema (node/api/schema.py), and ``feral memory search`` builds its click option
 limits (node/limits.py). By the time a request reaches :func:`run_search` its values have been
 checked, so nothing here checks them again; what is left is what this node can do as configured.
 The ranking itself is storage's: BM25, cosine and MMR in storage/search.py, the blend of the two
-legs in storage/fusion.py.
+legs and the cue for questions that ask when in storage/fusion.py, the turns beside the best
+hybrid hits in storage/neighbours.py.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from msgspec import Struct
 
 from feral.storage import fusion, search as ranking
 from feral.storage.connection import Connection
+from feral.storage.neighbours import with_neighbours
 from feral.storage.ranking import Weights, weigh
 from feral.storage.store import Store
 from feral.storage.vectors import Embedder, pack_vector, queue_waiting
@@ -247,4 +249,5 @@ def _ranked(
     fts = ranking.search_fts(conn, plan.query, pool, coverage=True)
     nearest = ranking.search_vector(conn, vector, pool, index)
     waiting = ranking.still_queued(conn, fts)
-    return fusion.fuse(plan.query, fts, nearest, plan.alpha, k, pool, waiting)
+    fused = fusion.fuse(plan.query, fts, nearest, plan.alpha, k, pool, waiting)
+    return with_neighbours(conn, fusion.temporal_cue(plan.query, fused), k)
