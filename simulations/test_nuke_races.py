@@ -114,10 +114,7 @@ def test_an_echo_with_its_words_of_a_write_on_a_dead_row_raises_no_alarm_after_p
     words: the row is dead on the phone, so the copy is the same write, not a forgery (it was
     an integrity alarm between honest devices, standing for good)."""
     state = ConvergenceMachine()
-    facts = state.first_facts(
-        facts=[("alice", "knows", "tea"), ("alice", "likes", "tea"), ("alice", "likes", "coffee")]
-    )
-    coffee = facts.values[2]
+    coffee = ("alice", "likes", "coffee")
     steps: list[tuple[str, dict[str, object]]] = [
         ("start", {"n": 5, "skews": [0, 60_000, 0, 0, 0], "topology": "mesh", "page_limit": 2}),
         ("write_newer_column", {"node": 0, "triple": coffee, "value": "teal"}),
