@@ -16,6 +16,8 @@ from benchmarks.retrieval_bench import CONFIGS, run_retrieval
 from benchmarks.retrieval_set import QUERY_TYPES
 from feral.storage.embedders import DEFAULT_EMBEDDER
 
+pytestmark = pytest.mark.slow  # the whole benchmark set through search: a benchmark run
+
 
 @pytest.fixture(scope="module")
 def scores() -> dict[str, dict[str, tuple[float, float]]]:
