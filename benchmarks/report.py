@@ -92,7 +92,7 @@ GOALS: tuple[Goal, ...] = (
 OTHER_RATIOS: Mapping[str, str] = {
     "write_overhead_single_row": "write_overhead, one fact per transaction (fsync dominates)",
     "page_bytes_ratio": "sync pages against plain msgpack of the values, before framing",
-    "sqlite_vec_vs_numpy": "vector leg through sqlite-vec (CLI commands) against the numpy scan",
+    "cold_read_vs_numpy": "vector leg reading every vector (a first search) against numpy",
 }
 """Ratios reported for context, with what each compares."""
 

@@ -2,15 +2,15 @@
 searchable by meaning.
 
 **Vector leg.** A store of N episodes is built as search_bench.py builds its own and embedded
-with the node's default model (here the shipped static model: a faster encoder only changes the
-build time, not the scan). Each query vector then goes through
-:func:`feral.storage.search.query.search_vector` as ``feral serve`` runs it (the vectors held in
-memory: storage/vectors/vector_index.py) and as a CLI command runs it (sqlite-vec's brute-force
-scan), and through the baseline: a numpy product of the same vectors held as one float32 matrix,
-with the same number of candidates picked by ``argpartition``. The leg also reads the candidate rows
-and builds its hits, which the baseline does not; all three run on the database thread, in a
-rotating order, so a burst of load falls on all alike. ``vector_leg_vs_numpy`` is the held
-leg's median over the baseline's; ``sqlite_vec_vs_numpy`` the same for sqlite-vec.
+with the node's default model (a faster encoder only changes the build time, not the scan).
+Each query vector then goes through :func:`feral.storage.search.query.search_vector` as a node that
+has searched before runs it (the vectors held in memory: storage/vectors/vector_index.py) and as a
+node's first search runs it (every stored float32 BLOB read for the query: what a one-shot CLI
+command pays), and through the baseline: a numpy product of the same vectors held as one float32
+matrix, with the same number of candidates picked by ``argpartition``. The leg also reads the
+candidate rows and builds its hits, which the baseline does not; all three run on the database
+thread, in a rotating order, so a burst of load falls on all alike. ``vector_leg_vs_numpy`` is the
+held leg's median over the baseline's; ``cold_read_vs_numpy`` the same for the first search.
 
 **Searchable after a catch-up.** Node A holds N facts; node B, empty, runs ``feral serve`` with
 the default embedder and embeds in the background while the pages arrive. ``feral sync now`` on
@@ -44,8 +44,9 @@ from feral.node.settings.config import (
 )
 from feral.storage.db.connection import Connection
 from feral.storage.search.query import search_vector
-from feral.storage.vectors.vector_index import VectorIndex, read_chunks, read_rows
+from feral.storage.vectors.vector_index import VectorIndex, read_vectors
 from feral.storage.vectors.vectors import embedder_in_use, pack_vector
+from feral.sync.schema import EPISODES
 from feral.sync.types import NodeId
 
 from .catchup_bench import _feral, _free_port, _serve, _without_embeddings
@@ -63,10 +64,7 @@ def _matrix(conn: Connection) -> Floats:
     """Every episode vector as the rows of one float32 matrix: the baseline's copy."""
     in_use = embedder_in_use(conn)
     assert in_use is not None
-    found = read_chunks(conn, "episodes_vec", in_use[1]) or read_rows(
-        conn, "episodes_vec", in_use[1]
-    )
-    return found[1].copy()
+    return read_vectors(conn, EPISODES, in_use[1])[1].copy()
 
 
 def _numpy_scan(matrix: Floats, k: int) -> Timed:
@@ -101,7 +99,7 @@ def _legs(conn: Connection, matrix: Floats, index: VectorIndex) -> dict[str, Tim
     return {
         "numpy": _numpy_scan(matrix, 2 * k),  # the leg takes 2k candidates from each table
         "held": lambda q: search_vector(conn, q, k, index),
-        "sqlite_vec": lambda q: search_vector(conn, q, k),
+        "cold": lambda q: search_vector(conn, q, k),
     }
 
 
@@ -130,9 +128,9 @@ def run_vector_leg(episodes: int, queries: int = QUERIES, seed: int = SEED) -> d
     p50 = asyncio.run(_leg_times(episodes, queries, seed))
     return {
         "vector_leg_vs_numpy": p50["held"] / p50["numpy"],
-        "sqlite_vec_vs_numpy": p50["sqlite_vec"] / p50["numpy"],
+        "cold_read_vs_numpy": p50["cold"] / p50["numpy"],
         "vector_leg_held_p50_ms": p50["held"] * 1000,
-        "vector_leg_sqlite_vec_p50_ms": p50["sqlite_vec"] * 1000,
+        "vector_leg_cold_p50_ms": p50["cold"] * 1000,
         "vector_leg_numpy_p50_ms": p50["numpy"] * 1000,
         "vector_index_load_s": p50["load"],
         "vector_index_mb": episodes * p50["dim"] * 4 / 1e6,

@@ -182,7 +182,7 @@ async def _report(nodes: dict[str, Node], shared: str) -> None:
     echo_table([(f"{h['score']:.2f}", h["tier"], shorten(h["content"], 50))
                 for h in meaning.results], ("score", "tier", "content"))  # fmt: skip
     row = await laptop.get(shared)
-    if row["archived"]:
+    if row.get("archived"):
         verdict = "archived: the laptop's earlier archive beat the phone's later restore (wrong)"
     else:
         verdict = "live: the phone's later restore won (LWW)"

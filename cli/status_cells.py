@@ -5,6 +5,7 @@ status says", has the table of states). ``--json`` carries the same facts as num
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from feral.sync.text import printable
@@ -17,7 +18,7 @@ STATUS_HEADERS = ("peer", "url", "link", "last sync", "hlc lag", "to send", "to 
                   "in sync", "transport", "last error")  # fmt: skip
 
 
-def status_cells(p: dict[str, Any], now: int) -> tuple[str, ...]:
+def status_cells(p: Mapping[str, Any], now: int) -> tuple[str, ...]:
     """One peer's row for people: short id, durations and counts in their units."""
     if p["link_up"]:
         link = f"up now ({duration(now - p['link_up_since'])})"
@@ -35,14 +36,14 @@ def status_cells(p: dict[str, Any], now: int) -> tuple[str, ...]:
     )  # fmt: skip
 
 
-def _transport(p: dict[str, Any]) -> str:
+def _transport(p: Mapping[str, Any]) -> str:
     """Encrypted or not, and the certificate's fingerprint (its first bytes) if it is."""
     if not p["encrypted"]:
         return "ws (unencrypted)"
     return f"wss cert {p['certificate'][:23]}" if p["certificate"] else "wss"
 
 
-def _pending(p: dict[str, Any]) -> str:
+def _pending(p: Mapping[str, Any]) -> str:
     """``3 to send, 5 to receive``: the backlogs known, the empty ones left out."""
     send, receive = p["backlog_to_send"], p["backlog_to_receive"]
     parts = [f"{count(send)} to send"] if send else []
@@ -50,11 +51,11 @@ def _pending(p: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def _unsent(p: dict[str, Any]) -> str:
+def _unsent(p: Mapping[str, Any]) -> str:
     return f": {count(p['backlog_to_send'])} unsent" if p["backlog_to_send"] else ""
 
 
-def sync_state_cell(p: dict[str, Any], now: int) -> str:
+def sync_state_cell(p: Mapping[str, Any], now: int) -> str:
     """The ``in sync`` cell: ``yes``, ``no: 3 to send``, ``unknown since 2 min ago (equal
     then)``, ``unreachable since 5 min ago: 3 unsent``, ``never exchanged`` ..."""
     state = p["sync_state"]

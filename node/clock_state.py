@@ -2,7 +2,7 @@
 
 A clock that ran ahead and was then corrected leaves this node's newest stamps in its future.
 Its next stamps must stay above them, so they are ahead too: peers refuse them (received stamps
-may be at most twice the skew window ahead, docs/PROTOCOL.md §8), and a day ahead local writes
+may be at most twice the skew window ahead, docs/REPLICATION.md §7), and a day ahead local writes
 stop. The user is told at once: ``sync status``, the serve log at start, and a warning after
 any write. ``feral sync clock-reset`` (:func:`reset_clock`) brings the stamps back.
 """

@@ -64,8 +64,7 @@ class Embedding:
     def __init__(self, store: Store, embedder: Embedder | None) -> None:
         self.store = store
         self.embedder = embedder
-        self.index: VectorIndex | None = None
-        """The vectors held in memory (``feral serve``), told of every batch stored."""
+        self._index: VectorIndex | None = None
         self.woken = False
         """Whether this process wrote something that queued rows (a CLI command then drains)."""
         self._event: asyncio.Event | None = None
@@ -98,15 +97,23 @@ class Embedding:
         if self._event is not None:
             self._event.set()
 
-    def hold_vectors(self) -> None:
-        """Search with the vectors held in memory, kept current by each batch (``feral serve``).
+    @property
+    def index(self) -> VectorIndex | None:
+        """The vectors held in memory, told of every batch stored; ``None`` with no embedder.
 
-        A long-running process pays the one load of every vector for searches several times
-        faster than sqlite-vec's scan (storage/vectors/vector_index.py); a short command does not.
+        Loaded at the first search, not here: a search reads every vector anyway (there is no
+        index on disk), so holding them costs a short command nothing and spares every later
+        search of a long-running one the read (storage/vectors/vector_index.py).
         """
-        from feral.storage.vectors.vector_index import VectorIndex
+        if self._index is None and self.embedder is not None:
+            from feral.storage.vectors.vector_index import VectorIndex
 
-        self.index = VectorIndex()
+            self._index = VectorIndex()
+        return self._index
+
+    @index.setter
+    def index(self, index: VectorIndex | None) -> None:
+        self._index = index
 
     async def reembed(self, progress: Progress | None = None) -> int:
         """Drop every vector and embed every episode and fact again with the current embedder.

@@ -14,10 +14,10 @@ import dataclasses
 import os
 import secrets
 import time
-from collections.abc import Callable, Coroutine, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
+from typing import Concatenate, ParamSpec, Protocol, TypeVar, cast
 
 from feral.node.absorb.absorb_batch import Absorbed as BulkAbsorbed, absorb_groups, absorb_many
 from feral.node.absorb.phrases import Triple, parse_fact
@@ -49,6 +49,7 @@ from feral.sync.hlc import COUNTER_BITS, DEFAULT_MAX_DRIFT_MS, HybridClock
 from feral.sync.ids import new_ulid
 from feral.sync.types import NodeId, PackedHLC, RowId, VersionVector
 
+from .answers import EntityRow, MemoryRow
 from .clock_mark import read_mark, write_mark
 from .embedding import Embedding
 from .node_reads import NodeReads
@@ -169,7 +170,7 @@ class Node(NodeReads):
             if link is not exclude:
                 self.spawn(link.local_changed())
 
-    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+    def spawn(self, work: Awaitable[None]) -> None:
         """Run ``work`` as a task that :meth:`close` waits for."""
         task = asyncio.ensure_future(work)
         self._tasks.add(task)
@@ -212,31 +213,44 @@ class Node(NodeReads):
         await self._committed()
         return row
 
-    async def log_execution(self, session_id: str, tool: str, **fields: Any) -> ExecutionRow:
+    async def log_execution(
+        self,
+        session_id: str,
+        tool: str,
+        *,
+        args: object,
+        result: object,
+        latency_ms: int,
+        success: bool,
+    ) -> ExecutionRow:
         """Append a tool call to the execution log (SecretRefused if it holds a secret)."""
-        refuse_secrets([session_id, tool, *(str(value) for value in fields.values())])
+        fields = (args, result, latency_ms, success)
+        refuse_secrets([session_id, tool, *(str(value) for value in fields)])
         row = await self._write(
             memories.log_execution,
             self._new_id(),
             session_id=session_id,
             tool=tool,
+            args=args,
+            result=result,
+            latency_ms=latency_ms,
+            success=success,
             now_ms=self.now_ms(),
-            **fields,
         )
         self.notify_changed()
         return row
 
-    async def set_archived(self, row_id: str, archived: bool) -> dict[str, Any]:
+    async def set_archived(self, row_id: str, archived: bool) -> FactRow | EpisodeRow:
         """``forget`` (archive) or ``restore`` a memory; raises NotFoundError for unknown ids."""
         row = await self._write(memories.set_archived, row_id, archived)
         self.notify_changed()
-        return row
+        return cast(FactRow | EpisodeRow, row)  # the execution log is insert-only
 
-    async def nuke(self, row_id: str) -> dict[str, Any]:
+    async def nuke(self, row_id: str) -> MemoryRow:
         """Hard-delete a memory, leaving a replicated tombstone."""
         row = await self._write(memories.nuke, row_id)
         await self._committed()
-        return row
+        return cast(MemoryRow, row)
 
     async def remember_text(self, text: str, *, scope: str | None = None) -> FactRow:
         """Remember what a person said, as a triple when a phrasing rule fits
@@ -257,13 +271,13 @@ class Node(NodeReads):
         ``keep_both`` writes what would be merged or superseded beside it instead."""
         return await absorb(self, text, triple, scope=scope, keep=keep_both)
 
-    async def add_entity(self, entity_type: str, name: str) -> dict[str, Any]:
+    async def add_entity(self, entity_type: str, name: str) -> EntityRow:
         """Name an entity of the graph (node/recall/graph.py checks the type and name; SecretRefused
         if the name holds a secret)."""
         refuse_secrets([entity_type, name])
         row = await self._write(memory_model.add_entity, entity_type, name, now_ms=self.now_ms())
         self.notify_changed()
-        return row
+        return cast(EntityRow, row)
 
     async def relate(
         self, source: tuple[str, str], relation: str, target: tuple[str, str]
@@ -421,7 +435,7 @@ class Node(NodeReads):
         self.notify_changed(exclude=exclude)
 
 
-def _chunks(items: Iterable[tuple[str, str, str]], size: int) -> Iterator[list[Any]]:
+def _chunks(items: Iterable[Triple], size: int) -> Iterator[list[Triple]]:
     iterator = iter(items)
     while chunk := list(islice(iterator, size)):
         yield chunk

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from feral.node.curation.memory_graph import conflicting_values
 from feral.node.curation.wiki import build_pages, list_pages, read_page, write_pages
@@ -24,6 +24,7 @@ from feral.storage.store import Store
 from feral.storage.vectors.vectors import Embedder
 from feral.sync.schema import EPISODES, FACTS
 
+from .answers import MemoryRow, StatsAnswer, WikiTopic
 from .embedding import Embedding
 
 __all__ = ["NodeReads"]
@@ -42,15 +43,15 @@ class NodeReads:
 
     # -- reads ---------------------------------------------------------------------------------
 
-    async def get(self, row_id: str) -> dict[str, Any]:
+    async def get(self, row_id: str) -> MemoryRow:
         _, row = await self.store.read(memories.find_row, row_id)
-        return row
+        return cast(MemoryRow, row)
 
     async def episodes(self, limit: int = 20) -> list[EpisodeRow]:
         return await self.store.read(memories.list_episodes, limit)
 
-    async def stats(self) -> dict[str, Any]:
-        result = await self.store.read(stats.database_stats)
+    async def stats(self) -> StatsAnswer:
+        result = cast(StatsAnswer, await self.store.read(stats.database_stats))
         result["node_id"] = self.identity.node_id
         result["conflicts"] = await self.store.read(conflict_count)  # as ``sync status``
         result["conflicting_values"] = len(await self.store.read(conflicting_values))
@@ -70,7 +71,7 @@ class NodeReads:
     # -- wiki (derived pages in HOME/wiki, node/curation/wiki.py)
     # -------------------------------------
 
-    async def compile_wiki(self) -> list[dict[str, Any]]:
+    async def compile_wiki(self) -> list[WikiTopic]:
         """Rebuild every page from the live rows: ``[{"topic", "path", "sources", ...}]``."""
         facts, episodes, races = await self.store.read(
             lambda conn: (
@@ -80,11 +81,11 @@ class NodeReads:
             )
         )
         pages = build_pages(facts, episodes, conflicts=races)
-        return write_pages(self.home, pages, self.now_ms())
+        return cast(list[WikiTopic], write_pages(self.home, pages, self.now_ms()))
 
-    async def wiki_topics(self) -> list[dict[str, Any]]:
+    async def wiki_topics(self) -> list[WikiTopic]:
         """The compiled pages: ``[{"topic", "path", "sources", "needs_review"}]``."""
-        return list_pages(self.home)
+        return cast(list[WikiTopic], list_pages(self.home))
 
     async def wiki_page(self, topic: str) -> str:
         """The Markdown of ``topic``'s page (NotFoundError if none; PathRefused for a path)."""

@@ -17,6 +17,7 @@ from itertools import combinations
 from pathlib import Path
 
 from feral.storage.log import delta_log, snapshot
+from feral.sync.hlc import COUNTER_BITS
 from feral.sync.types import NodeId
 
 from .cluster_oracles import check_converged, check_step
@@ -273,6 +274,15 @@ class Cluster:
             if self._held() == before:
                 break
         return rounds
+
+    def pass_the_newest_stamp(self) -> None:
+        """Let the shared time reach the newest stamp any device holds, then tick anti-entropy:
+        what a sender held back for a peer's slower clock (sync/held_back.py: stamps within
+        twice the window of the receiver, less a margin for the clock estimate) is sent now, as
+        ``feral serve``'s next anti-entropy tick sends it once that much real time has passed."""
+        newest = max((max(n.vector().values(), default=0) for n in self.nodes), default=0)
+        self.time.now = max(self.time.now, newest >> COUNTER_BITS)
+        self.anti_entropy()
 
     def anti_entropy(self) -> None:
         """Every link re-sends its vector, as ``feral serve`` does every minute: how entries a

@@ -15,7 +15,7 @@ through it, even before A's own entry reaches it). Once the cluster is quiet
   edit's values to choose between (each side's final write, sync/conflicts.py's
   ``branch_tips``) are read from the device's own log, so they must agree between devices
   whose logs hold the same entries of the row (a log pruned, or a device filled by a snapshot,
-  holds fewer, and shows less: a known limit, docs/PROTOCOL.md §7.1).
+  holds fewer, and shows less: a known limit, docs/REPLICATION.md §4).
 
 It reads the ledger's deltas (their priors) and the devices' databases, never the product's
 rule: sync/conflicts.py is what is under test.

@@ -3,7 +3,7 @@
 :class:`Ledger` records each delta a node commits locally (read back from its log right after
 the commit). The winner of a row is the delta with the greatest ``(hlc, origin)`` among all of
 them (TEST-CATALOG "LWW-correct"), made a tombstone if any of them is one (a nuke wins over every
-write of its row, docs/PROTOCOL.md §7), computed here with plain tuple comparison, independently
+write of its row, docs/REPLICATION.md §3), computed here with plain tuple comparison, independently
 of :mod:`feral.sync.merge`, so a broken ``merge_row()`` cannot hide itself.
 
 The readers below look at a node's database directly (its rows and its log's stamps): they are

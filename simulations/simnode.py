@@ -365,7 +365,7 @@ class SimNode:
 
     def _check_window(self, page: Page, now: int) -> None:
         """Oracle: a page that was accepted holds no stamp further ahead at receipt than
-        received stamps may be (twice the window, docs/PROTOCOL.md §8)."""
+        received stamps may be (twice the window, docs/REPLICATION.md §7)."""
         limit = delta_limit_ms(MAX_SKEW_MS)
         for delta in page.deltas:
             ahead = (delta.hlc >> COUNTER_BITS) - now

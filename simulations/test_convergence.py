@@ -47,7 +47,6 @@ from hypothesis.stateful import (
 )
 
 from feral.storage.memory import graph, memories
-from feral.sync.hlc import COUNTER_BITS
 from feral.sync.ids import fact_id
 
 from .cluster import TOPOLOGIES, Cluster
@@ -391,9 +390,7 @@ class ConvergenceMachine(MemoryModelRules, VersionRules, RuleBasedStateMachine):
         c.check_step()
         for node in c.nodes:
             node.faults.clear()
-        newest = max((max(n.vector().values(), default=0) for n in c.nodes), default=0)
-        c.time.now = max(c.time.now, newest >> COUNTER_BITS)
-        c.anti_entropy()  # the ticks of the time that passed: held-back entries are sent now
+        c.pass_the_newest_stamp()
         # One round finds and repairs every hole: quiet means both sides hold the same.
         TOTALS["rounds"] += c.sync_until_quiet(MAX_ROUNDS)
         self.prune_alike()

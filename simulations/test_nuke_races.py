@@ -1,5 +1,5 @@
 """Fixed scenarios: a nuke against a concurrent edit of its row, in every order of arrival
-(docs/PROTOCOL.md §7, "Tombstones win").
+(docs/REPLICATION.md §3, "Tombstones win").
 
 A tombstone wins over every write of its row that did not see it, whatever the stamps: an
 archive made on a device that had not heard of the nuke, stamped after it, must not bring the
@@ -19,6 +19,7 @@ from .model import store_records
 from .nuking import erased_words_held
 from .pruning import RETENTION_MS, prune_device
 from .simnode import SimNode
+from .test_convergence import ConvergenceMachine
 
 
 @pytest.fixture
@@ -103,3 +104,33 @@ def test_a_device_back_from_past_the_window_brings_no_nuked_row_back(edit_while_
         cluster.check_converged()
     finally:
         cluster.close()
+
+
+def test_an_echo_with_its_words_of_a_write_on_a_dead_row_raises_no_alarm_after_pruning() -> None:
+    """The convergence machine's long run (seed 2100008958), shrunk: the server writes and
+    boosts a fact, the watch nukes it, the tablet, not having heard of it, boosts it again
+    later; the devices away past the window prune the tombstone's log entries. The phone holds
+    the tablet's boost erased and the server, which never met the nuke, sends it with its
+    words: the row is dead on the phone, so the copy is the same write, not a forgery (it was
+    an integrity alarm between honest devices, standing for good)."""
+    state = ConvergenceMachine()
+    coffee = ("alice", "likes", "coffee")
+    steps: list[tuple[str, dict[str, object]]] = [
+        ("start", {"n": 5, "skews": [0, 60_000, 0, 0, 0], "topology": "mesh", "page_limit": 2}),
+        ("write_newer_column", {"node": 0, "triple": coffee, "value": "teal"}),
+        ("boost", {"category": "preference", "importance": 1.0, "node": 0, "triple": coffee}),
+        ("away_past_the_window", {"node": 2}),
+        ("hard_delete", {"node": 4, "triple": coffee}),
+        ("set_clock", {"node": 0, "skew": 3_600_000}),
+        ("away_past_the_window", {"node": 4}),
+        ("boost", {"category": "identity", "importance": 1.0, "node": 3, "triple": coffee}),
+        ("partition_or_heal", {"i": 10}),
+        ("away_past_the_window", {"node": 3}),
+    ]
+    try:
+        for name, arguments in steps:
+            getattr(state, name)(**arguments)
+            state.safe()
+        state.converge()
+    finally:
+        state.c.close()

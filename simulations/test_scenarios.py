@@ -94,7 +94,7 @@ def test_a_clock_an_hour_ahead_is_refused_until_wall_time_reaches_its_stamps(
 ) -> None:
     """TEST-CATALOG 13, and the recovery it asks to be defined: the writer's stamps (and, by
     the HLC, every stamp it makes after them) are held back from its peers, which name it
-    (docs/PROTOCOL.md §8), until their clocks come within twice the window of them; the other
+    (docs/REPLICATION.md §7), until their clocks come within twice the window of them; the other
     devices keep syncing meanwhile."""
     server, phone, laptop = chain.nodes
     phone.wall.skew_ms = HOUR_MS

@@ -1,4 +1,4 @@
-"""Fixed scenarios: what a snapshot's receiver may drop (docs/PROTOCOL.md §7, "Pruning and
+"""Fixed scenarios: what a snapshot's receiver may drop (docs/REPLICATION.md §6, "Pruning and
 snapshots"), and the tombstones devices collect at their own pace.
 
 A snapshot lacks a row its receiver holds either because its sender collected the row's

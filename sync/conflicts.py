@@ -1,4 +1,4 @@
-"""Concurrent writes of one row, told apart from later ones: the pure rule (docs/PROTOCOL.md §7.1).
+"""Concurrent writes of one row, told apart from later ones: the pure rule (docs/REPLICATION.md §4).
 
 Every write records the version of the row it replaced at its origin (``Delta.prior``). Two
 writes of one row **conflict** when they replaced the same version (or both created the row):

@@ -28,7 +28,6 @@ The tree (tests/sync/test_errors.py holds the classes to it, row by row)::
     ├── ServeRefusal              refused           400   1
     └── StorageError              storage_error     500   1
         ├── MigrationError        storage_error     500   1
-        ├── ExtensionUnavailable  storage_error     500   1
         ├── ModelUnavailable      storage_error     500   1
         ├── CorruptDatabase       storage_error     500   1
         ├── NewerDatabase         storage_error     500   1

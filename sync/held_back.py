@@ -1,4 +1,4 @@
-"""Entries a peer cannot take yet are held back per origin, never the whole stream (PROTOCOL §8).
+"""Entries a peer cannot take yet are held back per origin, never the whole stream (REPLICATION §7).
 
 A receiver takes stamps up to twice the skew window ahead of its clock (sync/hlc.py's
 ``delta_limit_ms``). An entry beyond that (from a device whose clock ran ahead, and was maybe

@@ -88,7 +88,7 @@ def delta_limit_ms(window_ms: int) -> int:
     The handshake keeps two linked devices' clocks within one window; a relayed entry was
     stamped by its origin, at most one window from the relay, which is at most one window from
     us. So in a mesh whose clocks all lie within one window of a common device (a home server),
-    no device's own writes are refused anywhere (docs/PROTOCOL.md §8).
+    no device's own writes are refused anywhere (docs/REPLICATION.md §7).
     """
     return 2 * window_ms
 

@@ -1,4 +1,4 @@
-"""Finding and repairing holes in a copy of an origin's log (docs/PROTOCOL.md, "Holes").
+"""Finding and repairing holes in a copy of an origin's log (docs/REPLICATION.md §5, "Holes").
 
 Each origin's log is held as a gap-free prefix, so two nodes holding an origin up to one stamp
 hold the same number of its entries. When the peer's CaughtUp shows more entries of an origin

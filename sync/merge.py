@@ -5,7 +5,7 @@ origin node id (cr-sqlite's site-id tie-break). A node never stamps two writes w
 two deltas with an equal ``(hlc, origin)`` are the same write; applying it again changes nothing.
 
 A tombstone (a nuke) wins over every live write of its row, whatever the stamps
-(docs/PROTOCOL.md §7, "Tombstones win"): an archive made on a device that had not heard of the
+(docs/REPLICATION.md §3, "Tombstones win"): an archive made on a device that had not heard of the
 nuke, stamped after it, must not bring the row or its words back. A row that has met a tombstone
 is a tombstone at the greatest version among all its writes, so the state is a join: ``deleted``
 is the OR of the writes', the version their maximum. That keeps the merge idempotent,

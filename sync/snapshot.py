@@ -1,5 +1,5 @@
 """Snapshots: a peer whose holdings the log can no longer serve gets the rows instead
-(docs/PROTOCOL.md §7, "Snapshots"; DESIGN §4).
+(docs/PROTOCOL.md §7, "Snapshots on the wire"; docs/REPLICATION.md §6; DESIGN §4).
 
 A node prunes its log (storage/log/prune.py): entries every paired peer acknowledged and older than
 the retention window go (tombstone rows stay). A peer that lacks some of those entries, because

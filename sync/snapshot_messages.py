@@ -1,5 +1,5 @@
-"""The snapshot's two messages (docs/PROTOCOL.md §3 and §7, "Snapshots"); the flow that
-sends them is sync/snapshot.py's. Kept apart so the codec can decode them without the session.
+"""The snapshot's two messages (docs/PROTOCOL.md §3 and §7, "Snapshots on the wire"); the flow
+that sends them is sync/snapshot.py's. Kept apart so the codec can decode them without the session.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ class SnapshotPage:
     """Rows of one table with ids in ``(after, through]`` (``through`` None: to the end of the
     table), as the sender holds them, with the snapshot's ``vector`` and ``entries``, and
     ``collected``: a stamp older versions sent (the newest tombstone they had collected);
-    decoded and ignored (docs/PROTOCOL.md §7: trusting it let one page wipe its receiver).
+    decoded and ignored (docs/REPLICATION.md §6: trusting it let one page wipe its receiver).
 
     ``rows`` are :class:`Delta` objects (the row's table, id, version and values; ``None``
     values for a tombstone), so they are checked and merged as deltas are.

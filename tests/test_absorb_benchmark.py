@@ -1,6 +1,8 @@
 """``python -m benchmarks absorb-cost`` and ``absorb-pairs`` run end to end (shapes only, never a
 timing: a figure from a tiny run on a busy machine means nothing), and ``absorb``'s labelled
-set holds what issue 24 asks: no fact lost, archived or moved on its held-out traps."""
+set holds what issue 24 asks: no fact lost, archived or moved on its tuning half's traps. The
+held-out half is only measured by the benchmark, never asserted here: a test on it would make
+it a tuning set."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from benchmarks.absorb_quality import (
     Tally,
     check_sentence,
     load_lines,
+    load_set,
     run_pair,
 )
 from feral.node.absorb.classify import DUPLICATE_COSINE
@@ -45,8 +48,12 @@ def test_a_tiny_cost_run_reports_positive_ratios(capsys):
 
 
 def test_the_labelled_set_is_large_and_each_line_has_a_fixed_half():
-    pairs, sentences = load_lines(PAIRS), load_lines(SENTENCES)
+    pairs, sentences = load_set(PAIRS), load_set(SENTENCES)
     assert len(pairs) >= 300 and len(sentences) >= 100
+    for tuning, held_out in (PAIRS, SENTENCES):  # each file is one half, whole
+        assert {line["split"] for line in load_lines(tuning)} == {"tune"}
+        assert {line["split"] for line in load_lines(held_out)} == {"held"}
+    assert sum(line["split"] == "held" for line in pairs + sentences) >= 220
     for line in pairs + sentences:
         assert line["split"] in ("tune", "held")
     assert {p["expect"] for p in pairs} == set(CLASSES)
@@ -55,18 +62,19 @@ def test_the_labelled_set_is_large_and_each_line_has_a_fixed_half():
     }
 
 
-def test_no_labelled_sentence_loses_a_clause():
+def test_no_tuning_sentence_loses_a_clause():
     tally = Tally()
-    for item in load_lines(SENTENCES):
-        check_sentence(item, tally)
+    for item in load_set(SENTENCES):
+        if item["split"] == "tune":
+            check_sentence(item, tally)
     assert tally.clauses_lost == []
 
 
 @pytest.mark.slow
-def test_no_held_out_look_alike_trap_or_scope_pair_loses_archives_or_moves_a_fact():
+def test_no_tuning_look_alike_trap_or_scope_pair_loses_archives_or_moves_a_fact():
     embedder = load_embedder()
     kinds = {"lookalike", "supersede_trap", "scope"}
-    chosen = [p for p in load_lines(PAIRS) if p["split"] == "held" and p["kind"] in kinds]
+    chosen = [p for p in load_set(PAIRS) if p["split"] == "tune" and p["kind"] in kinds]
     tally = Tally()
 
     async def run() -> None:

@@ -135,6 +135,7 @@ def run_python(code: str, cwd: Path, site: Path | None = None) -> str:
     return done.stdout.strip()
 
 
+@pytest.mark.slow
 def test_a_distribution_with_a_top_level_storage_package_and_feral_both_import(
     installed_beside, tmp_path
 ):

@@ -7,14 +7,18 @@ Entities are ``TYPE:NAME`` (``place:Berlin``); a relation is stored as an ordina
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from feral.cli.context import pass_home, with_node
-from feral.cli.output import echo_json, echo_table, json_option, shorten
 from feral.storage.memory.graph_limits import DIRECTIONS, MAX_HOPS, MAX_RESULTS
 from feral.sync.errors import InvalidInput
+
+if TYPE_CHECKING:  # the answers' types: not for a CLI listing its commands
+    from feral.node.answers import GraphEntity, GraphStep
+
+from feral.cli.context import pass_home, with_node
+from feral.cli.output import echo_json, echo_table, json_option, shorten
 
 __all__ = ["graph_group"]
 
@@ -52,7 +56,7 @@ def add(home: Path, words: tuple[str, ...], is_relation: bool, as_json: bool) ->
     else:
         if len(words) != 2:
             raise InvalidInput("graph add takes TYPE NAME (quote a name with spaces)")
-        row = with_node(home, lambda node: graph.add_entity(node, *words))
+        row = dict(with_node(home, lambda node: graph.add_entity(node, *words)))
         line = f"{row['type']}:{row['name']}  ({row['id']})"
     if as_json:
         echo_json(row)
@@ -86,7 +90,7 @@ def list_(home: Path, entity_type: str | None, as_json: bool) -> None:
     echo_table(table, ("type", "name", "relations", "attributes", "conflicting"))
 
 
-def _attributes(row: dict[str, Any]) -> str:
+def _attributes(row: GraphEntity) -> str:
     return "; ".join(f"{k}: {' | '.join(v)}" for k, v in row["attributes"].items())
 
 
@@ -145,6 +149,6 @@ def query(
     echo_table(table, ("hops", "entity", "via"))
 
 
-def _via(via: dict[str, Any]) -> str:
+def _via(via: GraphStep) -> str:
     arrow = "->" if via["direction"] == "outbound" else "<-"
     return f"{arrow} {via['subject']} {via['predicate']} {via['object']}"

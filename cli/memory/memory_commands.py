@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -126,17 +127,14 @@ def remember(
 def _remember_here(
     home: Path, text: str | None, parts: tuple[str | None, ...], scope: str | None, keep: bool
 ) -> dict[str, Any]:
-    """``remember`` in this process: the node opened here, the model loaded here."""
-    from feral.node.secrets.scan import refuse_secrets
-
-    if all(parts):
-        triple: tuple[str, str, str] | None = (str(parts[0]), str(parts[1]), str(parts[2]))
-    else:
-        refuse_secrets([str(text)])  # before the home is opened
-        triple = None
-    return with_node(
+    """``remember`` in this process: the node opened here, the model loaded here. The text
+    goes to ``Node.absorb`` as the API sends it: the node scans, parses and classifies it
+    (node/absorb/pipeline.py), so a secret is refused there, before anything is read or written."""
+    triple = (str(parts[0]), str(parts[1]), str(parts[2])) if all(parts) else None
+    absorbed = with_node(
         home, lambda node: node.absorb(None if triple else text, triple, scope, keep_both=keep)
-    ).as_dict()
+    )
+    return dict(absorbed.as_dict())
 
 
 @memory.command()
@@ -209,7 +207,7 @@ def search(
         return
     idle_s = resident_idle(home)
     found = with_node(home, lambda node: node.search(query, **options))  # type: ignore[arg-type]
-    echo_search(found.as_dict(), as_json)
+    echo_search(dict(found.as_dict()), as_json)
     start_resident(home, idle_s)  # for the next command (cli/resident.py)
 
 
@@ -235,7 +233,7 @@ def episodes(home: Path, limit: int, as_json: bool) -> None:
     )
 
 
-def _echo_row(row: dict[str, Any], verb: str, as_json: bool) -> None:
+def _echo_row(row: Mapping[str, object], verb: str, as_json: bool) -> None:
     if as_json:
         echo_json(row)
     else:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import click
 
 from feral.cli.context import pass_home, with_node
 from feral.cli.output import echo_json, json_option, shorten
+from feral.node.answers import Followed
 from feral.node.curation.memory_graph import FOLLOW_MODES, Follow, follow, link
 from feral.storage.memory.memory_model import EDGE_TYPES
 
@@ -35,7 +36,7 @@ def link_command(
         click.echo(f"Linked {edge['from_id']} {edge['type']} {edge['to_id']} ({edge['id']})")
 
 
-def _describe(row: dict[str, Any]) -> str:
+def _describe(row: Mapping[str, object]) -> str:
     if "predicate" in row:
         text = f"{row['subject']} / {row['predicate']} / {row['object']}"
     else:
@@ -44,7 +45,7 @@ def _describe(row: dict[str, Any]) -> str:
     return f"{row['id']}  {shorten(text, 60)}  [{state}]"
 
 
-def _echo_followed(result: dict[str, Any]) -> None:
+def _echo_followed(result: Followed) -> None:
     click.echo(_describe(result["record"]))
     for edge in result.get("edges", []):
         click.echo(f"  edge  {edge['from_id']} {edge['type']} {edge['to_id']}")

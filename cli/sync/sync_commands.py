@@ -261,6 +261,7 @@ def status(home: Path, as_json: bool) -> None:
     alarms = result["integrity_alarms"]
     if alarms["count"]:
         latest = alarms["latest"]
+        assert latest is not None  # a count above 0 has a latest entry
         click.echo(
             f"INTEGRITY {count(alarms['count'])} colliding entries received (latest from "
             f"{short_id(latest['peer'])}: {short_id(latest['origin'])} stamp {latest['hlc']}); "

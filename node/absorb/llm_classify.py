@@ -5,7 +5,7 @@ summaries use), :func:`~feral.node.absorb.pipeline.absorb` asks the endpoint how
 to the stored ones it would compare it with; the offline rules (node/absorb/classify.py) stay the
 default and the fallback. The request and the answer are pure functions (:func:`build_request`,
 :func:`parse_answer`), so they are tested without any endpoint; :class:`LLMClassifier` sends one
-request with the standard library's urllib.
+request through node/absorb/chat_endpoint.py, the client the summaries use too.
 
 What the model may decide is held to what the rules could have written:
 
@@ -27,16 +27,16 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from feral.node.settings.config import LLMSettings, MemorySettings
 from feral.storage.absorb.absorb_store import Candidates, Decision
 from feral.storage.memory.memories import Row
 from feral.sync.ids import normalise
 
+from .chat_endpoint import ChatEndpoint, ChatFailed, Opener, answer_text, chat_request
 from .classify import MAX_RELATED, fact_text
 
 if TYPE_CHECKING:
@@ -58,9 +58,6 @@ log = logging.getLogger("feral.classify")
 CLASSIFY_TIMEOUT_S = 10.0
 """How long ``remember`` waits for the endpoint before the rules decide."""
 MAX_ANSWER_BYTES = 1 << 16
-
-Opener = Callable[..., Any]
-"""``urllib.request.urlopen``-shaped: ``opener(request, timeout=...)`` returns a response."""
 
 _PROMPT = (
     "You classify a new fact for a personal memory against stored facts. Answer with one JSON "
@@ -102,26 +99,12 @@ def build_request(
     Raises:
         LookupError: ``api_key_env`` names a variable that is not set.
     """
-    stored = "\n".join(f"{n}. {_line(row)}" for n, row in enumerate(candidate_rows(candidates), 1))
-    question = f"New fact: {fact_text(*candidates.triple)}\nStored facts:\n{stored}"
-    body = {
-        "model": settings.model,
-        "temperature": 0,
-        "messages": [
-            {"role": "system", "content": _PROMPT},
-            {"role": "user", "content": question},
-        ],
-    }
-    headers = {"Content-Type": "application/json", "Accept": "application/json"}
-    if settings.api_key_env is not None:
-        key = environ.get(settings.api_key_env)
-        if not key:
-            raise LookupError(f"the environment variable {settings.api_key_env} is not set")
-        headers["Authorization"] = f"Bearer {key}"
-    url = settings.base_url.rstrip("/") + "/chat/completions"
-    import urllib.request
+    return chat_request(settings, _PROMPT, _question(candidates), environ)
 
-    return urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")
+
+def _question(candidates: Candidates) -> str:
+    stored = "\n".join(f"{n}. {_line(row)}" for n, row in enumerate(candidate_rows(candidates), 1))
+    return f"New fact: {fact_text(*candidates.triple)}\nStored facts:\n{stored}"
 
 
 def parse_answer(payload: bytes, candidates: Candidates) -> Decision:
@@ -130,12 +113,20 @@ def parse_answer(payload: bytes, candidates: Candidates) -> Decision:
     Raises:
         ValueError: anything that is not such an answer (the caller falls back to the rules).
     """
+    return parse_verdict(answer_text(payload), candidates)
+
+
+def parse_verdict(content: str, candidates: Candidates) -> Decision:
+    """The decision in the answer's text (the JSON object asked for, fenced or not).
+
+    Raises:
+        ValueError: not that object, or a decision the rules could not have written.
+    """
     try:
-        content = json.loads(payload.decode("utf-8"))["choices"][0]["message"]["content"]
-        verdict = json.loads(_FENCE.sub("", str(content).strip()))
+        verdict = json.loads(_FENCE.sub("", content.strip()))
         classification, numbers = verdict["classification"], verdict.get("targets", [])
-    except (LookupError, TypeError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"not a chat-completions answer with the JSON asked for: {exc}") from exc
+    except (LookupError, TypeError, AttributeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"not the JSON object asked for: {exc}") from exc
     rows = candidate_rows(candidates)
     if not isinstance(numbers, list) or not all(
         type(n) is int and 1 <= n <= len(rows) for n in numbers
@@ -182,36 +173,20 @@ class LLMClassifier:
         opener: Opener | None = None,
         timeout: float = CLASSIFY_TIMEOUT_S,
     ) -> None:
-        self.settings = settings
-        self.environ = os.environ if environ is None else environ
-        if opener is None:
-            import urllib.request
-
-            opener = urllib.request.build_opener().open
-        self.opener = opener
-        self.timeout = timeout
+        self.endpoint = ChatEndpoint(settings, timeout=timeout, environ=environ, opener=opener)
 
     def classify(self, candidates: Candidates) -> Decision | None:
         """The model's decision, or ``None`` when the rules must decide (blocks: run it on a
         worker thread, never inside a transaction)."""
         if not needs_asking(candidates):
             return None
-        from http.client import HTTPException
-
         try:
-            request = build_request(self.settings, candidates, self.environ)
-            with self.opener(request, timeout=self.timeout) as response:
-                payload = response.read(MAX_ANSWER_BYTES)
-            return parse_answer(payload, candidates)
-        except (OSError, HTTPException, LookupError, ValueError) as exc:
-            # OSError: refused, timed out, an HTTP error status. HTTPException: not HTTP.
-            log.warning("! the LLM classifier failed, the rules decide: %s", _reason(exc))
+            content = self.endpoint.ask(_PROMPT, _question(candidates), MAX_ANSWER_BYTES)
+            return parse_verdict(content, candidates)
+        except (ChatFailed, ValueError) as exc:
+            reason = " ".join(str(exc).split())[:200]
+            log.warning("! the LLM classifier failed, the rules decide: %s", reason)
             return None
-
-
-def _reason(exc: Exception) -> str:
-    text = " ".join(str(exc).split())[:200]
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def llm_classifier_for(

@@ -34,8 +34,9 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from feral.node.answers import AbsorbedAnswer, EdgeRow
 from feral.node.secrets.scan import refuse_secrets, refuse_triple
 from feral.storage.absorb.absorb_store import (
     Candidates,
@@ -88,7 +89,7 @@ class Absorbed:
     memory_id: str
     classification: str
     row: FactRow
-    edges: list[Row] = field(default_factory=list)
+    edges: list[EdgeRow] = field(default_factory=list)
     duplicates_merged: int = 0
     clauses: list[Absorbed] = field(default_factory=list)
     """The other clauses of a compound text, each absorbed alone, in the order said."""
@@ -98,7 +99,7 @@ class Absorbed:
         """The rows this fact superseded: archived now (``memory restore ID`` undoes it)."""
         return [str(e["to_id"]) for e in self.edges if e["type"] == "supersedes"]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> AbsorbedAnswer:
         """The answer, beside the stored row's own fields (``id``, ``subject``, ...), so a
         script that read the row ``remember --json`` printed before still finds them.
 
@@ -107,7 +108,7 @@ class Absorbed:
         superseded, so nothing is dropped or archived without the answer saying which;
         ``clauses`` holds each clause's own answer when the text said more than one fact."""
         merged = self.memory_id if self.classification == "duplicate" else None
-        answer = {
+        answer: dict[str, Any] = {
             **self.row,
             "status": "absorbed",
             "memory_id": self.memory_id,
@@ -123,7 +124,7 @@ class Absorbed:
             answer["clauses"] = [replace(self, clauses=[]).as_dict()] + [
                 clause.as_dict() for clause in self.clauses
             ]
-        return answer
+        return cast(AbsorbedAnswer, answer)  # classification: one of the five
 
 
 def scan_text(texts: list[str]) -> None:
@@ -282,7 +283,11 @@ async def _absorb_one(
 def _absorbed(outcome: Outcome) -> Absorbed:
     merged = 1 if outcome.decision.classification == "duplicate" else 0
     return Absorbed(
-        str(outcome.row["id"]), outcome.decision.classification, outcome.row, outcome.edges, merged
+        str(outcome.row["id"]),
+        outcome.decision.classification,
+        outcome.row,
+        cast(list[EdgeRow], outcome.edges),
+        merged,
     )
 
 

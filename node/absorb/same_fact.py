@@ -6,8 +6,11 @@ left flowerpot" and "the right flowerpot", "open" and "closed", "Dr. Chen" and "
 two texts are the same fact only when their *content tokens*, in order, are equal: every
 number, unit, name, negation, preposition and antonym must agree. What may differ is filler
 ("really", "a lot", articles, the verb "to be"), a plural ``s``, a company suffix ("Acme
-Corp") and a few plain synonyms ("love" for "like"). Anything else is kept as a distinct fact
-and linked to the close one (``related_to``): when unsure, keep both.
+Corp"), a few plain synonyms ("love" for "like"), a present-tense contraction ("don't" for "do
+not"), a number from two to twelve written as a word, a reminder's opening ("remember to ...")
+and where a time is said ("every morning I drink coffee": only a block of time words moves).
+Anything else is kept as a distinct fact and linked to the close one (``related_to``): when
+unsure, keep both.
 
 Pure and deterministic: every device decides the same.
 """
@@ -44,6 +47,18 @@ SYNONYMS = {
     "2nd": "second",
     "3rd": "third",
     "4th": "fourth",
+    "i've": "have",
+    "don't": "not",
+    "doesn't": "not",
+    "isn't": "not",
+    "aren't": "not",
+    "can't": "cannot",
+    **{
+        word: str(n)
+        for n, word in enumerate(
+            "two three four five six seven eight nine ten eleven twelve".split(), 2
+        )
+    },
 }
 """Plain synonyms and spellings folded onto one word (checked after the plural ``s``)."""
 
@@ -64,20 +79,54 @@ def _token(word: str) -> str:
     return SYNONYMS.get(word, word)
 
 
+_REMINDERS = (("remember",), ("not", "forget"))
+"""A reminder's opening: "remember to call mum" asks for what "call mum" says."""
+
+_TIME_WORDS = frozenset(
+    """every each on at in during before after monday tuesday wednesday thursday friday
+    saturday sunday weekend weekday morning afternoon evening night day week month year
+    daily weekly monthly nightly tonight today tomorrow noon midnight am pm""".split()
+)
+"""The words of a block that says when ("every morning", "on Tuesday night", "at 7")."""
+
+
 def content_tokens(text: str) -> tuple[str, ...]:
     """The text's words that carry meaning, in order: case folded, ``_`` read as a space,
-    filler left out, plurals and the synonyms of :data:`SYNONYMS` folded."""
+    filler left out, plurals and the synonyms of :data:`SYNONYMS` folded, a reminder's opening
+    dropped."""
     words = (_token(w) for w in _WORD.findall(text.replace("_", " ")))
-    return tuple(w for w in words if w and w not in FILLER)
+    tokens = tuple(w for w in words if w and w not in FILLER)
+    for opening in _REMINDERS:  # "remember to", "don't forget to", after "user note"
+        if tokens[: len(opening)] == opening and len(tokens) > len(opening):
+            return tokens[len(opening) :]
+    return tokens
 
 
 def same_fact(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` say the same thing (see the module docstring): the same content
     tokens in the same order, so "Bob owes Alice 5 euros" is not "Alice owes Bob 5 euros" nor
-    "I owe the dentist" "the dentist owes me". Two texts with no content tokens are never the
-    same (there is nothing to compare)."""
-    left = content_tokens(a)
-    return bool(left) and left == content_tokens(b)
+    "I owe the dentist" "the dentist owes me"; only a block saying when may move from the end to
+    the start. Two texts with no content tokens are never the same (nothing to compare)."""
+    left, right = content_tokens(a), content_tokens(b)
+    return bool(left) and (left == right or _time_moved(left, right))
+
+
+def _time_moved(left: tuple[str, ...], right: tuple[str, ...]) -> bool:
+    """Whether ``right`` is ``left`` with a block of time words moved from one end to the
+    other ("I drink coffee every morning", "every morning I drink coffee")."""
+    if len(left) != len(right):
+        return False
+    for cut in range(1, len(left)):
+        head, tail = left[:cut], left[cut:]
+        if tail + head == right and (_says_when(head) or _says_when(tail)):
+            return True
+    return False
+
+
+def _says_when(block: tuple[str, ...]) -> bool:
+    return block[0] in _TIME_WORDS and all(
+        w in _TIME_WORDS or any(c.isdigit() for c in w) for w in block
+    )
 
 
 _NEGATIONS = frozenset("not no never nor cannot can't don't doesn't isn't won't without".split())

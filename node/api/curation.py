@@ -26,6 +26,7 @@ from feral.node.settings.scopes import Scope
 from feral.node.settings.validation import one_of
 from feral.storage.memory.listing import LISTED_TIERS, STATUSES
 
+from ..answers import DistillAnswer, EpisodeRow, FactRow, GcAnswer, ListedMemory, MetaAnswer
 from ..node import Node
 from .bodies import fit, read_json
 from .query_check import reads_query
@@ -99,31 +100,31 @@ def curation_routes(node: Node, endpoint: Endpoint) -> list[BaseRoute]:
     """The routes, each answered through ``endpoint`` (JSON, and JSON errors)."""
 
     @reads_query
-    async def list_memories(request: Request) -> list[dict[str, Any]]:
+    async def list_memories(request: Request) -> list[ListedMemory]:
         query = fit(dict(request.query_params), ListQuery, from_strings=True, top="the query")
         return await curation.list_memories(
             node, tier=query.tier, scope=query.scope, status=query.status, limit=query.limit
         )
 
-    async def archive(request: Request) -> dict[str, Any]:
+    async def archive(request: Request) -> FactRow | EpisodeRow:
         body = await read_json(request, ArchiveRequest)
         return await node.set_archived(body.id, True)
 
-    async def restore(request: Request) -> dict[str, Any]:
+    async def restore(request: Request) -> FactRow | EpisodeRow:
         body = await read_json(request, ArchiveRequest)
         return await node.set_archived(body.id, False)
 
-    async def boost(request: Request) -> dict[str, Any]:
+    async def boost(request: Request) -> MetaAnswer:
         body = await read_json(request, BoostRequest)
         return await curation.boost(node, body.id, body.importance, body.reason)
 
-    async def gc(request: Request) -> dict[str, Any]:
+    async def gc(request: Request) -> GcAnswer:
         body = await read_json(request, GcRequest)
         return await curation.run_gc(
             node, ttl_days=body.ttl_days, compact_above=body.compact_above, dry_run=body.dry_run
         )
 
-    async def distill(request: Request) -> dict[str, Any]:
+    async def distill(request: Request) -> DistillAnswer:
         body = await read_json(request, DistillRequest)
         return await curation.distill(node, body.session, dry_run=body.dry_run)
 

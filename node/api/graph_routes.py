@@ -27,6 +27,7 @@ from feral.node.settings.limits import Text
 from feral.storage.db.rows import FactRow
 from feral.storage.memory.graph import MAX_HOPS, MAX_RESULTS
 
+from ..answers import EntityRow, GraphEntity, GraphQueryAnswer
 from ..node import Node
 from .bodies import fit, read_json
 from .query_check import reads_query
@@ -89,12 +90,12 @@ class GraphApi:
             Route("/api/graph/query", endpoint(self.query), methods=["POST"]),
         ]
 
-    async def add_entity(self, request: Request) -> dict[str, Any]:
+    async def add_entity(self, request: Request) -> EntityRow:
         body = await read_json(request, EntityRequest)
         return await graph.add_entity(self.node, body.type, body.name)
 
     @reads_query
-    async def entities(self, request: Request) -> list[dict[str, Any]]:
+    async def entities(self, request: Request) -> list[GraphEntity]:
         query = fit(dict(request.query_params), EntitiesQuery, from_strings=True, top="the query")
         return await graph.list_graph(self.node, query.type)
 
@@ -102,7 +103,7 @@ class GraphApi:
         body = await read_json(request, RelationRequest)
         return await graph.relate(self.node, body.from_, body.relation, body.to)
 
-    async def query(self, request: Request) -> dict[str, Any]:
+    async def query(self, request: Request) -> GraphQueryAnswer:
         body = await read_json(request, GraphQuery)
         return await graph.query_graph(
             self.node,

@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["readable"]
+__all__ = ["readable", "readable_schema"]
+
+_ENTITIES = {"type": "array", "items": {"type": "string"}}
 
 
 def readable(value: Any) -> Any:
@@ -23,6 +25,19 @@ def readable(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [readable(item) for item in value]
     return value
+
+
+def readable_schema(components: dict[str, dict[str, object]]) -> dict[str, dict[str, object]]:
+    """The schemas of what :func:`readable` makes of answers of ``components``: an
+    ``entities`` text becomes the JSON array it holds (node/api/schema.py describes the API's
+    answers with it, since the API answers through :func:`readable`)."""
+    shown = {}
+    for name, schema in components.items():
+        properties = schema.get("properties")
+        if isinstance(properties, dict) and properties.get("entities") == {"type": "string"}:
+            schema = {**schema, "properties": {**properties, "entities": dict(_ENTITIES)}}
+        shown[name] = schema
+    return shown
 
 
 def _entities(item: Any) -> Any:

@@ -42,11 +42,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from feral.node.links.answers_sync import StatusAnswer
 from feral.node.links.status import sync_status
 from feral.node.recall.search import SearchRequest
 from feral.storage.db.rows import EpisodeRow
 from feral.sync.errors import FeralError
 
+from ..answers import AbsorbedAnswer, SearchAnswer, StatsAnswer, WikiPage, WikiTopic
 from ..node import Node
 from .bodies import EpisodesQuery, RememberRequest, fit, read_json
 from .conflict_routes import ConflictApi
@@ -84,6 +86,7 @@ def _endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
 
     endpoint.__name__ = handler.__name__
     endpoint.__doc__ = handler.__doc__
+    setattr(endpoint, "__wrapped__", handler)  # noqa: B010  (the answer type is read from it)
     return endpoint
 
 
@@ -125,12 +128,12 @@ class MemoryApi:
     def exception_handlers(self) -> dict[Any, Callable[[Request, Exception], Awaitable[Response]]]:
         return {HTTPException: _not_found}
 
-    async def search(self, request: Request) -> dict[str, Any]:
+    async def search(self, request: Request) -> SearchAnswer:
         body = await read_json(request, SearchRequest)
         result = await self.node.search(**msgspec.structs.asdict(body))
         return result.as_dict()
 
-    async def remember(self, request: Request) -> dict[str, Any]:
+    async def remember(self, request: Request) -> AbsorbedAnswer:
         body = await read_json(request, RememberRequest)
         triple, keep = body.triple(), body.keep_both
         if triple is None:
@@ -143,18 +146,18 @@ class MemoryApi:
         query = fit(dict(request.query_params), EpisodesQuery, from_strings=True, top="the query")
         return await self.node.episodes(query.limit)
 
-    async def wiki_topics(self, request: Request) -> list[dict[str, Any]]:
+    async def wiki_topics(self, request: Request) -> list[WikiTopic]:
         return await self.node.wiki_topics()
 
-    async def wiki_page(self, request: Request) -> dict[str, Any]:
+    async def wiki_page(self, request: Request) -> WikiPage:
         topic = str(request.path_params["topic"])
         markdown = await self.node.wiki_page(topic)  # a path is PathRefused, a kind of 404
         return {"topic": topic, "markdown": markdown}
 
-    async def stats(self, request: Request) -> dict[str, Any]:
+    async def stats(self, request: Request) -> StatsAnswer:
         return await self.node.stats()
 
-    async def sync_status(self, request: Request) -> dict[str, Any]:
+    async def sync_status(self, request: Request) -> StatusAnswer:
         return await sync_status(self.node)
 
     async def openapi(self, request: Request) -> dict[str, Any]:

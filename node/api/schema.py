@@ -4,7 +4,10 @@ The request schemas come from :func:`msgspec.json.schema_components` over the ve
 the routes convert bodies into (:class:`~feral.node.recall.search.SearchRequest`,
 :class:`~feral.node.api.bodies.RememberRequest`, and :class:`~feral.node.api.bodies.EpisodesQuery`
 as query parameters), so a limit changed in node/settings/limits.py changes the document with it.
-The answers' schemas are written here: the node builds answers as plain JSON, not as structures.
+The answers' schemas come from the types the handlers return (node/answers.py, listed route by route
+in :data:`ANSWER_TYPES`), read by node/api/answer_schema.py and shown as ``readable`` prints them
+(``entities`` as an array); only the error and "any object" (the few answers not yet typed) are
+written here.
 """
 
 from __future__ import annotations
@@ -15,16 +18,43 @@ from typing import Any
 
 import msgspec
 
+from feral.node.links.answers_sync import StatusAnswer
 from feral.node.recall.search import SearchRequest
-from feral.node.settings.limits import SEARCH_STRATEGIES
+from feral.storage.absorb.conflicts import ConflictRow
 
+from ..answers import (
+    AbsorbedAnswer,
+    DistillAnswer,
+    EntityRow,
+    EpisodeRow,
+    ExecutionRow,
+    FactRow,
+    GcAnswer,
+    GraphEntity,
+    GraphQueryAnswer,
+    ListedMemory,
+    MetaAnswer,
+    SearchAnswer,
+    StatsAnswer,
+    WikiPage,
+    WikiTopic,
+)
+from .answer_schema import AnswerSchemas, answer_schemas
 from .bodies import MAX_BODY_BYTES, TRIPLE, EpisodesQuery, RememberRequest
 from .conflict_routes import ConflictsQuery, conflict_schemas
 from .curation import ArchiveRequest, BoostRequest, DistillRequest, GcRequest, ListQuery
 from .exec_log_routes import exec_log_schemas
 from .graph_routes import EntitiesQuery, graph_schemas
+from .json_shapes import readable_schema
 
-__all__ = ["REQUEST_STRUCTURES", "openapi_document", "request_schemas"]
+__all__ = [
+    "ANSWER_TYPES",
+    "REF",
+    "REQUEST_STRUCTURES",
+    "answer_components",
+    "openapi_document",
+    "request_schemas",
+]
 
 REF = "#/components/schemas/{name}"
 REQUEST_STRUCTURES: tuple[type[msgspec.Struct], ...] = (
@@ -69,7 +99,6 @@ def _query_parameters(structure: type[msgspec.Struct]) -> list[dict[str, Any]]:
 
 
 _STRING = {"type": "string"}
-_FRACTION = {"type": "number", "minimum": 0, "maximum": 1}
 _ANSWERS: dict[str, Any] = {
     "Error": {
         "type": "object",
@@ -82,84 +111,46 @@ _ANSWERS: dict[str, Any] = {
             }
         },
     },
-    "Hit": {
-        "type": "object",
-        "required": ["id", "tier", "content", "score", "fts_score", "vector_score"],
-        "properties": {
-            "id": _STRING,
-            "tier": {"enum": ["episodic", "semantic"]},
-            "content": _STRING,
-            "score": {"type": "number"},
-            "fts_score": _FRACTION,
-            "vector_score": _FRACTION,
-            "mmr_score": {"type": "number"},
-            "relevance": {"type": "number"},
-            "temporal": _FRACTION,
-            "importance": {"type": "number"},
-            "access": {"type": "number", "minimum": 1},
-            "scope": _STRING,
-            "category": _STRING,
-            "via": {"enum": ["graph", "graph_link"]},
-            "graph_path": {"type": "array", "items": _STRING},
-            "row": _ref("Row"),
-        },
-    },
-    "SearchResponse": {
-        "type": "object",
-        "required": ["results", "total", "query_time_ms", "strategy", "mmr", "notes"],
-        "properties": {
-            "results": {"type": "array", "items": _ref("Hit")},
-            "total": {"type": "integer"},
-            "query_time_ms": {"type": "number"},
-            "strategy": {"enum": list(SEARCH_STRATEGIES)},
-            "mmr": {"type": "boolean"},
-            "notes": {"type": "array", "items": _STRING},
-        },
-    },
-    "Row": {
-        "type": "object",
-        "required": ["id"],
-        "properties": {"id": _STRING},
-        "additionalProperties": True,
-    },
-    "Topic": {
-        "type": "object",
-        "required": ["topic", "path", "sources", "needs_review"],
-        "properties": {
-            "topic": _STRING,
-            "path": _STRING,
-            "sources": {"type": "array", "items": _STRING},
-            "needs_review": {"type": "boolean"},
-        },
-    },
-    "Page": {
-        "type": "object",
-        "required": ["topic", "markdown"],
-        "properties": {"topic": _STRING, "markdown": _STRING},
-    },
     "Object": {"type": "object", "additionalProperties": True},
-    "Absorbed": {
-        "type": "object",
-        "required": [
-            "status",
-            "memory_id",
-            "classification",
-            "edges_created",
-            "duplicates_merged",
-            "id",
-        ],
-        "properties": {
-            "status": {"const": "absorbed"},
-            "memory_id": _STRING,
-            "classification": {"enum": ["new", "duplicate", "supersede", "contradict", "related"]},
-            "edges_created": {"type": "integer"},
-            "duplicates_merged": {"type": "integer"},
-            "edges": {"type": "array", "items": _ref("Row")},
-            "id": _STRING,
-        },
-        "additionalProperties": True,
-    },
 }
+"""The schemas no answer type gives: the error every route may answer, and any object."""
+ANSWER_TYPES: dict[tuple[str, str], object] = {
+    ("/api/memory/search", "post"): SearchAnswer,
+    ("/api/memory/remember", "post"): AbsorbedAnswer,
+    ("/api/absorb", "post"): AbsorbedAnswer,
+    ("/api/memory/episodes", "get"): list[EpisodeRow],
+    ("/api/memory/wiki", "get"): list[WikiTopic],
+    ("/api/memory/wiki/{topic}", "get"): WikiPage,
+    ("/api/memory/stats", "get"): StatsAnswer,
+    ("/api/sync/status", "get"): StatusAnswer,
+    ("/api/exec-log", "post"): ExecutionRow,
+    ("/api/memory/conflicts", "get"): list[ConflictRow],
+    ("/api/memory/conflicts/{conflict}/resolve", "post"): ConflictRow,
+    ("/api/graph/entities", "post"): EntityRow,
+    ("/api/graph/relations", "post"): FactRow,
+    ("/api/graph/entities", "get"): list[GraphEntity],
+    ("/api/graph/query", "post"): GraphQueryAnswer,
+    ("/api/memory/list", "get"): list[ListedMemory],
+    ("/api/memory/archive", "post"): FactRow | EpisodeRow,
+    ("/api/memory/restore", "post"): FactRow | EpisodeRow,
+    ("/api/memory/boost", "post"): MetaAnswer,
+    ("/api/memory/gc", "post"): GcAnswer,
+    ("/api/memory/distill", "post"): DistillAnswer,
+}
+"""Each route's answer, as the type its handler returns (node/answers.py): the document's
+``200`` schemas and their components are made from these, not written here."""
+
+
+def _typed(path: str, method: str, description: str) -> dict[str, Any]:
+    """The ``200`` answer of ``method path``, its schema made from :data:`ANSWER_TYPES`."""
+    return _answer(description, AnswerSchemas(REF).of(ANSWER_TYPES[path, method]))
+
+
+def answer_components() -> dict[str, Any]:
+    """The components of every answer type, as the API shows them (through ``readable``)."""
+    return readable_schema(answer_schemas(ANSWER_TYPES.values(), REF))
+
+
 _ERRORS = {
     str(status): _answer(description, _ref("Error"))
     for status, description in (
@@ -195,12 +186,13 @@ def _post(summary: str, body: str, answer: dict[str, Any]) -> dict[str, Any]:
 def _paths() -> dict[str, Any]:
     episodes = _get(
         "The newest episodes",
-        _answer("episodes, newest first", {"type": "array", "items": _ref("Row")}),
+        _typed("/api/memory/episodes", "get", "episodes, newest first"),
         parameters=_query_parameters(EpisodesQuery),
     )
     episodes["get"]["responses"]["422"] = _answer("limit out of range", _ref("Error"))
     topic = {"name": "topic", "in": "path", "required": True, "schema": _STRING}
-    page = _get("One wiki page", _answer("the page's Markdown", _ref("Page")), parameters=[topic])
+    shown = _typed("/api/memory/wiki/{topic}", "get", "the page's Markdown")
+    page = _get("One wiki page", shown, parameters=[topic])
     page["get"]["responses"]["404"] = _answer("no page for that topic", _ref("Error"))
     refused = _answer(
         "a missing, unknown or invalid field; or code secret_refused: the text holds what looks"
@@ -210,36 +202,36 @@ def _paths() -> dict[str, Any]:
     remember = _post(
         "Remember what was said (a triple if a phrasing rule fits) or a triple",
         "RememberRequest",
-        _answer("what the absorb pipeline did, with the stored row", _ref("Absorbed")),
+        _typed("/api/memory/remember", "post", "what the absorb pipeline did, with the row"),
     )
     remember["post"]["responses"]["422"] = refused
     absorb = _post(
         "Absorb a fact: validate, scan, classify against what is stored, write with edges",
         "RememberRequest",
-        _answer("what the absorb pipeline did, with the stored row", _ref("Absorbed")),
+        _typed("/api/absorb", "post", "what the absorb pipeline did, with the stored row"),
     )
     absorb["post"]["responses"]["422"] = refused
     return {
         "/api/memory/search": _post(
             "Search episodes and facts (fts, vector or hybrid; optional MMR)",
             "SearchRequest",
-            _answer("hits, best first", _ref("SearchResponse")),
+            _typed("/api/memory/search", "post", "hits, best first"),
         ),
         "/api/memory/remember": remember,
         "/api/absorb": absorb,
         "/api/memory/episodes": episodes,
         "/api/memory/wiki": _get(
             "The compiled wiki pages (derived data; compile_wiki rebuilds them)",
-            _answer("the pages, by topic", {"type": "array", "items": _ref("Topic")}),
+            _typed("/api/memory/wiki", "get", "the pages, by topic"),
         ),
         "/api/memory/wiki/{topic}": page,
         "/api/memory/stats": _get(
             "Rows per tier, the delta log, vectors and the embedder",
-            _answer("as feral memory stats --json", _ref("Object")),
+            _typed("/api/memory/stats", "get", "as feral memory stats --json, less prune"),
         ),
         "/api/sync/status": _get(
             "This node's clock, state digest and peers",
-            _answer("as feral sync status --json", _ref("Object")),
+            _typed("/api/sync/status", "get", "as feral sync status --json"),
         ),
         "/openapi.json": _get("This document", _answer("OpenAPI 3.1", _ref("Object"))),
         **_curation_paths(),
@@ -268,7 +260,7 @@ def _exec_log_paths() -> dict[str, Any]:
     record = _post(
         "Log a tool call in the execution log (insert-only, replicated)",
         "ToolCall",
-        _answer("the stored entry, as feral log record --json", _ref("Row")),
+        _typed("/api/exec-log", "post", "the stored entry, as feral log record --json"),
     )
     record["post"]["responses"]["422"] = _answer(
         "a missing, unknown or invalid field; or code secret_refused: the entry holds what looks"
@@ -282,14 +274,14 @@ def _conflict_paths() -> dict[str, Any]:
     """The conflicts' routes (node/api/conflict_routes.py)."""
     listing = _get(
         "Concurrent edits last-write-wins set aside: both versions and rows of each",
-        _answer("as feral memory conflicts --json", {"type": "array", "items": _ref("Object")}),
+        _typed("/api/memory/conflicts", "get", "as feral memory conflicts --json"),
         parameters=_query_parameters(ConflictsQuery),
     )
     listing["get"]["responses"]["422"] = _answer("a parameter that does not fit", _ref("Error"))
     resolve = _post(
         "Keep one version of a conflict: written again above both, marked resolved (replicated)",
         "ResolveRequest",
-        _answer("the resolved record", _ref("Object")),
+        _typed("/api/memory/conflicts/{conflict}/resolve", "post", "the resolved record"),
     )
     resolve["post"]["parameters"] = [
         {"name": "conflict", "in": "path", "required": True, "schema": _STRING}
@@ -302,23 +294,24 @@ def _conflict_paths() -> dict[str, Any]:
 
 def _graph_paths() -> dict[str, Any]:
     """The graph's routes (node/api/graph_routes.py)."""
-    rows = {"type": "array", "items": _ref("Object")}
     listing = _get(
         "Entities with their attributes and conflicting values",
-        _answer("as feral graph list --json", rows),
+        _typed("/api/graph/entities", "get", "as feral graph list --json"),
         parameters=_query_parameters(EntitiesQuery),
     )
-    added = _post("Name an entity", "EntityRequest", _answer("the entity", _ref("Row")))
+    added = _post(
+        "Name an entity", "EntityRequest", _typed("/api/graph/entities", "post", "the entity")
+    )
     query = _post(
         "Entities reachable from one, breadth first",
         "GraphQuery",
-        _answer("as feral graph query --json", _ref("Object")),
+        _typed("/api/graph/query", "post", "as feral graph query --json"),
     )
     query["post"]["responses"]["404"] = _answer("no entity to start from", _ref("Error"))
     relation = _post(
         "Relate two entities (stored as a fact)",
         "RelationRequest",
-        _answer("the stored fact", _ref("Row")),
+        _typed("/api/graph/relations", "post", "the stored fact"),
     )
     return {
         "/api/graph/entities": {**added, **listing},
@@ -331,7 +324,7 @@ def _curation_paths() -> dict[str, Any]:
     """node/api/curation.py's routes."""
     listing = _get(
         "Memories newest first, with their meta and status",
-        _answer("as feral memory list --json", {"type": "array", "items": _ref("Row")}),
+        _typed("/api/memory/list", "get", "as feral memory list --json"),
         parameters=_query_parameters(ListQuery),
     )
     listing["get"]["responses"]["422"] = _answer("a parameter out of range", _ref("Error"))
@@ -339,22 +332,24 @@ def _curation_paths() -> dict[str, Any]:
         "/api/memory/list": listing,
         "/api/memory/archive": _post(
             "Archive a memory (replicated; restore undoes it)", "ArchiveRequest",
-            _answer("the row", _ref("Row")),
+            _typed("/api/memory/archive", "post", "the row"),
         ),
         "/api/memory/restore": _post(
-            "Restore an archived memory", "ArchiveRequest", _answer("the row", _ref("Row"))
+            "Restore an archived memory", "ArchiveRequest",
+            _typed("/api/memory/restore", "post", "the row"),
         ),
         "/api/memory/boost": _post(
             "Set a memory's importance multiplier (replicated)", "BoostRequest",
-            _answer("the memory's meta row", _ref("Object")),
+            _typed("/api/memory/boost", "post", "the memory's meta row"),
         ),
         "/api/memory/gc": _post(
             "Archive stale session facts, consolidate crowded groups (dry_run: plan only)",
-            "GcRequest", _answer("as feral memory gc --json", _ref("Object")),
+            "GcRequest", _typed("/api/memory/gc", "post", "as feral memory gc --json"),
         ),
         "/api/memory/distill": _post(
             "Promote a session's facts to the user's scope (dry_run: plan only)",
-            "DistillRequest", _answer("as feral memory distill --json", _ref("Object")),
+            "DistillRequest",
+            _typed("/api/memory/distill", "post", "as feral memory distill --json"),
         ),
     }  # fmt: skip
     for path in ("/api/memory/archive", "/api/memory/restore", "/api/memory/boost"):
@@ -375,6 +370,7 @@ def _document_text() -> str:
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
             "schemas": {
                 **_ANSWERS,
+                **answer_components(),
                 **request_schemas(),
                 **graph_schemas(REF),
                 **exec_log_schemas(REF),

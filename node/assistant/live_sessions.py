@@ -19,10 +19,11 @@ as every write: node/secrets/scan.py), so a refused message leaves the buffer as
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from msgspec import Meta, Struct
 
+from feral.node.answers import SessionAppended, SessionEnded, SessionEpisode, SessionState
 from feral.node.node import Node
 from feral.node.secrets.scan import refuse_secrets
 from feral.node.settings.limits import Text
@@ -54,7 +55,7 @@ class SessionRef(Struct, frozen=True, forbid_unknown_fields=True):
     session: SessionName
 
 
-def _episode(row: EpisodeRow) -> dict[str, Any]:
+def _episode(row: EpisodeRow) -> SessionEpisode:
     return {"id": row["id"], "summary": row["summary"]}
 
 
@@ -69,7 +70,7 @@ class LiveSessions:
         self._lock = asyncio.Lock()
         """One change at a time, so a session's episodes are written in the order said."""
 
-    async def append(self, message: SessionMessage) -> dict[str, Any]:
+    async def append(self, message: SessionMessage) -> SessionAppended:
         """Buffer ``message``; the episodes a compaction wrote (often none) and the buffer's
         state after it.
 
@@ -83,10 +84,10 @@ class LiveSessions:
             facts_before = self._extractor.facts
             written = await self._sessions.add(message.session, message.role, message.content)
             facts = self._extractor.facts - facts_before
-        return {**self.state(message.session), "episodes": list(map(_episode, written)),
-                "facts": facts}  # fmt: skip
+        return SessionAppended(**self.state(message.session),
+                               episodes=list(map(_episode, written)), facts=facts)  # fmt: skip
 
-    def state(self, session: str) -> dict[str, Any]:
+    def state(self, session: str) -> SessionState:
         """The session's buffer as a model would see it: the compaction note (if any), then the
         live messages, with the tokens they hold and the point past which compaction starts."""
         memory = self.node.settings.memory
@@ -104,7 +105,7 @@ class LiveSessions:
         """The sessions with a buffer in this process."""
         return sorted(self._sessions.buffers)
 
-    async def end(self, session: str) -> dict[str, Any]:
+    async def end(self, session: str) -> SessionEnded:
         """Compact what is left of ``session`` into an episode now, and drop its buffer."""
         async with self._lock:
             facts_before = self._extractor.facts

@@ -18,24 +18,23 @@ output for the same messages on every machine:
 Entities come from :func:`extract_entities` (rules in its docstring), in order of first
 appearance, at most :data:`MAX_ENTITIES`.
 
-The optional :class:`LLMSummariser` posts to an OpenAI-compatible ``/chat/completions``
-endpoint (settings ``memory.llm``) with the standard library's urllib. It is never required:
+The optional :class:`LLMSummariser` asks an OpenAI-compatible ``/chat/completions`` endpoint
+(settings ``memory.llm``) through node/absorb/chat_endpoint.py. It is never required:
 on any failure it returns the extractive summary instead, and entities always come from the
 deterministic extractor.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import math
-import os
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from feral.node.absorb.chat_endpoint import ChatEndpoint, ChatFailed, Opener
 from feral.node.settings.config import LLMSettings, MemorySettings
 from feral.storage.search import query as search
 
@@ -270,9 +269,6 @@ class ExtractiveSummariser:
         return Summary(text, extract_entities(texts))
 
 
-Opener = Callable[..., Any]
-"""``urllib.request.urlopen``-shaped: ``opener(request, timeout=...)`` returns a response."""
-
 _PROMPT = (
     "Summarise the conversation below for a long-term memory in at most five sentences. "
     "Keep names, dates, decisions and facts about the user. Answer with the summary only."
@@ -297,64 +293,31 @@ class LLMSummariser:
         opener: Opener | None = None,
         timeout: float = LLM_TIMEOUT_S,
     ) -> None:
-        self.settings = settings
-        self.environ = os.environ if environ is None else environ
-        import urllib.request
-
-        self.opener = opener or urllib.request.build_opener().open
-        self.timeout = timeout
+        self.endpoint = ChatEndpoint(settings, timeout=timeout, environ=environ, opener=opener)
         self.fallback = ExtractiveSummariser()
         self.last_error: str | None = None
         """Why the last call fell back to the extractive summary (``None``: it did not)."""
 
     def build_request(self, messages: Sequence[Message]) -> urllib.request.Request:
         """The ``POST {base_url}/chat/completions`` request for ``messages``."""
-        import urllib.request
-
-        transcript = "\n".join(f"{m.role}: {m.content}" for m in messages)
-        body = {
-            "model": self.settings.model,
-            "temperature": 0,
-            "messages": [
-                {"role": "system", "content": _PROMPT},
-                {"role": "user", "content": transcript},
-            ],
-        }
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        key_env = self.settings.api_key_env
-        if key_env is not None:
-            key = self.environ.get(key_env)
-            if not key:
-                raise LookupError(f"the environment variable {key_env} is not set")
-            headers["Authorization"] = f"Bearer {key}"
-        url = self.settings.base_url.rstrip("/") + "/chat/completions"
-        data = json.dumps(body).encode("utf-8")
-        return urllib.request.Request(url, data=data, headers=headers, method="POST")
+        return self.endpoint.request(_PROMPT, _transcript(messages))
 
     def summarise(self, messages: Sequence[Message]) -> Summary:
-        from http.client import HTTPException
-
         entities = extract_entities([m.content for m in messages])
         try:
-            text = self._ask(messages)
-        except (OSError, HTTPException, LookupError, ValueError, TypeError) as exc:
-            # OSError: URLError, HTTPError, timeouts. HTTPException: a reply that is not HTTP.
-            # LookupError: no key, or an answer without choices (KeyError, IndexError).
-            # ValueError: not JSON or not UTF-8. TypeError: an answer of the wrong shape.
-            self.last_error = f"{type(exc).__name__}: {exc}"
+            text = self.endpoint.ask(_PROMPT, _transcript(messages), 1 << 20)
+            if not text.strip() or "\x00" in text:
+                raise ValueError("the answer holds no summary text")
+        except (ChatFailed, ValueError) as exc:
+            self.last_error = str(exc)
             logger.debug("! LLM summary failed, using the extractive one: %s", self.last_error)
             return self.fallback.summarise(messages)
         self.last_error = None
         return Summary(_cut(" ".join(text.split()), MAX_SUMMARY_CHARS * 4), entities)
 
-    def _ask(self, messages: Sequence[Message]) -> str:
-        request = self.build_request(messages)
-        with self.opener(request, timeout=self.timeout) as response:
-            answer = json.loads(response.read(1 << 20).decode("utf-8"))
-        text = answer["choices"][0]["message"]["content"]
-        if not isinstance(text, str) or not text.strip() or "\x00" in text:
-            raise ValueError("the answer holds no summary text")
-        return text
+
+def _transcript(messages: Sequence[Message]) -> str:
+    return "\n".join(f"{m.role}: {m.content}" for m in messages)
 
 
 def summariser_for(

@@ -11,8 +11,19 @@ A dry run reads and never writes.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from feral.node.answers import (
+    BriefMemory,
+    DistillAnswer,
+    GcAnswer,
+    GcGroup,
+    ListedMemory,
+    MetaAnswer,
+    PruneFigures,
+    ScopedStats,
+    TierCounts,
+)
 from feral.node.secrets.scan import refuse_secrets
 from feral.node.settings.limits import MAX_IMPORTANCE
 from feral.node.settings.scopes import DEFAULT_SCOPE, check_scope, session_scope
@@ -55,19 +66,19 @@ def check_importance(importance: float) -> float:
     return float(importance)
 
 
-async def boost(node: Node, row_id: str, importance: float, reason: str = "") -> dict[str, Any]:
+async def boost(node: Node, row_id: str, importance: float, reason: str = "") -> MetaAnswer:
     """Set a memory's replicated importance multiplier; returns its meta row."""
     check_importance(importance)
     if len(reason) > MAX_REASON_CHARS or not reason.isprintable():
         raise InvalidInput(f"reason must be printable, at most {MAX_REASON_CHARS} characters")
     refuse_secrets([reason])  # the reason replicates with the importance
     meta = await node.commit(curation.boost, row_id, importance, reason.strip())
-    return dataclasses.asdict(meta)
+    return cast(MetaAnswer, dataclasses.asdict(meta))
 
 
 async def list_memories(
     node: Node, *, tier: str | None, scope: str | None, status: str, limit: int
-) -> list[dict[str, Any]]:
+) -> list[ListedMemory]:
     """Memories newest first with their meta and status (storage/memory/listing.py)."""
     if tier is not None and tier not in listing.LISTED_TIERS:
         raise InvalidInput(f"tier must be one of {', '.join(listing.LISTED_TIERS)}")
@@ -81,25 +92,26 @@ async def list_memories(
     for row in rows:
         row["content"] = content_of(row)
         row.pop("table", None)
-    return rows
+    return cast(list[ListedMemory], rows)
 
 
-async def scoped_stats(node: Node, scope: str | None) -> dict[str, Any]:
+async def scoped_stats(node: Node, scope: str | None) -> ScopedStats:
     """``feral memory stats``, its tiers counted within ``scope`` when one is given."""
-    result = await node.stats()
-    result["prune"] = await prune_figures(node)  # node/curation/prune.py
+    prune = cast(PruneFigures, await prune_figures(node))
+    result = cast(ScopedStats, {**await node.stats(), "prune": prune})
     if scope is not None:
         result["scope"] = check_scope(scope)
-        result["tiers"] = await node.store.read(listing.scope_counts, scope)
+        result["tiers"] = cast(dict[str, TierCounts],
+                               await node.store.read(listing.scope_counts, scope))  # fmt: skip
     return result
 
 
-def _brief(row: dict[str, Any]) -> dict[str, Any]:
-    return {"id": row["id"], "content": content_of(row)}
+def _brief(row: dict[str, Any]) -> BriefMemory:
+    return {"id": str(row["id"]), "content": content_of(row)}
 
 
-def _gc_report(plan: GcPlan, made: list[str], dry_run: bool) -> dict[str, Any]:
-    groups = [
+def _gc_report(plan: GcPlan, made: list[str], dry_run: bool) -> GcAnswer:
+    groups: list[GcGroup] = [
         {
             "scope": group.scope,
             "subject": group.triple[0],
@@ -114,7 +126,7 @@ def _gc_report(plan: GcPlan, made: list[str], dry_run: bool) -> dict[str, Any]:
 
 async def run_gc(
     node: Node, *, ttl_days: int, compact_above: int, dry_run: bool = False
-) -> dict[str, Any]:
+) -> GcAnswer:
     """Archive stale session facts and consolidate crowded groups (storage/search/gc.py)."""
     if ttl_days < 0 or compact_above < 1:
         raise InvalidInput("ttl-days must be 0 or more and compact-above at least 1")
@@ -137,7 +149,7 @@ async def nuke_scope(node: Node, scope: str) -> list[str]:
     return await node.commit(curation.nuke_scope, scope)
 
 
-async def distill(node: Node, session_id: str, *, dry_run: bool = False) -> dict[str, Any]:
+async def distill(node: Node, session_id: str, *, dry_run: bool = False) -> DistillAnswer:
     """Promote a session's live facts to the user's scope."""
     scope = session_scope(session_id)
     if dry_run:

@@ -2,7 +2,7 @@
 
 A page from a peer is applied in the link's transaction, which cannot stamp; it queues the rows
 it may have forked (storage/log/fork_queue.py), and :func:`record_conflicts` runs right after, as a
-local write, so the records replicate like any other write (docs/PROTOCOL.md §7.1). The CLI
+local write, so the records replicate like any other write (docs/REPLICATION.md §4). The CLI
 (cli/memory/conflict_commands.py) and the API (node/api/conflict_routes.py) read and resolve through
 these.
 """

@@ -15,9 +15,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from feral.node.absorb.fact_rules import is_single_valued, slot
+from feral.node.answers import EdgeRow, Followed
 from feral.node.secrets.scan import refuse_secrets
 from feral.storage.absorb.absorb_store import slot_rows
 from feral.storage.absorb.slot_conflicts import conflicting_slots
@@ -55,7 +56,7 @@ def _link_rows(
     return add_edge(conn, origin, stamp, edge_type, from_id, to_id, now_ms=now_ms, note=note)
 
 
-async def link(node: Node, from_id: str, to_id: str, edge_type: str, note: str = "") -> Row:
+async def link(node: Node, from_id: str, to_id: str, edge_type: str, note: str = "") -> EdgeRow:
     """Link two memories with a typed edge; the same link again writes nothing new.
 
     Raises:
@@ -70,7 +71,7 @@ async def link(node: Node, from_id: str, to_id: str, edge_type: str, note: str =
     refuse_secrets([note])
     edge = await node._write(_link_rows, edge_type, from_id, to_id, note=note, now_ms=node.now_ms())
     node.notify_changed()
-    return edge
+    return cast(EdgeRow, edge)
 
 
 def _slot_key(row: Row) -> tuple[str, str] | None:
@@ -128,11 +129,11 @@ def read_followed(conn: Connection, memory_id: str, mode: Follow) -> dict[str, A
     return result
 
 
-async def follow(node: Node, memory_id: str, mode: Follow) -> dict[str, Any]:
+async def follow(node: Node, memory_id: str, mode: Follow) -> Followed:
     """A memory with what ``mode`` follows (NotFoundError for an unknown id)."""
     if mode not in FOLLOW_MODES:
         raise InvalidInput(f"--follow must be one of {', '.join(FOLLOW_MODES)}")
-    return await node.store.read(read_followed, memory_id, mode)
+    return cast(Followed, await node.store.read(read_followed, memory_id, mode))
 
 
 def conflicting_values(conn: Connection) -> list[dict[str, Any]]:

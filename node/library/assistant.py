@@ -10,6 +10,14 @@ from __future__ import annotations
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from feral.node.answers import (
+    DigestAnswer,
+    EdgeRow,
+    MetaAnswer,
+    SessionAppended,
+    SessionEnded,
+    SessionState,
+)
 from feral.node.assistant import exec_log
 from feral.node.assistant.exec_log import DEFAULT_LOG_LIMIT, DEFAULT_SESSION, LogQuery, ToolCall
 from feral.node.assistant.live_sessions import LiveSessions, SessionMessage, SessionRef
@@ -54,7 +62,7 @@ class AssistantMethods:
 
     def digest(
         self, topic: str | None = None, *, max_tokens: int | None = None, scope: str | None = None
-    ) -> dict[str, Any]:
+    ) -> DigestAnswer:
         """The prompt digest, as ``feral memory digest --json`` prints it: the
         ``<memory-context>`` block in ``text`` (memories relevant to ``topic``, open TODOs,
         the last 48 hours, within ``max_tokens``: default 800) and what went into it."""
@@ -104,28 +112,28 @@ class AssistantMethods:
             self._sessions = LiveSessions(self.node)
         return self._sessions
 
-    def append_message(self, session: str, role: str, content: str) -> dict[str, Any]:
+    def append_message(self, session: str, role: str, content: str) -> SessionAppended:
         """Append a message to a working-memory session (role user, assistant, system or
         tool). Past the session's trigger its oldest messages are summarised into an episode,
         as ``feral memory ingest`` does; ``episodes`` lists what that wrote."""
         message = checked(SessionMessage, session=session, role=role, content=content)
         return self._call(self.sessions.append(message))
 
-    def session_messages(self, session: str) -> dict[str, Any]:
+    def session_messages(self, session: str) -> SessionState:
         """The session's working memory as a model would see it: the compaction note (if
         any), then the live messages, with their tokens."""
         return self.sessions.state(checked(SessionRef, session=session).session)
 
-    def end_session(self, session: str) -> dict[str, Any]:
+    def end_session(self, session: str) -> SessionEnded:
         """Summarise what is left of ``session`` into an episode now (closing the memory does
         it for every session)."""
         return self._call(self.sessions.end(checked(SessionRef, session=session).session))
 
-    def boost(self, memory_id: str, importance: float, reason: str = "") -> dict[str, Any]:
+    def boost(self, memory_id: str, importance: float, reason: str = "") -> MetaAnswer:
         """Set a memory's importance multiplier (above 0, at most 10) and say why."""
         return self._call(curation.boost(self.node, memory_id, importance, reason))
 
-    def link(self, from_id: str, to_id: str, edge_type: str, note: str = "") -> dict[str, Any]:
+    def link(self, from_id: str, to_id: str, edge_type: str, note: str = "") -> EdgeRow:
         """Link two memories with a typed edge (``related_to``, ``contradicts``, ...); the
         same link again writes nothing new."""
         return self._call(link(self.node, from_id, to_id, edge_type, note))

@@ -26,13 +26,21 @@ import threading
 from collections.abc import Coroutine
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
+from feral.node.answers import (
+    AbsorbedAnswer,
+    EpisodeRow,
+    FactRow,
+    Followed,
+    ListedMemory,
+    SearchAnswer,
+)
 from feral.node.curation import actions as curation
 from feral.node.curation.memory_graph import FOLLOW_MODES, Follow, follow as read_followed
 from feral.node.home.identity import KEY_FILENAME
 from feral.node.node import Node, default_home
-from feral.node.recall.search import SearchRequest
+from feral.node.recall.search import SearchOptions, SearchRequest
 from feral.node.settings.limits import MAX_EPISODES
 from feral.node.settings.scopes import check_scope
 from feral.node.settings.validation import Invalid, convert
@@ -129,7 +137,7 @@ class Memory(AssistantMethods):
         object: str | None = None,
         scope: str | None = None,
         keep_both: bool = False,
-    ) -> dict[str, Any]:
+    ) -> AbsorbedAnswer:
         """Remember a sentence, or a triple, through the absorb pipeline; the answer says how it
         was classified (``classification``), names any row merged into or archived
         (``merged_into``, ``archived_rows``) and holds the stored row's fields; ``keep_both``
@@ -144,7 +152,7 @@ class Memory(AssistantMethods):
             check_scope(scope)
         return self._call(self.node.absorb(text, triple, scope, keep_both=keep_both)).as_dict()
 
-    def search(self, query: str, **options: Any) -> dict[str, Any]:
+    def search(self, query: str, **options: Unpack[SearchOptions]) -> SearchAnswer:
         """Search facts and episodes: ``{"results": [...], "total", "query_time_ms"}``.
         ``options`` are the API's: ``top_k``, ``strategy``, ``alpha``, ``mmr``, ``mmr_lambda``,
         ``min_score``, ``scope``; one left out takes the node's settings."""
@@ -155,7 +163,7 @@ class Memory(AssistantMethods):
         fields = {name: getattr(request, name) for name in request.__struct_fields__}
         return self._call(self.node.search(**fields)).as_dict()
 
-    def get(self, memory_id: str, *, follow: Follow = "none") -> dict[str, Any]:
+    def get(self, memory_id: str, *, follow: Follow = "none") -> Followed:
         """One memory by id: ``{"record", ...}``; ``follow`` ``edges`` adds its links,
         ``full_history`` every version it superseded (NotFoundError for an unknown id)."""
         if follow not in FOLLOW_MODES:
@@ -169,7 +177,7 @@ class Memory(AssistantMethods):
         scope: str | None = None,
         status: str = "active",
         limit: int = 50,
-    ) -> list[dict[str, Any]]:
+    ) -> list[ListedMemory]:
         """The newest memories (``tier`` semantic for facts, episodic for episodes; ``status``
         active, archived, superseded or all)."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_EPISODES:
@@ -178,10 +186,10 @@ class Memory(AssistantMethods):
             curation.list_memories(self.node, tier=tier, scope=scope, status=status, limit=limit)
         )
 
-    def forget(self, memory_id: str) -> dict[str, Any]:
+    def forget(self, memory_id: str) -> FactRow | EpisodeRow:
         """Archive a memory: it leaves search and the active list; :meth:`restore` undoes it."""
         return self._call(self.node.set_archived(memory_id, True))
 
-    def restore(self, memory_id: str) -> dict[str, Any]:
+    def restore(self, memory_id: str) -> FactRow | EpisodeRow:
         """Bring an archived memory back."""
         return self._call(self.node.set_archived(memory_id, False))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from feral.node.clock_state import ClockState, clock_state
 from feral.node.home.serve_runtime import process_alive
@@ -26,6 +26,7 @@ from feral.storage.memory import export
 from feral.sync.hlc import unpack
 from feral.sync.types import NodeId
 
+from .answers_sync import CatchUp, ClockAnswer, IntegrityAlarms, LinkState, PeerRow, StatusAnswer
 from .sync_state import PeerFacts, in_sync_window_ms, judge, to_receive
 
 __all__ = ["peer_rows", "sync_status"]
@@ -45,7 +46,7 @@ def _running(pid: int) -> bool:
 
 def _link_state(
     links: list[tuple[NodeId, int, int, int]], peer: NodeId, seen: dict[str, Any], now: int
-) -> dict[str, Any]:
+) -> LinkState:
     """``link_up``, ``link_up_since`` and ``last_seen_at`` (now, while a link is up)."""
     mine = [(pid, up, at) for p, pid, up, at in links if p == peer]
     up = [since for pid, since, _ in mine if _running(pid)]
@@ -58,7 +59,7 @@ def _link_state(
     }
 
 
-def _catch_up(seen: dict[str, Any]) -> dict[str, int] | None:
+def _catch_up(seen: dict[str, Any]) -> CatchUp | None:
     total, received = seen.get("incoming_total", 0), seen.get("incoming_done", 0)
     if not total:
         return None
@@ -95,7 +96,7 @@ def _equal(here: _Here, peer: NodeId, seen: dict[str, Any]) -> bool:
 
 
 def _facts(
-    here: _Here, peer: NodeId, seen: dict[str, Any], link: dict[str, Any], diverged: bool
+    here: _Here, peer: NodeId, seen: dict[str, Any], link: LinkState, diverged: bool
 ) -> PeerFacts:
     catch_up = _catch_up(seen)
     return PeerFacts(
@@ -109,9 +110,7 @@ def _facts(
     )
 
 
-def _peer_row(
-    here: _Here, peer: PeerSettings, seen: dict[str, Any], backlog: int
-) -> dict[str, Any]:
+def _peer_row(here: _Here, peer: PeerSettings, seen: dict[str, Any], backlog: int) -> PeerRow:
     compared = seen.get("digest_vector")
     diverged = compared is not None and peer_status.diverged(
         here.vector, here.entries, here.digest, compared, seen.get("entries", {}),
@@ -147,7 +146,7 @@ def _peer_row(
     }
 
 
-async def peer_rows(node: Node) -> list[dict[str, Any]]:
+async def peer_rows(node: Node) -> list[PeerRow]:
     """Each paired peer with what the links recorded about it."""
     store = node.store
     recorded = await store.read(peer_status.peer_statuses)
@@ -167,12 +166,12 @@ async def peer_rows(node: Node) -> list[dict[str, Any]]:
     return rows
 
 
-def _clock(state: ClockState) -> dict[str, Any]:
+def _clock(state: ClockState) -> ClockAnswer:
     """This node's newest own stamp, how far it is ahead of the clock, and the warning if any."""
     return {"newest_own_hlc": state.newest, "ahead_ms": state.ahead_ms, "warning": state.warning}
 
 
-async def sync_status(node: Node) -> dict[str, Any]:
+async def sync_status(node: Node) -> StatusAnswer:
     """This node's clock and state digest, and each peer's row (DESIGN §6)."""
     return {
         "node_id": node.node_id,
@@ -180,7 +179,7 @@ async def sync_status(node: Node) -> dict[str, Any]:
         "hlc": await node.store.read(delta_log.clock_high_water),
         "state_digest": await node.store.read(export.state_digest),
         "vector": await node.version_vector(),
-        "integrity_alarms": await node.store.read(integrity.alarm_summary),
+        "integrity_alarms": cast(IntegrityAlarms, await node.store.read(integrity.alarm_summary)),
         "conflicts": await node.store.read(conflicts.conflict_count),
         "max_clock_skew_ms": node.settings.sync.max_clock_skew_ms,
         "embed_pending": await node.embedding.pending(),

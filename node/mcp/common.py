@@ -18,7 +18,7 @@ pushing writes to paired peers is replication of the same memory, not a call out
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar, cast
 
 from mcp.server.mcpserver import MCPServer
@@ -36,6 +36,7 @@ __all__ = [
     "WRITES",
     "add_tool",
     "given",
+    "plain",
     "refusal_text",
     "resource_errors",
 ]
@@ -89,6 +90,14 @@ def given(type_: type[S], **arguments: Any) -> S:
     """The arguments left out dropped (their defaults apply), the rest checked as the API does
     (node/api/bodies.py's :func:`fit`, so the limits and messages are the API's)."""
     return fit({k: v for k, v in arguments.items() if v is not None}, type_, top="the arguments")
+
+
+def plain(answer: Mapping[str, object]) -> dict[str, Any]:
+    """A node's typed answer (node/answers.py) as the plain dict a tool declares it returns.
+
+    The SDK makes a tool's output schema from its return annotation with pydantic, which
+    refuses ``typing.TypedDict`` before Python 3.12; the JSON the tool answers is the same."""
+    return dict(answer)
 
 
 def add_tool(server: MCPServer[Any], fn: F, annotations: ToolAnnotations) -> None:

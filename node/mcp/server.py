@@ -66,11 +66,9 @@ async def serve_stdio(node: Node) -> None:
     """Serve ``node`` over stdin/stdout until the client closes them.
 
     Rows written here are embedded in the background, unless a ``feral serve`` runs on the home
-    (it embeds what any process wrote); then the vectors are not held in memory either, as the
-    server's embedding would make the copy load again after each of its batches. What is left in
-    the sessions' working memory when the client closes becomes episodes."""
+    (it embeds what any process wrote). What is left in the sessions' working memory when the
+    client closes becomes episodes."""
     if not serve_running(node.home):
-        node.embedding.hold_vectors()
         node.embedding.start()
     sessions = LiveSessions(node)
     try:

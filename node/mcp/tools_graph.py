@@ -17,7 +17,7 @@ from feral.node.recall import graph
 from feral.node.settings.limits import Text
 from feral.sync.errors import InvalidInput
 
-from .common import IDEMPOTENT, READ_ONLY, WRITES, add_tool, given
+from .common import IDEMPOTENT, READ_ONLY, WRITES, add_tool, given, plain
 
 __all__ = ["GRAPH_TOOLS", "add_graph_tools"]
 
@@ -101,10 +101,10 @@ def _add_graph_reads(server: MCPServer[Any], node: Node) -> None:
         none), `direction` outbound, inbound or both, up to `hops` steps."""
         body = given(GraphQuery, start=start, relations=relations, direction=direction,
                      hops=hops, limit=limit)  # fmt: skip
-        return await graph.query_graph(
+        return plain(await graph.query_graph(
             node, body.start, relations=body.relations, direction=body.direction,
             hops=body.hops, limit=body.limit,
-        )  # fmt: skip
+        ))  # fmt: skip
 
     add_tool(server, graph_list, READ_ONLY)
     add_tool(server, graph_query, READ_ONLY)
@@ -113,11 +113,11 @@ def _add_graph_reads(server: MCPServer[Any], node: Node) -> None:
 def _add_node_tools(server: MCPServer[Any], node: Node) -> None:
     async def stats() -> dict[str, Any]:
         """How many memories of each tier, the node id, whether vector search is on."""
-        return await node.stats()
+        return plain(await node.stats())
 
     async def sync_status_() -> dict[str, Any]:
         """Each paired peer: linked or not, how far behind, the last error."""
-        return await sync_status(node)
+        return plain(await sync_status(node))
 
     add_tool(server, stats, READ_ONLY)
     add_tool(server, sync_status_, READ_ONLY)

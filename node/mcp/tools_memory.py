@@ -20,7 +20,7 @@ from feral.node.node import Node
 from feral.node.recall.search import SearchRequest
 from feral.node.settings.limits import Strategy
 
-from .common import DESTRUCTIVE, IDEMPOTENT, READ_ONLY, WRITES, add_tool, given
+from .common import DESTRUCTIVE, IDEMPOTENT, READ_ONLY, WRITES, add_tool, given, plain
 
 __all__ = ["MEMORY_TOOLS", "add_memory_tools"]
 
@@ -54,7 +54,7 @@ def _add_writing_tools(server: MCPServer[Any], node: Node) -> None:
         triple = body.triple()
         text = None if triple is not None else str(body.fact).strip()
         absorbed = await node.absorb(text, triple, body.scope, keep_both=body.keep_both)
-        return absorbed.as_dict()
+        return plain(absorbed.as_dict())
 
     async def search(
         query: str,
@@ -70,7 +70,7 @@ def _add_writing_tools(server: MCPServer[Any], node: Node) -> None:
         take the node's settings. `strategy`: hybrid, vector or fts."""
         body = given(SearchRequest, query=query, top_k=top_k, strategy=strategy, alpha=alpha,
                      mmr=mmr, mmr_lambda=mmr_lambda, min_score=min_score, scope=scope)  # fmt: skip
-        return (await node.search(**msgspec.structs.asdict(body))).as_dict()
+        return plain((await node.search(**msgspec.structs.asdict(body))).as_dict())
 
     add_tool(server, remember, WRITES)
     add_tool(server, search, READ_ONLY)
@@ -80,7 +80,7 @@ def _add_reading_tools(server: MCPServer[Any], node: Node) -> None:
     async def get(id: str, follow: Follow = "none") -> dict[str, Any]:
         """One memory by id; `follow`: none, edges (its links) or full_history (every version
         it superseded)."""
-        return await read_followed(node, given(ArchiveRequest, id=id).id, follow)
+        return plain(await read_followed(node, given(ArchiveRequest, id=id).id, follow))
 
     async def list_(
         tier: Literal["semantic", "episodic"] | None = None, scope: str | None = None,
@@ -103,21 +103,21 @@ def _add_curation_tools(server: MCPServer[Any], node: Node) -> None:
     async def forget(id: str) -> dict[str, Any]:
         """Archive a memory: it leaves search and lists of active memories (`restore` undoes
         it)."""
-        return await node.set_archived(given(ArchiveRequest, id=id).id, True)
+        return plain(await node.set_archived(given(ArchiveRequest, id=id).id, True))
 
     async def restore(id: str) -> dict[str, Any]:
         """Bring an archived memory back."""
-        return await node.set_archived(given(ArchiveRequest, id=id).id, False)
+        return plain(await node.set_archived(given(ArchiveRequest, id=id).id, False))
 
     async def boost(id: str, importance: float, reason: str = "") -> dict[str, Any]:
         """Set a memory's importance multiplier (above 0, at most 10) and say why."""
         body = given(BoostRequest, id=id, importance=importance, reason=reason)
-        return await curation.boost(node, body.id, body.importance, body.reason)
+        return plain(await curation.boost(node, body.id, body.importance, body.reason))
 
     async def link_(from_id: str, to_id: str, type: str, note: str = "") -> dict[str, Any]:
         """Link two memories with a typed edge (supersedes, contradicts, related_to, ...)."""
         ends = (given(ArchiveRequest, id=from_id).id, given(ArchiveRequest, id=to_id).id)
-        return await link(node, ends[0], ends[1], type, note)
+        return plain(await link(node, ends[0], ends[1], type, note))
 
     add_tool(server, forget, DESTRUCTIVE)
     add_tool(server, restore, IDEMPOTENT)

@@ -10,8 +10,7 @@ log at INFO (`feral serve` shows it; a CLI search prints nothing but its answer)
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from feral.storage.db.errors import StorageError
 from feral.storage.memory.access_strength import record_access
@@ -25,7 +24,7 @@ RETRIEVED_TIERS = frozenset({"episodic", "semantic"})
 """The tiers whose hits count as retrievals (the execution log is not memory to rehearse)."""
 
 
-async def note_retrieved(store: Store, hits: Sequence[dict[str, Any]], now_ms: int) -> None:
+async def note_retrieved(store: Store, hits: Sequence[Mapping[str, object]], now_ms: int) -> None:
     """One retrieval at ``now_ms`` of each memory among ``hits`` (a search's results)."""
     ids = [str(hit["id"]) for hit in hits if hit.get("tier") in RETRIEVED_TIERS]
     if not ids or store.read_only is not None:

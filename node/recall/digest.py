@@ -35,6 +35,7 @@ from typing import Annotated, Any
 
 import msgspec
 
+from feral.node.answers import DigestAnswer, DigestLine
 from feral.node.node import Node
 from feral.node.settings.scopes import Scope
 from feral.storage.db.connection import Connection
@@ -84,7 +85,7 @@ class DigestItem:
     line: str
     created_at: int
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> DigestLine:
         return {"id": self.id, "tier": self.tier, "text": self.line, "created_at": self.created_at}
 
 
@@ -108,7 +109,7 @@ class Digest:
     sections: list[Section]
     left_out: int
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> DigestAnswer:
         """The shape of ``feral memory digest --json``."""
         return {
             "text": self.text,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from feral.node.absorb import fact_rules
 from feral.node.absorb.phrases import snake_case
@@ -21,6 +21,7 @@ from feral.storage.memory.graph_limits import DIRECTIONS
 from feral.sync.errors import InvalidInput
 
 if TYPE_CHECKING:  # the node and its store: not for a CLI listing its commands
+    from feral.node.answers import EntityRow, GraphEntity, GraphQueryAnswer, GraphReached
     from feral.node.node import Node
 
 __all__ = [
@@ -83,7 +84,7 @@ def relation_name(text: str) -> str:
     return relation
 
 
-async def add_entity(node: Node, entity_type: str, name: str) -> dict[str, Any]:
+async def add_entity(node: Node, entity_type: str, name: str) -> EntityRow:
     """Name an entity (the same type and normalised name is always one row)."""
     return await node.add_entity(*check_entity(entity_type, name))
 
@@ -93,10 +94,11 @@ async def relate(node: Node, source: str, relation: str, target: str) -> FactRow
     return await node.relate(parse_ref(source), relation_name(relation), parse_ref(target))
 
 
-async def list_graph(node: Node, entity_type: str | None = None) -> list[dict[str, Any]]:
+async def list_graph(node: Node, entity_type: str | None = None) -> list[GraphEntity]:
     """Every live entity (of one type, if given) with its attributes and conflicts."""
     kind = entity_type.strip().lower() if entity_type else None
-    return await node.store.read(graph.list_entities, kind, SINGLE_VALUED)
+    listed = await node.store.read(graph.list_entities, kind, SINGLE_VALUED)
+    return cast("list[GraphEntity]", listed)
 
 
 async def query_graph(
@@ -107,7 +109,7 @@ async def query_graph(
     direction: str = "outbound",
     hops: int = 1,
     limit: int = graph.MAX_RESULTS,
-) -> dict[str, Any]:
+) -> GraphQueryAnswer:
     """The entities reachable from ``start`` (``TYPE:NAME``): ``{"start", "results"}``.
 
     Raises:
@@ -127,4 +129,5 @@ async def query_graph(
             conn, ref, relations=wanted, direction=direction, hops=hops, limit=limit
         )
     )
-    return {"start": {"type": ref[0], "name": ref[1]}, "results": results}
+    reached = cast("list[GraphReached]", results)
+    return {"start": {"type": ref[0], "name": ref[1]}, "results": reached}

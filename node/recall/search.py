@@ -6,22 +6,25 @@ schema (node/api/schema.py), and ``feral memory search`` builds its click option
 limits (node/settings/limits.py). By the time a request reaches :func:`run_search` its values have
 been checked, so nothing here checks them again; what is left is what this node can do as
 configured. The ranking itself is storage's: BM25, cosine and MMR in storage/search/query.py, the
-blend of the two legs in storage/search/fusion.py.
+blend of the two legs and the cue for questions that ask when in storage/search/fusion.py, the turns
+beside the best hybrid hits in storage/search/neighbours.py.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from msgspec import Struct
 
+from feral.node.answers import SearchAnswer, SearchHit
 from feral.node.settings.config import SearchSettings
 from feral.node.settings.limits import Fraction, MinScore, Query, Strategy, StrategyName, TopK
 from feral.node.settings.scopes import Scope
 from feral.storage.db.connection import Connection
 from feral.storage.search import fusion, query as ranking
+from feral.storage.search.neighbours import with_neighbours
 from feral.storage.search.ranking import Weights, weigh
 from feral.storage.store import Store
 from feral.storage.vectors.vectors import Embedder, pack_vector, queue_waiting
@@ -32,7 +35,7 @@ from .graph_search import follow_graph
 if TYPE_CHECKING:  # the index holds numpy, which commands that do not search never import
     from feral.storage.vectors.vector_index import VectorIndex
 
-__all__ = ["SearchRequest", "SearchResult", "run_search"]
+__all__ = ["SearchOptions", "SearchRequest", "SearchResult", "run_search"]
 
 NO_MODEL = "no embedding model is configured"
 NOT_EMBEDDED = (
@@ -60,20 +63,32 @@ class SearchRequest(Struct, frozen=True, forbid_unknown_fields=True):
     """Only memories of this scope (``user``, ``agent:NAME``, ``session:ID``); ``None``: all."""
 
 
+class SearchOptions(TypedDict, total=False):
+    """:class:`SearchRequest`'s options as keywords (``feral.Memory.search``), each optional."""
+
+    top_k: int
+    strategy: Strategy
+    alpha: float
+    mmr: bool
+    mmr_lambda: float
+    min_score: float
+    scope: str
+
+
 @dataclass(frozen=True)
 class SearchResult:
     """What a search returns: hits in the shape of DESIGN §6, plus the timing."""
 
-    results: list[dict[str, Any]]
+    results: list[SearchHit]
     total: int
     query_time_ms: float
-    strategy: str
+    strategy: Strategy
     mmr: bool = False
     """Whether the results were reranked by MMR."""
     notes: tuple[str, ...] = ()
     """What the search could not do as asked, and why (e.g. no embedding model)."""
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> SearchAnswer:
         """The JSON shape of ``feral memory search --json`` and ``POST /api/memory/search``."""
         return {
             "results": self.results,
@@ -159,7 +174,7 @@ async def run_search(
         notes += (NOT_EMBEDDED,)
     elapsed = (time.perf_counter() - started) * 1000
     return SearchResult(
-        [h.as_dict() for h in hits],
+        [cast(SearchHit, h.as_dict()) for h in hits],
         len(hits),
         round(elapsed, 3),
         plan.strategy,
@@ -234,4 +249,5 @@ def _ranked(
     fts = ranking.search_fts(conn, plan.query, pool, coverage=True)
     nearest = ranking.search_vector(conn, vector, pool, index)
     waiting = ranking.still_queued(conn, fts)
-    return fusion.fuse(plan.query, fts, nearest, plan.alpha, k, pool, waiting)
+    fused = fusion.fuse(plan.query, fts, nearest, plan.alpha, k, pool, waiting)
+    return with_neighbours(conn, fusion.temporal_cue(plan.query, fused), k)

@@ -113,7 +113,6 @@ class ResidentService:
     async def run(self, started: Callable[[], None] | None = None) -> None:
         """Warm the model and the vectors, answer until a reason to stop, then embed what is
         still queued and remove the file."""
-        self.node.embedding.hold_vectors()
         await self._warm()
         self.node.embedding.start()
         app = ProvesHandoff(self.activity, self.token)  # commands check it is this process

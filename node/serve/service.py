@@ -211,7 +211,6 @@ class SyncService:
             StorageError: the database changed under the server, which stopped for that.
         """
         with sole_server(self.node.home), serving_lock(self.node.home):
-            self.node.embedding.hold_vectors()
             self.node.embedding.start()
             try:
                 async with self.mcp.running():

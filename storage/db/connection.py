@@ -1,9 +1,9 @@
-"""Opening the one SQLite build feral uses everywhere, with its pragmas and sqlite-vec loaded.
+"""Opening the one SQLite build feral uses everywhere, with its pragmas.
 
-Many CPython builds (pyenv's, python.org's on macOS) ship a ``sqlite3`` that cannot load
-extensions, so sqlite-vec cannot load into it. feral therefore always uses ``sqlean`` (the
-sqlean.py wheel): the ``sqlite3`` API with a bundled SQLite 3.50 that has FTS5 and extension
-loading on every platform it ships for.
+feral always uses ``sqlean`` (the sqlean.py wheel): the ``sqlite3`` API with a bundled SQLite
+3.50 that has FTS5 on every platform it ships for. The platform's own SQLite is often older than
+3.44, whose FTS5 first takes the ``secure-delete`` option that erasing relies on (migrations
+0007 and 0018), and some builds of it leave FTS5 out.
 
 The wheel has no type information, so :class:`Connection` and :class:`Cursor` spell out the part
 of the ``sqlite3`` API that storage/ uses, as protocols: every storage function takes a
@@ -13,15 +13,13 @@ of the ``sqlite3`` API that storage/ uses, as protocols: every storage function 
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeAlias
 
 import sqlean
 
-from .errors import CorruptDatabase, ExtensionUnavailable, StorageError
+from .errors import CorruptDatabase, StorageError
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -74,9 +72,6 @@ class Connection(Protocol):
 
     def executemany(self, sql: str, parameters: Iterable[Parameters], /) -> Cursor: ...
 
-    def enable_load_extension(self, enabled: bool, /) -> None: ...
-    def load_extension(self, path: str, /) -> None: ...
-
     def close(self) -> None: ...
 
 
@@ -86,7 +81,7 @@ def sqlite_version() -> str:
 
 
 def connect(path: Path | str, *, synchronous: str = "FULL", check: bool = True) -> Connection:
-    """Open a connection, set the pragmas feral relies on and load sqlite-vec.
+    """Open a connection and set the pragmas feral relies on.
 
     Args:
         path: the database file, or ``":memory:"``.
@@ -95,14 +90,12 @@ def connect(path: Path | str, *, synchronous: str = "FULL", check: bool = True) 
 
     Raises:
         CorruptDatabase: the file is not a database or fails the check.
-        ExtensionUnavailable: sqlite-vec cannot be loaded.
     """
     try:
         conn: Connection = sqlean.connect(str(path), isolation_level=None, check_same_thread=False)
     except DatabaseError as exc:
         raise StorageError(f"cannot open database {path}: {exc}") from exc
     try:
-        _load_vec(conn)
         _set_pragmas(conn, synchronous)
         if check:
             _quick_check(conn, path)
@@ -123,7 +116,6 @@ def connect_immutable(path: Path) -> Connection:
         conn: Connection = sqlean.connect(
             uri, uri=True, isolation_level=None, check_same_thread=False
         )
-        _load_vec(conn)
         conn.execute("PRAGMA trusted_schema = OFF")
     except DatabaseError as exc:
         raise StorageError(f"cannot open database {path} for reading: {exc}") from exc
@@ -131,7 +123,7 @@ def connect_immutable(path: Path) -> Connection:
 
 
 def connect_read_only(path: Path) -> Connection:
-    """Open ``path`` read-only with its WAL (locks taken as any reader's; no extension, no
+    """Open ``path`` read-only with its WAL (locks taken as any reader's; no pragma, no
     migration): for a read that must never write the file, checkpoints included."""
     uri = f"{path.resolve().as_uri()}?mode=ro"
     try:
@@ -160,28 +152,6 @@ def out_of_space(error: BaseException) -> bool:
             return True
         cause = cause.__cause__
     return False
-
-
-@functools.cache
-def _vec_extension() -> str:
-    """The sqlite-vec loadable extension: ``vec0`` beside the package's ``__init__``, the file
-    ``sqlite_vec.load`` loads. Found without importing the package, whose ``__init__`` imports
-    numpy for a helper feral does not use: a fifth of every command's start-up."""
-    spec = importlib.util.find_spec("sqlite_vec")
-    if spec is None or spec.origin is None:
-        raise ExtensionUnavailable("the sqlite-vec package is not installed")
-    return str(Path(spec.origin).parent / "vec0")
-
-
-def _load_vec(conn: Connection) -> None:
-    try:
-        conn.enable_load_extension(True)
-        conn.load_extension(_vec_extension())
-        conn.enable_load_extension(False)
-    except (AttributeError, DatabaseError) as exc:
-        raise ExtensionUnavailable(
-            f"cannot load sqlite-vec into SQLite {sqlite_version()}: {exc}"
-        ) from exc
 
 
 def _set_pragmas(conn: Connection, synchronous: str) -> None:

@@ -11,7 +11,6 @@ from feral.sync.errors import FeralError
 __all__ = [
     "CorruptDatabase",
     "EmbeddingError",
-    "ExtensionUnavailable",
     "MigrationError",
     "ModelUnavailable",
     "NewerDatabase",
@@ -32,10 +31,6 @@ class MigrationError(StorageError):
 class NewerDatabase(StorageError):
     """The database was written by a newer schema than this code knows: never opened, never
     downgraded (storage/db/migrations.py)."""
-
-
-class ExtensionUnavailable(StorageError):
-    """The SQLite build in use cannot load sqlite-vec."""
 
 
 class ModelUnavailable(StorageError):

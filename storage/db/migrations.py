@@ -59,6 +59,22 @@ CREATE TRIGGER {table}_au AFTER UPDATE ON {table} BEGIN
 END;"""
 
 
+def _vectors_from_vec0(table: str) -> str:
+    """``table``'s plain vector table, filled from the vec0 tables an earlier release kept."""
+    width = "length(v.vectors) / c.size"
+    return f"""
+CREATE TABLE IF NOT EXISTS {table}_vec_chunks(chunk_id INTEGER PRIMARY KEY, size, validity, rowids);
+CREATE TABLE IF NOT EXISTS {table}_vec_rowids(rowid INTEGER PRIMARY KEY, id, chunk_id,
+  chunk_offset);
+CREATE TABLE IF NOT EXISTS {table}_vec_vector_chunks00(rowid PRIMARY KEY, vectors);
+CREATE TABLE {table}_vectors (rowid INTEGER PRIMARY KEY, embedding BLOB NOT NULL) STRICT;
+INSERT INTO {table}_vectors(rowid, embedding)
+SELECT r.rowid, substr(v.vectors, r.chunk_offset * {width} + 1, {width})
+FROM {table}_vec_rowids r JOIN {table}_vec_chunks c ON c.chunk_id = r.chunk_id
+JOIN {table}_vec_vector_chunks00 v ON v.rowid = r.chunk_id;
+"""
+
+
 _CLOCK = "hlc INTEGER NOT NULL, origin TEXT NOT NULL, deleted INTEGER NOT NULL DEFAULT 0"
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -338,6 +354,27 @@ DROP TABLE episodes_fts;
 INSERT INTO episodes_fts(episodes_fts) VALUES ('rebuild');
 INSERT INTO episodes_fts(episodes_fts, rank) VALUES ('secure-delete', 1);
 """,
+    ),
+    Migration(
+        # Vectors as plain float32 BLOBs searched with numpy (storage/vectors/vector_index.py), no
+        # sqlite-vec. A database that held vec0 tables keeps its vectors: they are copied out of
+        # the tables where vec0 kept them (a chunk's vectors side by side in one BLOB, each row's
+        # chunk and slot in _rowids), which need no extension to read; the stand-ins make the
+        # copy a no-op where they never existed. The vec0 tables' own schema rows are removed
+        # by hand, since dropping them would need the extension.
+        "0019_vectors_as_blobs",
+        "".join(_vectors_from_vec0(table) for table in ("facts", "episodes"))
+        + """
+PRAGMA writable_schema = ON;
+DELETE FROM sqlite_master WHERE type = 'table' AND name IN ('facts_vec', 'episodes_vec')
+  AND sql LIKE 'CREATE VIRTUAL TABLE%';
+PRAGMA writable_schema = OFF;
+"""
+        + "".join(
+            f"DROP TABLE IF EXISTS {table}_vec_{part};\n"
+            for table in ("facts", "episodes")
+            for part in ("info", "chunks", "rowids", "vector_chunks00")
+        ),
     ),
 )
 

@@ -1,4 +1,4 @@
-"""Naming the origins a peer holds back from this node, like the refusal did (PROTOCOL §8).
+"""Naming the origins a peer holds back from this node, like the refusal did (REPLICATION §7).
 
 A peer holds back an origin's entries stamped beyond twice the window of this node's clock
 (sync/held_back.py), so this node never sees them and cannot refuse them; it sees only the

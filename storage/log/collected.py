@@ -1,5 +1,5 @@
 """How far this node's tombstone collection reached, under the versions that collected them
-(docs/PROTOCOL.md §7, "Pruning and snapshots").
+(docs/REPLICATION.md §6, "Pruning and snapshots").
 
 Tombstone rows are no longer collected (storage/log/prune.py): a prune removes their log entries
 only. A store pruned by an older version may lack rows whose tombstones it collected, up to the

@@ -1,4 +1,4 @@
-"""Integrity alarms: an entry that collides with one this node holds (docs/PROTOCOL.md §7).
+"""Integrity alarms: an entry that collides with one this node holds (docs/REPLICATION.md §5).
 
 Each origin stamps its own writes with strictly increasing HLCs, so ``(origin, hlc)`` names one
 write. An incoming entry with a name this log already holds but other content (another table,
@@ -58,13 +58,18 @@ def _erased_copy(conn: Connection, delta: Delta, held: tuple[int, str, bytes | N
     its row, sync/merge.py), so a peer that has not heard of the tombstone yet may send such an
     entry with its words, and one that has may send our entry erased: the same write, not a
     collision, as long as this log holds another entry of the row without payload (the
-    tombstone, or an entry it erased, at any stamp), or this node's row has outgrown the write.
+    tombstone, or an entry it erased, at any stamp), or this node's row is dead or has outgrown
+    the write.
     Before either, the copies cannot be told from a forged tombstone, and the alarm goes when
     the tombstone arrives (storage/log/erase.py).
     """
     if not _erasure_apart(delta, held):
         return False
-    return _erased_above(conn, held[0], held[1], delta) or _outgrown_here(conn, delta)
+    return (
+        _erased_above(conn, held[0], held[1], delta)
+        or _dead_here(conn, delta)
+        or _outgrown_here(conn, delta)
+    )
 
 
 def _erasure_apart(delta: Delta, held: tuple[int, str, bytes | None]) -> bool:
@@ -76,13 +81,26 @@ def _erasure_apart(delta: Delta, held: tuple[int, str, bytes | None]) -> bool:
     return (payload is None) != (delta.values is None)
 
 
+def _dead_here(conn: Connection, delta: Delta) -> bool:
+    """Whether this node's row of ``delta`` is a tombstone.
+
+    Every entry of a dead row is erased here (storage/log/erase.py), whichever copy arrives, so a
+    copy that differs from the held entry only by its words changes nothing. Tombstone rows
+    are kept for good (storage/log/prune.py) while the log entries that would otherwise explain
+    the copy may be pruned: the row is the witness that outlives them.
+    """
+    name = table_by_name(delta.table).name
+    dead = conn.execute(f'SELECT 1 FROM "{name}" WHERE id = ? AND deleted = 1', (delta.row_id,))
+    return dead.fetchone() is not None
+
+
 def _outgrown_here(conn: Connection, delta: Delta) -> bool:
     """Whether this node's row is at a newer version than ``delta``'s write.
 
     Then the write lost here whatever its copy holds, and the tombstone that would explain an
     erased copy may never come: a device that collected it before this older write reached it
-    kept the write's words, while a peer that had the write first erased it (docs/PROTOCOL.md
-    §7, Collisions). A copy that differs only by its words, of a write no longer the row's
+    kept the write's words, while a peer that had the write first erased it (docs/REPLICATION.md
+    §5, Collisions). A copy that differs only by its words, of a write no longer the row's
     state, changes nothing here either way.
     """
     name = table_by_name(delta.table).name

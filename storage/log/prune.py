@@ -1,4 +1,4 @@
-"""Collecting the log and tombstones (DESIGN §4; docs/PROTOCOL.md §7, "Pruning").
+"""Collecting the log and tombstones (DESIGN §4; docs/REPLICATION.md §6, "Pruning").
 
 A log entry may go once every paired peer that still holds pruning back has acknowledged it
 (its acks and CaughtUps, kept in ``peer_status.vector``) **and** it is older than the retention

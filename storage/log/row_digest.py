@@ -1,4 +1,5 @@
-"""A digest of this node's replicated rows, kept up to date with every write (PROTOCOL.md §7).
+"""A digest of this node's replicated rows, kept up to date with every write
+(docs/REPLICATION.md §5).
 
 Two nodes whose vectors and entry counts are equal hold the same entries by stamp, but not
 necessarily the same rows: a forged entry that reached one of them first, under a stamp its

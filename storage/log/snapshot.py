@@ -1,4 +1,5 @@
-"""Sending and applying snapshots (sync/snapshot.py says what they are; PROTOCOL.md §7).
+"""Sending and applying snapshots (sync/snapshot.py says what they are; PROTOCOL.md §7 and
+REPLICATION.md §6).
 
 The sender reads its rows table by table in id order, :data:`MAX_SNAPSHOT_ROWS` a page at
 most, each read in its own short read (a snapshot of a large store is never one long

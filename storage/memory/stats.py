@@ -23,10 +23,10 @@ def _vector_count(conn: Connection) -> int:
     total = 0
     for table in VECTOR_TABLES:
         exists = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE name = ?", (f"{table.name}_vec",)
+            "SELECT 1 FROM sqlite_master WHERE name = ?", (f"{table.name}_vectors",)
         ).fetchone()
         if exists:
-            total += conn.execute(f"SELECT count(*) FROM {table.name}_vec").fetchone()[0]
+            total += conn.execute(f"SELECT count(*) FROM {table.name}_vectors").fetchone()[0]
     return int(total)
 
 

@@ -20,6 +20,12 @@ query is weak lexical evidence, and one that holds every word is strong. The fus
 Giving a lexical-only candidate its real cosine instead of 0 changed no ranking on the household
 set and cost 60 ms a query at 20k episodes (sqlite-vec reads vectors by rowid slowly), so it is
 not done.
+
+A question that asks *when* (:func:`asks_when`) is answered by what someone said about a time:
+"yesterday", "last week", "two weekends ago", "in May". Every remembered chat turn carries the
+date it was said, in its leading ``[date]`` stamp, so the stamp tells nothing apart; the words
+said do. :func:`temporal_cue` adds :data:`TEMPORAL_CUE` to the fused score of each candidate
+whose text, stamp left out, holds such a time expression.
 """
 
 from __future__ import annotations
@@ -34,10 +40,13 @@ __all__ = [
     "FUSION_POOL",
     "MIN_COSINE_SPAN",
     "NOISE_FLOOR",
+    "TEMPORAL_CUE",
+    "asks_when",
     "fuse",
     "fusion_pool_size",
     "lexical_weight",
     "min_max",
+    "temporal_cue",
     "term_coverage",
 ]
 
@@ -52,12 +61,28 @@ scaled to [0, 1] (:func:`fuse`). Min-max alone stretches any spread to the full 
 conversations, where a question is about as close to a hundred turns (cosines 0.45 to 0.55), a
 vector leg that cannot tell them apart outvoted a lexical leg that could, and the hybrid fell
 below its lexical leg. With the floor, close cosines stay close; on the household set, whose
-vector candidates spread wider, little changes. Chosen with ``alpha`` 0.65 and the square of
-the share (benchmarks/fusion_tuning.py, benchmarks/README.md)."""
+vector candidates spread wider, little changes. Chosen with ``alpha`` 0.65 (0.55 since the
+temporal cue and the session neighbours) and the square of the share
+(benchmarks/fusion_tuning.py, benchmarks/README.md)."""
 NOISE_FLOOR = 0.05
 """A fused score below this is noise: near the bottom of both legs' pools."""
+TEMPORAL_CUE = 0.1
+"""What a time expression adds to a candidate's fused score when the query asks when (chosen on
+LoCoMo's tuning half among 0.02 to 0.3: benchmarks/README.md)."""
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+_ASKS_WHEN = re.compile(
+    r"\b(when|what (?:year|month|date|day|time)|which (?:year|month|day)|how long)\b",
+    re.IGNORECASE,
+)
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+_DAYS = "(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
+_TIME_EXPRESSION = re.compile(
+    rf"\b(yesterday|today|tonight|tomorrow|ago|recently|earlier|since|last|next|weekends?|"
+    rf"weeks?|months?|years?|{_DAYS}|{_MONTHS}|(?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+_STAMP = re.compile(r"^\s*\[[^\]]*\]\s*")
 
 
 def fusion_pool_size(k: int) -> int:
@@ -163,3 +188,19 @@ def fuse(
         hit.score = alpha * semantic.get(hit.id, 0.0) + (1.0 - alpha) * lexical.get(hit.id, 0.0)
     kept = [h for h in merged.values() if h.score >= NOISE_FLOOR or h.id in waiting]
     return sorted(kept, key=lambda h: (-h.score, h.id))[:limit]
+
+
+def asks_when(query: str) -> bool:
+    """Whether ``query`` asks for a time ("when", "what year", "how long", ...)."""
+    return _ASKS_WHEN.search(query) is not None
+
+
+def temporal_cue(query: str, hits: Sequence[Hit], cue: float = TEMPORAL_CUE) -> list[Hit]:
+    """``hits`` best first, each whose text holds a time expression (a leading ``[date]``
+    stamp left out) raised by ``cue`` when ``query`` asks when; otherwise as they were."""
+    if not asks_when(query) or cue == 0.0:
+        return list(hits)
+    for hit in hits:
+        if _TIME_EXPRESSION.search(_STAMP.sub("", content_of(hit.row), count=1)):
+            hit.score += cue
+    return sorted(hits, key=lambda h: (-h.score, h.id))

@@ -47,6 +47,7 @@ __all__ = [
     "Hit",
     "fts_query",
     "hit_vectors",
+    "live_rows",
     "mmr_pool_size",
     "mmr_rerank",
     "query_terms",
@@ -159,7 +160,8 @@ def _terms_held(
     return held
 
 
-def _live_rows(conn: Connection, table: Table, rowids: list[int]) -> dict[int, Row]:
+def live_rows(conn: Connection, table: Table, rowids: list[int]) -> dict[int, Row]:
+    """The rows of ``table`` at ``rowids`` that are neither deleted nor archived, by rowid."""
     if not rowids:
         return {}
     marks = ",".join("?" for _ in rowids)
@@ -192,7 +194,7 @@ def search_fts(conn: Connection, query: str, limit: int, coverage: bool = False)
             f"ORDER BY rank LIMIT ?",
             (match, limit),
         ).fetchall()
-        rows = _live_rows(conn, table, [r[0] for r in ranked])
+        rows = live_rows(conn, table, [r[0] for r in ranked])
         held = _terms_held(conn, table, terms, list(rows)) if coverage else None
         for rowid, bm25 in ranked:
             if rowid in rows:
@@ -221,7 +223,7 @@ def search_vector(
             nearest = index.nearest(conn, table, query_vector, limit * 2)
         else:
             nearest = search_similar(conn, table, query_vector, limit * 2)
-        rows = _live_rows(conn, table, [rowid for rowid, _ in nearest])
+        rows = live_rows(conn, table, [rowid for rowid, _ in nearest])
         for rowid, similarity in nearest:
             if rowid in rows:
                 score = max(0.0, min(1.0, similarity))

@@ -1,1 +1,1 @@
-"""Vectors for episodes and facts: the derived sqlite-vec tables and the in-memory index."""
+"""Vectors for episodes and facts: derived float32 BLOBs, and the matrix searched in memory."""

@@ -1,14 +1,16 @@
-"""The vectors of every embedded table held in memory, one float32 matrix each, for ``serve``.
+"""The vectors of every embedded table held in memory, one float32 matrix each.
 
-sqlite-vec's brute-force scan of 100k vectors took about eleven times as long as numpy's
-product of the same vectors held as one matrix (benchmarks/vector_bench.py measures both), so a
-long-running server keeps such a copy. It is loaded whole at the first search, kept up to date
-by the node's own embedding writes (:func:`~feral.storage.vectors.vectors.store_vectors` tells it
-what changed: it is a :class:`~feral.storage.vectors.vectors.VectorSink`), and loaded again whenever
+A search scans a table's vectors as one matrix: numpy's product of 6k rows takes well under a
+millisecond, and reading them out of the database takes most of a cold search's time
+(benchmarks/vector_bench.py measures both). So a node keeps the matrix once it has searched
+(:class:`VectorIndex`): it is loaded whole at the first search, kept up to date by the node's own
+embedding writes (:func:`~feral.storage.vectors.vectors.store_vectors` tells it what changed: it is
+a
+:class:`~feral.storage.vectors.vectors.VectorSink`), and loaded again whenever
 ``meta.vec_generation`` says some other write changed vectors (a nuke, another process that
-embedded, a new embedder). A short CLI command would read every vector to answer one query, so
-it searches through sqlite-vec instead. The copy costs ``4 * dim`` bytes a row (100 MB at 100k
-rows of 256 dimensions).
+embedded, a new embedder).
+:func:`scan_table` answers one query from a fresh read, for callers that hold no copy. The copy
+costs ``4 * dim`` bytes a row (100 MB at 100k rows of 256 dimensions).
 
 Every method runs on the database thread (inside ``Store.read`` or ``Store.write``), so the copy
 needs no lock of its own.
@@ -21,12 +23,13 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from feral.storage.db.connection import Connection, DatabaseError
+from feral.storage.db.connection import Connection
+from feral.storage.db.errors import CorruptDatabase, EmbeddingError
 from feral.sync.schema import Table
 
 from .vectors import VECTOR_TABLES, embedder_in_use, vector_generation
 
-__all__ = ["VectorIndex"]
+__all__ = ["VectorIndex", "read_vectors", "scan_table"]
 
 Floats = npt.NDArray[np.float32]
 
@@ -34,8 +37,8 @@ Floats = npt.NDArray[np.float32]
 class _Matrix:
     """One table's unit vectors as the rows of a matrix, with the rowid of each row.
 
-    A zero vector (a text with no words) has no direction and is left out, as sqlite-vec gives
-    it no distance: it is no match for anything.
+    A zero vector (a text with no words) has no direction and is left out: it is no match for
+    anything.
     """
 
     def __init__(self, dim: int, rowids: Sequence[int] = (), rows: Floats | None = None) -> None:
@@ -95,6 +98,10 @@ class _Matrix:
     def nearest(self, query: Floats, k: int) -> list[tuple[int, float]]:
         """The ``k`` rows of highest cosine with the unit vector ``query``, nearest first."""
         n = self.count
+        if len(query) != self.rows.shape[1]:
+            raise EmbeddingError(
+                f"a query of {len(query)} dimensions against vectors of {self.rows.shape[1]}"
+            )
         if n == 0 or k <= 0:
             return []
         # einsum, not ``@``: one pass on this thread. ``@`` is BLAS's matrix-vector product,
@@ -122,12 +129,7 @@ class VectorIndex:
         """The ``k`` nearest rows of ``table`` as ``(rowid, cosine)``: what
         :func:`~feral.storage.vectors.vectors.search_similar` answers, from memory."""
         self._refresh(conn)
-        matrix = self._tables.get(table.name)
-        query = np.frombuffer(query_vector, dtype="<f4")
-        norm = float(np.linalg.norm(query))
-        if matrix is None or norm == 0:
-            return []
-        return matrix.nearest((query / norm).astype(np.float32), k)
+        return _nearest(self._tables.get(table.name), query_vector, k)
 
     def changed(
         self, before: int, after: int, changes: Sequence[tuple[str, int, bytes | None]]
@@ -173,66 +175,40 @@ class VectorIndex:
         in_use = embedder_in_use(conn)
         if in_use is None:
             return {}
-        dim = in_use[1]
-        tables = {}
-        for table in VECTOR_TABLES:
-            found = read_chunks(conn, f"{table.name}_vec", dim)
-            if found is None:
-                found = read_rows(conn, f"{table.name}_vec", dim)
-            tables[table.name] = _Matrix.of(dim, *found)
-        return tables
+        return {
+            t.name: _Matrix.of(in_use[1], *read_vectors(conn, t, in_use[1])) for t in VECTOR_TABLES
+        }
 
 
-Vectors = tuple[npt.NDArray[np.int64], Floats]
+def _nearest(matrix: _Matrix | None, query_vector: bytes, k: int) -> list[tuple[int, float]]:
+    query = np.frombuffer(query_vector, dtype="<f4")
+    norm = float(np.linalg.norm(query))
+    if matrix is None or norm == 0:
+        return []
+    return matrix.nearest((query / norm).astype(np.float32), k)
 
 
-def read_rows(conn: Connection, name: str, dim: int) -> Vectors:
-    """Every ``(rowid, vector)`` of the sqlite-vec table ``name``, through sqlite-vec itself:
-    right for any version of it, but one call into the extension per row (6.2 s for 100k rows
-    of 256 dimensions on a busy two-core machine, where :func:`read_chunks` took 1.9-3.0 s)."""
-    pairs = conn.execute(f"SELECT rowid, embedding FROM {name}").fetchall()
-    rowids = np.array([int(r) for r, _ in pairs], dtype=np.int64)
-    blob = b"".join(bytes(b) for _, b in pairs)
-    return rowids, np.frombuffer(blob, dtype="<f4").reshape(len(pairs), dim)
+def scan_table(
+    conn: Connection, table: Table, query_vector: bytes, k: int
+) -> list[tuple[int, float]]:
+    """The ``k`` nearest rows of ``table`` from a fresh read of its vectors (no copy kept)."""
+    in_use = embedder_in_use(conn)
+    if in_use is None:
+        return []
+    return _nearest(_Matrix.of(in_use[1], *read_vectors(conn, table, in_use[1])), query_vector, k)
 
 
-def read_chunks(conn: Connection, name: str, dim: int) -> Vectors | None:
-    """The same as :func:`read_rows`, read from the tables where sqlite-vec keeps a vec0
-    table's vectors: chunks of slots, each with a validity bitmap, the slots' rowids
-    (int64) and their float32 vectors. A chunk of 1,024 slots is one row, so this reads a
-    hundred rows where :func:`read_rows` reads 100k.
+def read_vectors(conn: Connection, table: Table, dim: int) -> tuple[npt.NDArray[np.int64], Floats]:
+    """Every ``(rowid, vector)`` of ``table`` as an array of rowids and a writable matrix.
 
-    That layout is sqlite-vec's own business: anything that does not fit it (another version,
-    a missing table, slots that disagree with its list of rowids) returns ``None``, and the
-    caller reads through sqlite-vec instead.
+    The BLOBs are joined into one buffer that becomes the matrix without a further copy.
+
+    Raises:
+        CorruptDatabase: a stored vector is not ``dim`` float32 values.
     """
-    try:
-        chunks = conn.execute(
-            f"SELECT c.size, c.validity, c.rowids, v.vectors FROM {name}_chunks c "
-            f"JOIN {name}_vector_chunks00 v ON v.rowid = c.chunk_id ORDER BY c.chunk_id"
-        ).fetchall()
-        expected = {int(r) for (r,) in conn.execute(f"SELECT rowid FROM {name}_rowids")}
-    except DatabaseError:
-        return None
-    shaped = []
-    for size, validity, rowids, vectors in chunks:
-        if len(rowids) != 8 * size or len(vectors) != 4 * dim * size or len(validity) * 8 < size:
-            return None
-        bits = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[:size]
-        shaped.append((bits.astype(bool), rowids, vectors, size))
-    count = sum(int(keep.sum()) for keep, *_ in shaped)
-    if count != len(expected):
-        return None
-    # One matrix filled in place: on a busy machine every fresh 100 MB array costs seconds of
-    # page faults, so there is no concatenating of per-chunk copies.
-    ids = np.empty(count, dtype=np.int64)
-    matrix = np.empty((count, dim), dtype=np.float32)
-    at = 0
-    for keep, rowids, vectors, size in shaped:
-        n = int(keep.sum())
-        ids[at : at + n] = np.frombuffer(rowids, dtype="<i8")[keep]
-        matrix[at : at + n] = np.frombuffer(vectors, dtype="<f4").reshape(size, dim)[keep]
-        at += n
-    if set(ids.tolist()) != expected:
-        return None
-    return ids, matrix
+    pairs = conn.execute(f"SELECT rowid, embedding FROM {table.name}_vectors").fetchall()
+    rowids = np.fromiter((r for r, _ in pairs), dtype=np.int64, count=len(pairs))
+    buffer = bytearray().join(b for _, b in pairs)
+    if len(buffer) != 4 * dim * len(pairs) or any(len(b) != 4 * dim for _, b in pairs):
+        raise CorruptDatabase(f"a stored vector of {table.name} is not {dim} float32 values")
+    return rowids, np.frombuffer(buffer, dtype="<f4").reshape(len(pairs), dim)

@@ -1,4 +1,5 @@
-"""Vectors for episodes and facts, kept in sqlite-vec tables that are derived, never replicated.
+"""Vectors for episodes and facts, kept as float32 BLOBs in tables that are derived, never
+replicated (``facts_vectors``, ``episodes_vectors``), and searched with numpy.
 
 Writes queue rows for embedding: triggers fill ``embed_queue`` inside the write's own
 transaction, so a committed row always has its queue entry and a crash loses none. The queue is
@@ -10,6 +11,9 @@ a database come from one embedder, recorded in ``meta`` with its dimension: swit
 drops the vectors and re-queues every row, so a search never compares vectors from two models.
 ``meta.vec_generation`` counts the writes that changed vectors, so a copy of them held in
 memory (storage/vectors/vector_index.py) knows when it is stale.
+
+A search reads every vector of a table once and scans them as one matrix: a process that searches
+again keeps that matrix (storage/vectors/vector_index.py), refreshed by the generation token.
 """
 
 from __future__ import annotations
@@ -70,7 +74,7 @@ class Embedder(Protocol):
 
 
 def pack_vector(vector: Sequence[float], dim: int) -> bytes:
-    """Little-endian float32 bytes of exactly ``dim`` finite values (what sqlite-vec stores)."""
+    """Little-endian float32 bytes of exactly ``dim`` finite values (what the tables store)."""
     if len(vector) != dim:
         raise EmbeddingError(f"embedding has {len(vector)} dimensions, expected {dim}")
     # A finite sum proves every value finite (NaN or infinity would spread into it); only an
@@ -108,17 +112,17 @@ def embedder_in_use(conn: Connection) -> tuple[str, int] | None:
 
 
 def ensure_vector_tables(conn: Connection, embedder: Embedder) -> None:
-    """Create the vector tables for ``embedder``; on a change of embedder, start them afresh."""
+    """Make the vector tables ``embedder``'s; on a change of embedder, start them afresh.
+
+    The tables themselves always exist (migration 0019); what an embedder brings is the triggers
+    that queue rows, and the vectors it made.
+    """
     if embedder_in_use(conn) == (embedder.name, embedder.dim):
         return
     for table in VECTOR_TABLES:
         for statement in _queue_triggers(table.name):
             conn.execute(statement)
-        conn.execute(f"DROP TABLE IF EXISTS {table.name}_vec")
-        conn.execute(
-            f"CREATE VIRTUAL TABLE {table.name}_vec USING "
-            f"vec0(embedding float[{int(embedder.dim)}] distance_metric=cosine)"
-        )
+        conn.execute(f"DELETE FROM {table.name}_vectors")
         conn.execute(
             f"INSERT OR IGNORE INTO embed_queue(tbl, row_rowid) "
             f"SELECT '{table.name}', rowid FROM {table.name}"
@@ -137,8 +141,6 @@ def reset_vectors(conn: Connection, embedder: Embedder) -> int:
     For ``feral memory reembed``: run inside a write transaction, then drain the queue with
     :func:`embed_pending`. Returns how many rows wait in the queue.
     """
-    for table in VECTOR_TABLES:
-        conn.execute(f"DROP TABLE IF EXISTS {table.name}_vec")
     conn.execute("DELETE FROM meta WHERE key IN ('embedder', 'embed_dim')")
     ensure_vector_tables(conn, embedder)
     return int(conn.execute("SELECT count(*) FROM embed_queue").fetchone()[0])
@@ -293,9 +295,12 @@ def store_vectors(
 def _write_changes(conn: Connection, changes: Sequence[tuple[str, int, bytes | None]]) -> None:
     for table in VECTOR_TABLES:
         mine = [(rowid, blob) for name, rowid, blob in changes if name == table.name]
-        conn.executemany(f"DELETE FROM {table.name}_vec WHERE rowid = ?", [(r,) for r, _ in mine])
         conn.executemany(
-            f"INSERT INTO {table.name}_vec(rowid, embedding) VALUES (?, ?)",
+            f"DELETE FROM {table.name}_vectors WHERE rowid = ?",
+            [(r,) for r, b in mine if b is None],
+        )
+        conn.executemany(
+            f"INSERT OR REPLACE INTO {table.name}_vectors(rowid, embedding) VALUES (?, ?)",
             [(r, b) for r, b in mine if b is not None],
         )
         conn.executemany(
@@ -332,12 +337,12 @@ def drop_vectors(conn: Connection, table: str, row_ids: Sequence[str]) -> None:
     """Delete the vectors of hard-deleted rows now, inside the tombstone's transaction.
 
     :func:`embed_pending` would too, but only once an embedder runs again; a vector is derived
-    from the row's words and goes with them (sqlite-vec zeroes a deleted vector's bytes).
+    from the row's words and goes with them (``secure_delete`` zeroes the freed bytes).
     """
     if embedder_in_use(conn) is None or table not in {t.name for t in VECTOR_TABLES}:
         return
     conn.execute(
-        f"DELETE FROM {table}_vec WHERE rowid IN "
+        f"DELETE FROM {table}_vectors WHERE rowid IN "
         f"(SELECT t.rowid FROM json_each(?) AS j CROSS JOIN {table} AS t ON t.id = j.value)",
         (json.dumps(list(row_ids)),),
     )
@@ -354,7 +359,7 @@ def unpack_vector(blob: bytes) -> list[float]:
 def stored_vectors(conn: Connection, table: Table, rowids: Sequence[int]) -> dict[int, list[float]]:
     """The stored vectors of ``rowids`` in ``table`` (rows without one are left out).
 
-    A database that never had an embedder has no vector tables: then nothing is returned.
+    A database that never had an embedder has no vectors: then nothing is returned.
     """
     if not rowids or embedder_in_use(conn) is None:
         return {}
@@ -364,7 +369,7 @@ def stored_vectors(conn: Connection, table: Table, rowids: Sequence[int]) -> dic
         chunk = unique[start : start + 500]
         marks = ",".join("?" for _ in chunk)
         for rowid, blob in conn.execute(
-            f"SELECT rowid, embedding FROM {table.name}_vec WHERE rowid IN ({marks})", chunk
+            f"SELECT rowid, embedding FROM {table.name}_vectors WHERE rowid IN ({marks})", chunk
         ):
             found[int(rowid)] = unpack_vector(bytes(blob))
     return found
@@ -375,11 +380,11 @@ def search_similar(
 ) -> list[tuple[int, float]]:
     """The ``k`` nearest rows of ``table`` as ``(rowid, cosine similarity)``, nearest first.
 
-    A zero vector (a text with no words) has no direction: sqlite-vec gives it a NULL cosine
-    distance, and such a row is no match for anything, nor anything for a zero query.
+    Reads every vector of ``table`` for this one query: a process that searches again holds
+    them instead (:class:`~feral.storage.vectors.vector_index.VectorIndex`). A zero vector (a text
+    with no words) has no direction: such a row is no match for anything, nor anything for a zero
+    query.
     """
-    rows = conn.execute(
-        f"SELECT rowid, distance FROM {table.name}_vec WHERE embedding MATCH ? AND k = ?",
-        (query_vector, k),
-    ).fetchall()
-    return [(int(rowid), 1.0 - float(d)) for rowid, d in rows if d is not None]
+    from .vector_index import scan_table  # numpy: imported when a search runs
+
+    return scan_table(conn, table, query_vector, k)

@@ -79,7 +79,7 @@ def test_a_fast_laptop_does_not_cut_a_slow_phone_off_from_the_servers_own_writes
 @pytest.mark.slow
 def test_a_refused_relayed_stamp_names_the_device_that_wrote_it_not_the_relay(mesh: Mesh):
     # Nine minutes: beyond one window of the server's clock, within twice the window less the
-    # margin a sender keeps (docs/PROTOCOL.md §8), so the server takes them once the laptop's
+    # margin a sender keeps (docs/REPLICATION.md §7), so the server takes them once the laptop's
     # clock is put right, and holds them back from the phone, thirteen minutes behind.
     server, laptop, phone = skewed_mesh(mesh, 9 * MINUTE_MS, -4 * MINUTE_MS)
     mesh.start(server)

@@ -1,5 +1,5 @@
 """Concurrent edits between real processes: surfaced on both devices, resolved on both, and a
-later edit after sync is no conflict (docs/PROTOCOL.md §7.1).
+later edit after sync is no conflict (docs/REPLICATION.md §4).
 
 The phone runs ``feral serve`` (accept-only); the laptop has no server and reaches it only by
 ``feral sync now``, so between rounds the two are apart and each edits on its own.

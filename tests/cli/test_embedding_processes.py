@@ -36,9 +36,8 @@ def queue(node: FeralNode) -> tuple[int, int]:
 
 
 def read_queue(node: FeralNode) -> tuple[int, int]:
-    """:func:`queue` read from the file (quicker to poll than a process); the vector count is
-    sqlite-vec's table of rowids, as this test's own connection has no sqlite-vec loaded."""
-    vectors = node.query("SELECT count(*) FROM facts_vec_rowids")[0][0]
+    """:func:`queue` read from the file (quicker to poll than a process)."""
+    vectors = node.query("SELECT count(*) FROM facts_vectors")[0][0]
     return int(vectors), int(node.query("SELECT count(*) FROM embed_queue")[0][0])
 
 

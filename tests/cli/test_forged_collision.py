@@ -101,7 +101,7 @@ async def test_a_repair_never_takes_a_forged_entry_at_a_stamp_the_server_holds(
     target: Target,
 ) -> None:
     """The probe claims one more entry of the server's own log than the server holds (a hole,
-    by the counts of docs/PROTOCOL.md §7): the server asks for its whole log again and would
+    by the counts of docs/REPLICATION.md §5): the server asks for its whole log again and would
     merge every entry, a forged row under one of its own stamps included."""
     own = own_entry(target)
     status = server_status(target)

@@ -2,8 +2,8 @@
 
 test_kill_processes.py keeps every catch-up on the log; here an empty receiver takes the
 sender's rows as a snapshot, and its server is SIGKILLed once some pages have landed. Each
-page is applied in one transaction and only the final one moves the vector (docs/PROTOCOL.md
-§7, "Pruning and snapshots"), so the killed store is whole, still asks for everything, and
+page is applied in one transaction and only the final one moves the vector (docs/REPLICATION.md
+§6, "Pruning and snapshots"), so the killed store is whole, still asks for everything, and
 the next sync sends the snapshot again: the two exports end byte-identical.
 """
 

@@ -109,6 +109,7 @@ async def assistant_round(port: int) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 def test_a_client_reads_the_digest_logs_a_call_and_appends_messages_over_http(
     mesh: Mesh,
 ) -> None:

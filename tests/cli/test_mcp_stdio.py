@@ -66,6 +66,7 @@ def new_home(tmp_path: Path, name: str = "home") -> Path:
     return home
 
 
+@pytest.mark.slow
 async def test_a_client_lists_the_tools_remembers_and_searches(tmp_path: Path) -> None:
     home = new_home(tmp_path)
     async with mcp_session(home) as session:
@@ -90,6 +91,7 @@ async def test_a_client_lists_the_tools_remembers_and_searches(tmp_path: Path) -
         assert stats["node_id"]
 
 
+@pytest.mark.slow
 async def test_bad_arguments_and_secrets_are_tool_errors_not_tracebacks(tmp_path: Path) -> None:
     home = new_home(tmp_path)
     async with mcp_session(home) as session:
@@ -150,6 +152,7 @@ async def _remember_once(home: Path, fact: str) -> None:
         await call(session, "remember", fact=fact)
 
 
+@pytest.mark.slow
 def test_a_running_serve_pushes_what_a_client_writes_to_its_peers(mesh: Mesh) -> None:
     laptop, phone = mesh.add("laptop", "phone")
     pair(laptop, phone, dial=True)
@@ -175,6 +178,7 @@ async def _assistant_round(home: Path) -> dict[str, Any]:
     return {"digest": digest, "resource": resource, "logged": logged, "state": state}
 
 
+@pytest.mark.slow
 async def test_a_client_reads_the_digest_logs_a_call_and_appends_messages(tmp_path: Path) -> None:
     home = new_home(tmp_path)
     seen = await _assistant_round(home)

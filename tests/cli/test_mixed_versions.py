@@ -119,6 +119,7 @@ def test_a_newer_column_crosses_an_older_relay_intact(mesh: Mesh):
         assert peer["last_error"] is None and not peer["diverged"], peer
 
 
+@pytest.mark.slow
 def test_nodes_that_share_no_protocol_version_refuse_naming_who_must_upgrade(mesh: Mesh):
     laptop, server = mesh.add("laptop", "server")
     pair(server, laptop, dial=False)

@@ -87,6 +87,7 @@ def test_a_links_dialer_survives_a_failed_write_and_sync_resumes_by_itself(
     assert laptop.serving and server.serving
 
 
+@pytest.mark.slow
 def test_sync_now_beside_a_running_serve_keeps_live_pushes_flowing(mesh: Mesh) -> None:
     laptop, server = mesh.add("laptop", "server")
     pair(laptop, server, dial=True)

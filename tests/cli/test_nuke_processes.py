@@ -73,6 +73,7 @@ def prompt_text(node: FeralNode) -> str:
     return "".join((node.home / "prompt" / name).read_text() for name in ("USER.md", "MEMORY.md"))
 
 
+@pytest.mark.slow
 def test_a_nuke_rewrites_the_prompt_files_here_and_on_a_peer(mesh: Mesh) -> None:
     """Issue 24: ``HOME/prompt/MEMORY.md`` kept a nuked fact's words, here and on peers."""
     laptop, phone = mesh.add("laptop", "phone")

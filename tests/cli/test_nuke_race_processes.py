@@ -1,7 +1,7 @@
 """A nuke against a concurrent archive of its row, as real ``feral`` processes (issue 23, #3).
 
 The phone, offline, archives a memory the laptop has just nuked; its archive is stamped later.
-When they meet, the nuke must win on both (docs/PROTOCOL.md §7, "Tombstones win"): no device
+When they meet, the nuke must win on both (docs/REPLICATION.md §3, "Tombstones win"): no device
 holds the row live, no file of either holds its words, and remembering the same words again
 afterwards makes a new row that syncs like any other.
 """

@@ -12,6 +12,7 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
+import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
 from feral.sync.codec import encode_message
@@ -58,6 +59,7 @@ def assert_no_raw_controls(text: str) -> None:
     assert "\nforged line" not in text
 
 
+@pytest.mark.slow
 def test_an_error_frame_before_the_handshake_is_printed_raw(mesh: Mesh) -> None:
     (laptop,) = mesh.add("laptop")
     with refusing_endpoint(encode_message(ErrorMessage(CODE, MESSAGE))) as port:

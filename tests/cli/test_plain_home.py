@@ -83,6 +83,7 @@ def test_home_after_a_group_name(tmp_path: Path) -> None:
     assert done.stdout.strip() == node_id
 
 
+@pytest.mark.slow
 def test_a_lost_key_says_so_and_is_never_replaced(tmp_path: Path) -> None:
     home = tmp_path / "h"
     init(home)

@@ -55,6 +55,7 @@ def test_two_processes_writing_to_one_home_both_succeed_with_ordered_stamps(tmp_
     assert len(set(stamps)) == len(stamps)
 
 
+@pytest.mark.slow
 def test_a_corrupt_database_is_refused_with_one_line(tmp_path):
     home = tmp_path / "home"
     assert feral_process(home, "init").returncode == 0

@@ -74,6 +74,7 @@ def test_reads_answer_on_a_read_only_home_and_say_writes_are_refused(read_only_h
     assert _listing(node.home) == files
 
 
+@pytest.mark.slow
 def test_a_write_on_a_read_only_home_fails_with_one_line(read_only_home):
     node = read_only_home
     result = node.run("memory", "remember", "my bike is blue", check=False)

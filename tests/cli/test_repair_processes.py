@@ -2,10 +2,10 @@
 
 A database restored from an older copy that then writes again holds its own origin with a hole:
 its vector claims writes it no longer has. The entry counts exchanged at the end of a round find
-it, and the node takes that origin again from its peer (docs/PROTOCOL.md, "Holes"). These tests
-restore a real home's database and check that one ``feral sync now`` finds the hole and repairs
-it, whichever side of the link holds it, and that ``feral serve``'s anti-entropy, running while
-a large origin is repaired, does not cancel the repair.
+it, and the node takes that origin again from its peer (docs/REPLICATION.md §5, "Holes").
+These tests restore a real home's database and check that one ``feral sync now`` finds the hole
+and repairs it, whichever side of the link holds it, and that ``feral serve``'s anti-entropy,
+running while a large origin is repaired, does not cancel the repair.
 """
 
 from __future__ import annotations

@@ -98,6 +98,7 @@ def _gone(runtime: ResidentRuntime, node: FeralNode) -> bool:
     return not process_alive(runtime.pid) and _named_pid(node.home) != runtime.pid
 
 
+@pytest.mark.slow
 def test_a_command_alone_starts_a_resident_and_the_next_ones_are_handed_to_it(mesh):
     node = _device(mesh)
     assert live_resident(node.home) is None
@@ -163,6 +164,7 @@ def test_a_serve_started_beside_a_resident_takes_over(mesh):
     assert _handed_over(node, "memory", "remember", FACTS[3]), "then to the new resident"
 
 
+@pytest.mark.slow
 def test_a_killed_resident_leaves_a_stale_file_and_the_next_command_works_alone(mesh):
     node = _device(mesh)
     node.run("memory", "remember", FACTS[0])
@@ -177,6 +179,7 @@ def test_a_killed_resident_leaves_a_stale_file_and_the_next_command_works_alone(
     assert _resident(node).pid != runtime.pid, "a new resident replaced it"
 
 
+@pytest.mark.slow
 def test_settings_edited_by_hand_are_in_force_at_once_and_the_resident_stops(mesh):
     node = _device(mesh)
     node.run("memory", "remember", FACTS[0])
@@ -192,6 +195,7 @@ def test_settings_edited_by_hand_are_in_force_at_once_and_the_resident_stops(mes
     assert "stopped: the home changed" in _log(node)
 
 
+@pytest.mark.slow
 def test_another_process_imports_and_nukes_and_the_resident_answers_what_is_stored(mesh):
     node = _device(mesh)
     node.run("memory", "remember", FACTS[0])
@@ -210,6 +214,7 @@ def test_another_process_imports_and_nukes_and_the_resident_answers_what_is_stor
     assert _handed_over(node, "memory", "search", "boiler")
 
 
+@pytest.mark.slow
 def test_commands_side_by_side_start_one_resident(mesh):
     node = _device(mesh)
     procs = [subprocess.Popen(node.argv("memory", "remember", fact), env=node.environment(),
@@ -251,6 +256,7 @@ def test_a_bad_idle_time_is_one_line_and_nothing_is_written(mesh, value):
     assert "never written" not in node.export()
 
 
+@pytest.mark.slow
 def test_the_resident_answers_its_token_only_on_loopback_and_only_two_routes(mesh):
     node = _device(mesh)
     node.run("memory", "remember", FACTS[0])
@@ -277,6 +283,7 @@ def test_the_resident_answers_its_token_only_on_loopback_and_only_two_routes(mes
     assert status("/api/graph", token) == 404
 
 
+@pytest.mark.slow
 def test_a_resident_whose_home_is_removed_stops_and_makes_nothing(mesh):
     node = _device(mesh)
     node.run("memory", "remember", FACTS[0])
@@ -286,6 +293,7 @@ def test_a_resident_whose_home_is_removed_stops_and_makes_nothing(mesh):
     assert not node.home.exists(), "the resident made no home where it was removed"
 
 
+@pytest.mark.slow
 def test_what_the_resident_remembered_reaches_a_peer_at_the_next_sync_now(mesh):
     phone = _device(mesh, "phone")
     (laptop,) = mesh.add("laptop")

@@ -70,6 +70,7 @@ def one_line_refusal(result: subprocess.CompletedProcess[str], *secrets: str) ->
     return lines[0]
 
 
+@pytest.mark.slow
 def test_remember_refuses_a_secret_and_stores_nothing_of_it(mesh: Mesh) -> None:
     (node,) = mesh.add("solo")
     node.run("memory", "remember", "the billing job runs nightly at two")
@@ -87,6 +88,7 @@ def test_remember_refuses_a_secret_and_stores_nothing_of_it(mesh: Mesh) -> None:
     assert_nowhere(node, key, password, beside="the billing job runs nightly at two")
 
 
+@pytest.mark.slow
 def test_import_refuses_every_line_or_skips_the_lines_holding_secrets(mesh: Mesh) -> None:
     (node,) = mesh.add("solo")
     token, access = new_key(3, "ghp_", 33), "AKIA" + new_key(4, "", 13).upper()[:16]
@@ -117,6 +119,7 @@ def transcript_line(session: str, role: str, content: str) -> str:
     return json.dumps({"session": session, "role": role, "content": content})
 
 
+@pytest.mark.slow
 def test_ingest_refuses_every_line_or_skips_the_lines_holding_secrets(mesh: Mesh) -> None:
     (node,) = mesh.add("solo")
     key_body = new_key(5, "", 60)
@@ -157,6 +160,7 @@ def post(port: int, path: str, body: object) -> tuple[int, dict[str, object]]:
         conn.close()
 
 
+@pytest.mark.slow
 def test_the_api_answers_422_and_stores_nothing_of_the_secret(mesh: Mesh) -> None:
     (node,) = mesh.add("solo")
     mesh.start(node)
@@ -247,6 +251,7 @@ def test_every_write_path_refuses_a_credential_and_stores_none(mesh: Mesh) -> No
     assert_nowhere(node, *VALUES, beside="the router restarts weekly")
 
 
+@pytest.mark.slow
 async def test_the_mcp_tools_refuse_a_credential_in_a_note_a_reason_or_the_graph(
     tmp_path: Path,
 ) -> None:

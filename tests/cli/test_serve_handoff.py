@@ -122,6 +122,7 @@ def test_remember_and_search_print_the_same_with_and_without_a_running_serve(mes
     assert not _handed_over(alone, "memory", "search", "tea")
 
 
+@pytest.mark.slow
 def test_a_killed_serve_leaves_a_stale_file_and_the_command_works_alone(mesh):
     (node,) = mesh.add("device")
     mesh.start(node)
@@ -166,6 +167,7 @@ def test_a_file_whose_port_refuses_is_stale_too(mesh):
     assert "nobody listens there" in node.export()
 
 
+@pytest.mark.slow
 def test_a_serve_that_asks_for_the_token_is_handed_the_token(mesh):
     (node,) = mesh.add("device")
     with (mesh.logs / "device.serve.1.log").open("wb") as log:
@@ -192,6 +194,7 @@ def _holds(node: FeralNode, text: str) -> bool:
         conn.close()
 
 
+@pytest.mark.slow
 def test_a_remember_handed_to_serve_reaches_a_paired_peer_live(mesh):
     phone, laptop = mesh.add("phone", "laptop")
     pair(phone, laptop, dial=True)

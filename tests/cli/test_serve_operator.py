@@ -41,6 +41,7 @@ def home_files(node: FeralNode) -> list[str]:
     return sorted(p.name for p in node.home.iterdir())
 
 
+@pytest.mark.slow
 def test_a_port_in_use_is_one_line_and_creates_nothing(mesh):
     node = fresh_node(mesh, "fresh")
     with socket.socket() as holder:
@@ -60,6 +61,7 @@ def test_a_bad_host_is_one_line_and_creates_nothing(mesh):
     assert home_files(node) == before
 
 
+@pytest.mark.slow
 def test_a_second_serve_on_one_home_is_refused_and_the_first_carries_on(mesh):
     (node,) = mesh.add("solo")
     mesh.start(node)
@@ -72,6 +74,7 @@ def test_a_second_serve_on_one_home_is_refused_and_the_first_carries_on(mesh):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.slow
 def test_a_signal_stops_serve_with_exit_0_after_closing_its_links(mesh, sig):
     server, laptop = mesh.add("server", "laptop")
     pair(server, laptop, dial=False)
@@ -89,6 +92,7 @@ def test_a_signal_stops_serve_with_exit_0_after_closing_its_links(mesh, sig):
     assert closed, laptop.serve_log()
 
 
+@pytest.mark.slow
 def test_connects_disconnects_and_refusals_are_one_line_each_with_names(mesh):
     server, friend, stranger = mesh.add("server", "friend", "stranger")
     pair(server, friend, dial=False)

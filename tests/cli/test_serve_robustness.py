@@ -16,6 +16,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import pytest
+
 from feral.node.api import API_TOKEN_FILE
 from feral.node.embedding import serving_lock
 from feral.node.home.resident_runtime import (
@@ -79,6 +81,7 @@ class Stranger:
             self.sock.close()
 
 
+@pytest.mark.slow
 def test_a_program_on_the_port_a_serve_file_names_gets_neither_the_fact_nor_the_token(mesh):
     """The moment after a stopping serve freed its port, as another program takes it: the file
     still names the port, the serve still holds its lock. The command must find out it is not
@@ -97,6 +100,7 @@ def test_a_program_on_the_port_a_serve_file_names_gets_neither_the_fact_nor_the_
     assert "the spare key is under the blue pot" in node.export()
 
 
+@pytest.mark.slow
 def test_a_program_on_the_port_a_resident_file_names_gets_neither_the_fact_nor_the_token(mesh):
     (node,) = mesh.add("device")
     with Stranger().running() as stranger, resident_lock(node.home) as mine:
@@ -172,6 +176,7 @@ class SlowBodies:
         self.selector.close()
 
 
+@pytest.mark.slow
 def test_requests_whose_body_never_arrives_are_answered_408_and_peers_sync_meanwhile(mesh):
     server, laptop = server_and_laptop(mesh)
     set_sync(server, handshake_timeout_s=BODY_DEADLINE_S)
@@ -200,6 +205,7 @@ def _still_serves(node: FeralNode) -> None:
     assert node.serving
 
 
+@pytest.mark.slow
 def test_a_kept_alive_connection_whose_next_request_head_never_ends_is_closed(mesh):
     (server,) = mesh.add("server")
     set_sync(server, handshake_timeout_s=BODY_DEADLINE_S)

@@ -52,6 +52,7 @@ def stale(node: FeralNode, peer: FeralNode) -> dict[str, Any] | None:
     return row if not row["in_sync"] else None
 
 
+@pytest.mark.slow
 def test_two_empty_devices_that_exchanged_are_in_sync(mesh: Mesh) -> None:
     laptop, server = mesh.add("laptop", "server")
     pair_dialing(laptop, server)
@@ -65,6 +66,7 @@ def test_two_empty_devices_that_exchanged_are_in_sync(mesh: Mesh) -> None:
         assert in_sync_cell(node) == "yes"
 
 
+@pytest.mark.slow
 def test_edits_after_a_fresh_exchange_are_not_in_sync_with_what_is_to_send(mesh: Mesh) -> None:
     laptop, server = mesh.add("laptop", "server")
     pair_dialing(laptop, server)
@@ -120,6 +122,7 @@ def test_a_server_does_not_claim_sync_with_an_offline_phone(mesh: Mesh) -> None:
     assert in_sync_cell(server).startswith("unknown since ")
 
 
+@pytest.mark.slow
 def test_a_peer_that_cannot_be_reached_is_unreachable_with_the_edits_unsent(mesh: Mesh) -> None:
     phone, server = mesh.add("phone", "server")
     pair_dialing(phone, server)
@@ -138,6 +141,7 @@ def test_a_peer_that_cannot_be_reached_is_unreachable_with_the_edits_unsent(mesh
     assert re.fullmatch(rf"unreachable since (\d+ s ago|just now): {unsent} unsent", cell), cell
 
 
+@pytest.mark.slow
 def test_a_peer_never_reached_is_unreachable_and_one_never_tried_never_exchanged(
     mesh: Mesh,
 ) -> None:
@@ -156,6 +160,7 @@ def test_a_peer_never_reached_is_unreachable_and_one_never_tried_never_exchanged
     assert in_sync_cell(phone) == f"unreachable, never reached: {unsent} unsent"
 
 
+@pytest.mark.slow
 async def test_an_announced_stream_is_catching_up_while_its_link_is_up(mesh: Mesh) -> None:
     laptop, server = mesh.add("laptop", "server")
     pair_dialing(server, laptop)

@@ -178,6 +178,7 @@ def holds(node: FeralNode, text: str) -> bool:
         conn.close()
 
 
+@pytest.mark.slow
 def test_a_fact_remembered_on_the_phone_reaches_the_laptop_live(mesh):
     server, laptop, phone = home_server_with_laptop_and_phone(mesh)
     mesh.start(server, laptop, phone)
@@ -287,6 +288,7 @@ def test_a_node_the_server_has_not_paired_is_refused_and_the_server_carries_on(m
     assert "the stranger's fact" not in server_export
 
 
+@pytest.mark.slow
 def test_a_node_whose_clock_runs_an_hour_ahead_is_refused_with_a_clock_skew_error(mesh):
     server, fast, close = mesh.add(
         "server",
@@ -318,6 +320,7 @@ def test_a_node_whose_clock_runs_an_hour_ahead_is_refused_with_a_clock_skew_erro
     assert "written an hour in the future" not in server_export
 
 
+@pytest.mark.slow
 def test_writes_stamped_an_hour_ahead_are_refused_after_the_clock_is_fixed(mesh):
     server, fast = mesh.add("server", "fast", env={"fast": {"FERAL_CLOCK_OFFSET_MS": str(HOUR_MS)}})
     pair(server, fast, dial=False)

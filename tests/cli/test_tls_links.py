@@ -127,6 +127,7 @@ def test_a_relay_with_another_certificate_is_refused_before_any_frame(mesh: Mesh
     assert mallory.node_id in str(row["last_error"]) and row["encrypted"] is False
 
 
+@pytest.mark.slow
 def test_the_serve_log_names_the_mismatch_once(mesh: Mesh) -> None:
     alice, bea, mallory = mesh.add("alice", "bea", "mallory", tls=True)
     mallory.cli("sync", "cert")
@@ -142,6 +143,7 @@ def test_the_serve_log_names_the_mismatch_once(mesh: Mesh) -> None:
     assert bytes(impostor.received) == b""
 
 
+@pytest.mark.slow
 def test_wss_to_a_plain_server_says_the_tls_handshake_failed(mesh: Mesh) -> None:
     alice, bea = mesh.add("alice", "bea")
     pair(bea, alice, dial=False)

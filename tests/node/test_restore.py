@@ -3,7 +3,7 @@
 A new or wiped database takes its own history back from its peers. A database restored from an
 older copy, which then wrote again, holds its own stream of writes with a hole that version
 vectors cannot describe; the log entry counts exchanged at the end of a round reveal it, and the
-node takes that origin again from the start (docs/PROTOCOL.md, "Holes").
+node takes that origin again from the start (docs/REPLICATION.md §5, "Holes").
 """
 
 from __future__ import annotations

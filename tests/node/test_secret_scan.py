@@ -41,6 +41,7 @@ def pieces(secret: str, size: int = SUBSTRING) -> set[str]:
 
 @settings(max_examples=400, deadline=None)
 @given(before=ordinary, after=ordinary, generator=generators, seed=st.integers(0, 2**32))
+@pytest.mark.slow
 def test_a_generated_secret_inside_ordinary_text_is_always_refused(
     before: str, after: str, generator: tuple[str, object], seed: int
 ) -> None:

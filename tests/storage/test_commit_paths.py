@@ -123,6 +123,7 @@ def test_stamping_a_batch_gives_what_stamping_each_change_gives(changes, stamp, 
 
 
 @given(batches(faults=False))
+@pytest.mark.slow
 def test_a_well_formed_batch_takes_the_batch_path(changes):
     # Otherwise the properties here would compare the row-by-row path with itself.
     assert _batch(A, changes) is not None
@@ -146,6 +147,7 @@ def two_databases() -> Iterator[tuple[Connection, Connection]]:
 
 @settings(max_examples=30, deadline=None)
 @given(batches(faults=False))
+@pytest.mark.slow
 def test_a_batch_committed_whole_writes_what_its_rows_committed_one_at_a_time_write(changes):
     with two_databases() as (whole, each):
         written = run_write(whole, commit_local, A, RecordingStamp(), changes)
@@ -156,6 +158,7 @@ def test_a_batch_committed_whole_writes_what_its_rows_committed_one_at_a_time_wr
 
 @settings(max_examples=30, deadline=None)
 @given(batches(), stamps())
+@pytest.mark.slow
 def test_a_refused_batch_raises_what_the_row_by_row_path_raises_and_writes_nothing(changes, stamp):
     for_db, for_each = copies(changes)
     with two_databases() as (conn, _):

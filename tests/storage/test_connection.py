@@ -1,5 +1,4 @@
-"""storage/db/connection.py: the one SQLite build, its pragmas, sqlite-vec, and refusing bad
-files."""
+"""storage/db/connection.py: the one SQLite build, its pragmas, and refusing bad files."""
 
 from __future__ import annotations
 
@@ -41,14 +40,7 @@ def test_an_unknown_synchronous_mode_is_refused_before_it_reaches_sql(tmp_path: 
         connect(tmp_path / "feral.db", synchronous="OFF; DROP TABLE meta")
 
 
-def test_sqlite_vec_is_loaded_on_every_connection(tmp_path: Path):
-    for path in (tmp_path / "one.db", tmp_path / "two.db"):
-        with closing(connect(path)) as conn:
-            (version,) = conn.execute("SELECT vec_version()").fetchone()
-        assert version.startswith("v")
-
-
-def test_extension_loading_is_switched_off_again_after_sqlite_vec(tmp_path: Path):
+def test_extension_loading_is_off(tmp_path: Path):
     with closing(connect(tmp_path / "feral.db")) as conn:
         with pytest.raises(DatabaseError, match="not authorized"):
             conn.execute("SELECT load_extension('does-not-exist')")

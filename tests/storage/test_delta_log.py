@@ -382,6 +382,7 @@ def deliver_or_refuse(receiver: Replica, page: Page) -> None:
     skew=st.integers(-2_000, 2_000),
     schedule=schedules,
 )
+@pytest.mark.slow
 def test_any_offline_history_converges_under_any_delivery_schedule(
     tmp_path_factory, ops_a, ops_b, skew, schedule
 ):

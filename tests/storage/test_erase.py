@@ -287,3 +287,63 @@ def test_the_erase_probes_read_the_partial_index_not_every_entry_of_the_table(ma
     conn = make_replica("a", A).conn
     plan = " ".join(str(row[3]) for row in conn.execute(f"EXPLAIN QUERY PLAN {LOGS_ERASED}", (2,)))
     assert "delta_log_tombstones" in plan, plan
+
+
+def test_an_erased_copy_is_no_collision_on_a_dead_row_whose_erased_entries_were_pruned(
+    make_replica,
+):
+    """b nuked a's write; a month later d, not having heard of it, archived the row, and a took
+    the archive with its words. c holds the row dead, d's archive erased, and has pruned the
+    older entries (the write and the tombstone). a's copy of the archive, words and all, is the
+    same write: c's row is dead, so every entry of it is erased here anyway. The convergence
+    machine's long run found this as an integrity alarm between honest devices that stood for
+    good (seed 2100008958: the entries that explained the copy had been pruned)."""
+    from feral.storage.log.integrity import alarm_counts, find_collisions
+    from feral.storage.log.prune import apply_prune
+    from feral.storage.store import run_write
+
+    a, b, c, d = (make_replica(n, i) for n, i in (("a", A), ("b", B), ("c", C), ("d", D)))
+    row = a.remember("user", "vault_code", SECRET)
+    for other in (b, c, d):
+        pull(other, a)
+    b.nuke(row["id"])
+    month = 30 * 86_400_000
+    for replica in (a, b, c, d):
+        replica.time.advance(month)
+    d.archive(row["id"])
+    sync_until_quiet([(a, d)])
+    sync_until_quiet([(b, d)])
+    sync_until_quiet([(c, b)])
+    assert find_row(c.conn, row["id"], live_only=False)[1]["deleted"]
+    run_write(c.conn, apply_prune, paired=[], now_ms=c.time(), window_ms=month // 2)
+    assert [dl.origin for dl in all_deltas(c.conn) if dl.row_id == row["id"]] == [D]
+    with_words = [dl for p in changes_since(a.conn, {}) if p.origin == D for dl in p.deltas]
+    assert with_words and with_words[0].values is not None
+    assert find_collisions(c.conn, D, with_words) == []
+    sync_until_quiet([(c, a)])
+    assert alarm_counts(c.conn) == {}
+    assert payloads_holding(c, SECRET) == 0
+
+
+def test_an_alarm_for_an_erased_copy_goes_when_an_older_tombstone_kills_the_row(make_replica):
+    """c holds d's archive with its words (newer than b's nuke, made without hearing of it)
+    when e, which took the nuke first, echoes the archive erased: an alarm, since nothing here
+    explains it yet. Then b's tombstone comes, older than the archive: it still wins, the row
+    dies at the archive's version, and every entry of it is erased here, so the copy is
+    explained and the alarm goes."""
+    from feral.storage.log.integrity import alarm_counts
+
+    a, b, d, row_id = nuked_here_archived_there(make_replica)
+    c, e = make_replica("c", C), make_replica("e", NodeId("e" * 32))
+    for receiver, sender in ((c, a), (e, a), (e, b), (e, d), (c, d)):
+        while pull(receiver, sender):
+            pass
+    assert not find_row(c.conn, row_id, live_only=False)[1]["deleted"]
+    for page in [p for p in changes_since(e.conn, {}) if p.origin == D]:
+        c.apply(page)
+    assert alarm_counts(c.conn) == {"": 1}
+    for page in [p for p in changes_since(b.conn, {}) if p.origin == B]:
+        c.apply(page)
+    assert find_row(c.conn, row_id, live_only=False)[1]["deleted"]
+    assert alarm_counts(c.conn) == {}
+    assert payloads_holding(c, SECRET) == 0

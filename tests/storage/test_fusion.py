@@ -14,10 +14,13 @@ import pytest
 from feral.storage.search.fusion import (
     MIN_COSINE_SPAN,
     NOISE_FLOOR,
+    TEMPORAL_CUE,
+    asks_when,
     fuse,
     fusion_pool_size,
     lexical_weight,
     min_max,
+    temporal_cue,
     term_coverage,
 )
 from feral.storage.search.query import Hit, search_fts, search_vector
@@ -192,3 +195,44 @@ def legs_copy(fts: list[Hit], vector: list[Hit]) -> tuple[list[Hit], list[Hit]]:
     """Fresh hits (fuse sets scores on the hits it is given)."""
     again = [note(h.id, h.row["object"], fts=h.fts_score) for h in fts]
     return again, [note(h.id, h.row["object"], vector=h.vector_score) for h in vector]
+
+
+def turn(row_id: str, text: str, score: float) -> Hit:
+    row = {"id": row_id, "table": "episodes", "summary": text}
+    return Hit(row, score=score)
+
+
+def turns() -> list[Hit]:
+    return [
+        turn("matches", "[8 May, 2023] Ann: the support group was so moving", 0.50),
+        turn("said-when", "[8 May, 2023] Ann: I went to a support group yesterday", 0.45),
+        turn("stamp-only", "[9 May, 2023] Bo: support groups help", 0.44),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("query", "asks"),
+    [
+        ("When did Ann go to the support group?", True),
+        ("What year did Bo move?", True),
+        ("How long has Ann painted?", True),
+        ("What did Ann research?", False),
+        ("whenever", False),
+    ],
+)
+def test_a_query_asks_when_by_its_question_words(query, asks):
+    assert asks_when(query) is asks
+
+
+def test_a_when_question_raises_the_turns_that_say_a_time_and_not_their_date_stamp():
+    """Issue 25: every remembered turn carries its date in a leading stamp, so the stamp tells
+    nothing apart; "yesterday" in what was said does."""
+    ranked = temporal_cue("When did Ann go to the support group?", turns())
+    assert [h.id for h in ranked] == ["said-when", "matches", "stamp-only"]
+    assert ranked[0].score == pytest.approx(0.45 + TEMPORAL_CUE)
+    assert ranked[2].score == 0.44
+
+
+def test_a_question_that_does_not_ask_when_keeps_its_order_and_scores():
+    ranked = temporal_cue("What did Ann say about the support group?", turns())
+    assert [(h.id, h.score) for h in ranked] == [(h.id, h.score) for h in turns()]

@@ -1,4 +1,4 @@
-"""What a snapshot receiver takes, and that it drops nothing (PROTOCOL §7, Pruning and
+"""What a snapshot receiver takes, and that it drops nothing (REPLICATION §6, Pruning and
 snapshots).
 
 Tombstone rows are never collected (storage/log/prune.py), so a snapshot carries every row its

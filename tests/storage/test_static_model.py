@@ -175,7 +175,7 @@ def test_a_paraphrase_is_nearer_than_an_unrelated_sentence(model: StaticEmbedder
 def test_a_text_with_no_known_token_gets_the_zero_vector(model: StaticEmbedder, text: str) -> None:
     (vector,) = model.embed([text])
     assert vector == [0.0] * 256
-    pack_vector(vector, 256)  # finite, so storable; sqlite-vec gives it no direction
+    pack_vector(vector, 256)  # finite, so storable; a search gives it no direction
     mixed = model.embed([text, "coffee"])
     assert mixed[0] == vector and norm(mixed[1]) == pytest.approx(1.0, abs=1e-5)
 

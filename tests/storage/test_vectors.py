@@ -1,5 +1,4 @@
-"""storage/vectors/vectors.py: derived sqlite-vec tables, the embed queue, and switching
-embedders."""
+"""storage/vectors/vectors.py: derived vector tables, the embed queue, and switching embedders."""
 
 from __future__ import annotations
 
@@ -41,7 +40,7 @@ def embed_all(conn: Connection, embedder: HashingEmbedder) -> int:
 
 
 def vector_rowids(conn: Connection, table) -> set[int]:
-    return {r[0] for r in conn.execute(f"SELECT rowid FROM {table.name}_vec")}
+    return {r[0] for r in conn.execute(f"SELECT rowid FROM {table.name}_vectors")}
 
 
 def rowid_of(conn: Connection, table, row_id: str) -> int:
@@ -209,7 +208,7 @@ def test_switching_embedder_re_embeds_every_row_with_the_new_dimension(a: Replic
     assert embedder_in_use(a.conn) == ("hashing-24", 24)
     for table in VECTOR_TABLES:
         lengths = {
-            r[0] for r in a.conn.execute(f"SELECT vec_length(embedding) FROM {table.name}_vec")
+            r[0] for r in a.conn.execute(f"SELECT length(embedding) / 4 FROM {table.name}_vectors")
         }
         assert lengths == {24}
     assert len(vector_rowids(a.conn, FACTS)) == 5
@@ -264,8 +263,8 @@ def test_search_similar_finds_the_nearest_first(a: Replica):
 
 
 def test_a_text_without_words_neither_breaks_nor_wins_a_vector_search(a: Replica):
-    # A text with no words hashes to the zero vector, whose cosine distance sqlite-vec reports
-    # as NULL. Before the fix, search_similar crashed with TypeError on float(None).
+    # A text with no words hashes to the zero vector, which has no direction. Before the fix,
+    # search_similar crashed with TypeError on float(None).
     a.episode("👍", [])
     a.episode("walk the dog", ["dog"])
     embedder = HashingEmbedder(16)
