@@ -25,7 +25,7 @@ COMMANDS = {
     "log": "feral.cli.memory.log_commands:log_group",
     "mcp": "feral.cli.mcp_commands:mcp",
     "memory": "feral.cli.memory.memory_commands:memory",
-    "serve": "feral.cli.sync.sync_commands:serve",
+    "serve": "feral.cli.serve:serve",
     "sync": "feral.cli.sync.sync_commands:sync",
     "wiki": "feral.cli.memory.wiki_commands:wiki",
 }

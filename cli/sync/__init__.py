@@ -1,1 +1,1 @@
-"""The ``serve`` and ``sync`` commands: peers, invitations, TLS, status."""
+"""The ``sync`` commands: peers, invitations, TLS, status, clock-reset."""
