@@ -57,6 +57,7 @@ __all__ = [
     "SessionEpisode",
     "SessionLine",
     "SessionState",
+    "SlotConflict",
     "StatsAnswer",
     "SupersededFact",
     "TierCounts",
@@ -290,6 +291,14 @@ class Followed(TypedDict):
     """Every version it superseded, nearest first."""
     current_values: list[str]
     conflicting: bool
+
+
+class SlotConflict(TypedDict):
+    """A single-valued slot holding live values no write had seen together."""
+
+    subject: str
+    predicate: str
+    ids: list[str]
 
 
 class ListedMeta(TypedDict):
