@@ -22,7 +22,8 @@ from . import fact_rules
 from .phrases import snake_case
 
 if TYPE_CHECKING:  # the node and its store: not for a CLI listing its commands
-    from .answers import EntityRow, GraphEntity, GraphQueryAnswer, GraphReached
+    from .answers import EntityRow
+    from .answers_graph import GraphEntity, GraphQueryAnswer, GraphReached
     from .node import Node
 
 __all__ = [

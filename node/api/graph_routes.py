@@ -26,7 +26,8 @@ from feral.storage.graph import MAX_HOPS, MAX_RESULTS
 from feral.storage.rows import FactRow
 
 from .. import graph
-from ..answers import EntityRow, GraphEntity, GraphQueryAnswer
+from ..answers import EntityRow
+from ..answers_graph import GraphEntity, GraphQueryAnswer
 from ..limits import Text
 from ..node import Node
 from .bodies import fit, read_json

@@ -28,8 +28,6 @@ from ..answers import (
     ExecutionRow,
     FactRow,
     GcAnswer,
-    GraphEntity,
-    GraphQueryAnswer,
     ListedMemory,
     MetaAnswer,
     SearchAnswer,
@@ -37,6 +35,7 @@ from ..answers import (
     WikiPage,
     WikiTopic,
 )
+from ..answers_graph import GraphEntity, GraphQueryAnswer
 from ..answers_sync import StatusAnswer
 from ..json_shapes import readable_schema
 from ..search import SearchRequest
