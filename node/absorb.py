@@ -7,10 +7,9 @@
    category (node/fact_rules.py); the new text is embedded at once with the node's embedder
    (before the write transaction: a model never runs inside one), and node/classify.py
    compares it with what is stored (storage/absorb_store.py reads the candidates). The
-   nearest stored facts come from the vectors a long-running process holds in memory
-   (``feral serve``, ``feral mcp``: storage/vector_index.py, kept in step with every vector
-   written, loaded before the write transaction if stale), else from sqlite-vec's scan, which
-   a one-shot command pays once instead of loading every vector.
+   nearest stored facts come from the vectors the node holds in memory (storage/vector_index.py:
+   loaded once, kept in step with every vector written, loaded again before the write
+   transaction if stale).
 4. **write**: in the same transaction as the candidates were read: the fact, its meta row,
    superseded facts archived, the edges (``supersedes``, ``contradicts``, ``related_to``),
    and the vector made in step 3, so the embedding queue does not embed the text again.
