@@ -61,7 +61,7 @@ MAX_IMPORTANCE = 10.0
 
 DEFAULT_STRATEGY: Strategy = "hybrid"
 """The ``search.strategy`` setting's default (node/config.py), like the ones below."""
-DEFAULT_ALPHA = 0.55
+DEFAULT_ALPHA = 0.65
 DEFAULT_MMR = False
 DEFAULT_MMR_LAMBDA = 0.7
 DEFAULT_MIN_SCORE = 0.0
