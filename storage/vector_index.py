@@ -109,7 +109,7 @@ class _Matrix:
         scores = np.einsum("ij,j->i", self.rows[:n], query)
         top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
         order = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(self.rowids[i]), float(scores[i])) for i in order]
+        return list(zip(self.rowids[order].tolist(), scores[order].tolist(), strict=True))
 
 
 class VectorIndex:
