@@ -88,7 +88,7 @@ def _nearest_fact(conn: Connection, text: str) -> list[tuple[int, float]]:
     return search_similar(conn, FACTS, query(EMBEDDER, text), 3)
 
 
-def test_a_new_database_gets_empty_vector_tables_and_no_stand_ins(tmp_path: Path):
+def test_a_new_database_gets_empty_vector_tables_and_no_stand_ins(tmp_path: Path) -> None:
     conn = open_sync(tmp_path / "new.db")
     try:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -99,7 +99,7 @@ def test_a_new_database_gets_empty_vector_tables_and_no_stand_ins(tmp_path: Path
         conn.close()
 
 
-def test_a_layout_the_copy_cannot_read_queues_its_rows_to_be_embedded_again(legacy: Path):
+def test_a_layout_the_copy_cannot_read_queues_its_rows_to_be_embedded_again(legacy: Path) -> None:
     raw = sqlite3.connect(legacy)
     raw.execute("DROP TABLE facts_vec_rowids")  # where vec0 kept each vector's chunk and slot
     raw.commit()
