@@ -47,7 +47,9 @@ def legacy(tmp_path: Path) -> Path:
     return path
 
 
-def test_the_vectors_of_vec0_tables_are_kept_as_they_were_made(legacy: Path, tmp_path: Path):
+def test_the_vectors_of_vec0_tables_are_kept_as_they_were_made(
+    legacy: Path, tmp_path: Path
+) -> None:
     conn = open_sync(legacy)
     try:
         migrated = stored(conn)
@@ -67,7 +69,7 @@ def test_the_vectors_of_vec0_tables_are_kept_as_they_were_made(legacy: Path, tmp
     assert len([key for key in migrated if key[0] == "facts"]) == 13  # the nuked one is not
 
 
-def test_no_vec0_table_is_left_and_the_file_is_whole(legacy: Path):
+def test_no_vec0_table_is_left_and_the_file_is_whole(legacy: Path) -> None:
     conn = open_sync(legacy)
     try:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
