@@ -8,7 +8,9 @@ storage/search/query.py), then :func:`~feral.storage.search.fusion.fuse` blends 
 ``alpha`` and power of the share of query words. Scores are recall@5, recall@10 and MRR@10 (the
 household set's recall@5 counts at most five answers, as benchmarks/retrieval_bench.py does).
 Queries and conversations alternate between ``tune`` (where a variant is chosen) and ``held`` (where
-it is judged).
+it is judged). What the hybrid does after the blend, the cue for questions that ask when and the
+session neighbours (storage/search/fusion.py, storage/search/neighbours.py), is not varied here: the
+conversation benchmark measures it whole (benchmarks/README.md).
 """
 
 from __future__ import annotations

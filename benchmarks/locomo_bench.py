@@ -16,8 +16,7 @@ same encoder feral uses, each turn embedded as written, ranked by cosine in nump
 ``--through ingest`` gives feral the same turns another way: each conversation written to a
 file as the export holds it and read by ``feral memory ingest``'s code
 (node/assistant/chat_export.py), each hit read back as the turn its episode cites; its rows are
-``fts via ingest`` and so on.
-``--through both`` runs the two ways side by side on fresh nodes.
+``fts via ingest`` and so on. ``--through both`` runs the two ways side by side on fresh nodes.
 
 Per question, over its evidence turns: ``recall@5`` and ``recall@10`` (the share of its
 evidence in the first 5 or 10 results) and ``hit@10`` (1 if any evidence is in the first 10);

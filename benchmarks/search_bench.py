@@ -3,11 +3,10 @@
 The store is built the way a node fills its own: each episode goes through
 :func:`feral.storage.memory.memories.add_episode` (what :meth:`feral.node.node.Node.add_episode`
 runs), in transactions of :data:`feral.node.node.IMPORT_BATCH`, and then
-:meth:`feral.node.node.Node.reembed`
-embeds every row with the shipped model (the same queue drain that runs after the writes of a CLI
-command and in the background of ``feral serve``).
-One episode per transaction, as ``add_episode`` commits them, would only make the untimed build
-slower: the search reads the same rows, index and vectors either way.
+:meth:`feral.node.node.Node.reembed` embeds every row with the shipped model (the same queue drain
+that runs after the writes of a CLI command and in the background of ``feral serve``). One episode
+per transaction, as ``add_episode`` commits them, would only make the untimed build slower: the
+search reads the same rows, index and vectors either way.
 
 Every query then runs through :meth:`feral.node.node.Node.search` with the strategy ``fts``,
 ``vector`` and ``hybrid`` in turn, with the node's default settings: the code path of

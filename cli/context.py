@@ -6,21 +6,23 @@ imports the node only inside the functions that open one, so that listing the co
 not load the store.
 
 Errors: every :class:`FeralError` that leaves a command reaches :class:`FeralGroup`, which
-prints it as one line on stderr and exits with the kind's ``exit_code`` (the mapping drawn in
-sync/errors.py; DESIGN §6: 1 a runtime error, 2 a usage error). Commands raise the error and
-never catch it to print it themselves.
+prints it as one line on stderr and exits with the kind's status in :data:`EXIT_STATUS` (DESIGN
+§6: 1 a runtime error, 2 a usage error). The tree (sync/errors.py) says what went wrong; how
+a command ends is the CLI's own, so it is mapped here, as the API maps HTTP statuses in
+node/api/errors.py. Commands raise the error and never catch it to print it themselves.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
 
 import click
 
-from feral.sync.errors import FeralError
+from feral.sync.errors import FeralError, InvalidArgument
 
 from .home import pass_home  # checked: never a silent new identity (cli/home.py)
 
@@ -29,12 +31,35 @@ if TYPE_CHECKING:
 
     from feral.node.node import Node
 
-__all__ = ["PROGRESS_FROM", "FeralGroup", "embed_written", "fail", "pass_home", "run", "with_node"]
+__all__ = [
+    "EXIT_STATUS",
+    "PROGRESS_FROM",
+    "FeralGroup",
+    "embed_written",
+    "exit_status",
+    "fail",
+    "pass_home",
+    "run",
+    "with_node",
+]
 
 T = TypeVar("T")
 
 PROGRESS_FROM = 2_000
 """Rows waiting to be embedded from which the end of a command shows a bar (on a terminal)."""
+
+EXIT_STATUS: Final[Mapping[type[FeralError], int]] = MappingProxyType(
+    {FeralError: 1, InvalidArgument: 2}
+)
+"""The exit status of a command that fails with each kind (DESIGN §6: 2 a usage error, 1 any
+other refusal); a kind not named exits as its nearest ancestor that is (tests/cli/test_context.py
+holds every kind of the tree to its status)."""
+
+
+def exit_status(kind: type[FeralError]) -> int:
+    """The exit status for a ``kind`` error: its own row, or its nearest ancestor's (the
+    class's MRO), so a kind declared anywhere ends the command."""
+    return next(EXIT_STATUS[cls] for cls in kind.__mro__ if cls in EXIT_STATUS)
 
 
 class FeralGroup(click.Group):
@@ -77,14 +102,14 @@ class FeralGroup(click.Group):
 
 
 def fail(ctx: click.Context, error: FeralError) -> NoReturn:
-    """Print ``error`` on stderr and exit with its kind's ``exit_code`` (sync/errors.py).
+    """Print ``error`` on stderr and exit with its kind's status (:func:`exit_status`).
 
     The line reads as click's own errors do (``Error: ...``); a message over several lines is
     joined into one, so a caller reading stderr gets one line per failure (DESIGN §6).
     """
     message = " ".join(str(error).split("\n")) or type(error).__name__
     click.echo(f"Error: {message}", err=True)
-    ctx.exit(error.exit_code)
+    ctx.exit(exit_status(type(error)))
 
 
 def _loop_factory(fast_loop: bool) -> Callable[[], asyncio.AbstractEventLoop] | None:

@@ -3,11 +3,13 @@
 At runtime an answer stays the plain ``dict`` it always was, so what the HTTP API, the MCP tools
 and the CLI's ``--json`` print is unchanged byte for byte; the types let mypy check every key a
 caller reads, and node/api/schema.py makes the OpenAPI document's answer schemas from them
-(:func:`msgspec.json.schema_components` reads a ``TypedDict``, and the ``Meta`` bounds written
+(node/api/answer_schema.py reads each ``TypedDict``; the :class:`msgspec.Meta` bounds written
 here become the schema's ``minimum``/``maximum``), so the document cannot drift from the code.
 
 The rows of the three memory tiers are storage's (:mod:`feral.storage.db.rows`); the other rows a
 node answers (an edge, an entity, a memory's meta) are written out here beside the answers.
+The graph's answers are in node/recall/answers_graph.py, sync status's in
+node/links/answers_sync.py.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ __all__ = [
     "DistillAnswer",
     "EdgeRow",
     "EmbedderInUse",
-    "EntityRef",
     "EntityRow",
     "EpisodeRow",
     "ExecutionRow",
@@ -36,10 +37,6 @@ __all__ = [
     "Followed",
     "GcAnswer",
     "GcGroup",
-    "GraphEntity",
-    "GraphQueryAnswer",
-    "GraphReached",
-    "GraphStep",
     "ListedEpisode",
     "ListedFact",
     "ListedMemory",
@@ -56,6 +53,7 @@ __all__ = [
     "SessionEpisode",
     "SessionLine",
     "SessionState",
+    "SlotConflict",
     "StatsAnswer",
     "SupersededFact",
     "TierCounts",
@@ -94,52 +92,6 @@ class EntityRow(TypedDict):
     hlc: int
     origin: str
     deleted: bool
-
-
-class GraphEntity(TypedDict):
-    """An entity as ``feral graph list`` shows it: its attributes (every live value kept), how
-    many relations it takes part in, and the single-valued attributes holding several values."""
-
-    id: str
-    type: str
-    name: str
-    attributes: dict[str, list[str]]
-    relations: int
-    conflicting: list[str]
-
-
-GraphStep = TypedDict(
-    "GraphStep",
-    {
-        "fact_id": str,
-        "subject": str,
-        "predicate": str,
-        "object": str,
-        "direction": Literal["outbound", "inbound"],
-        "from": str,  # a keyword: hence the call form
-    },
-)
-GraphStep.__doc__ = """The fact a graph query crossed to reach an entity, and from which one."""
-
-
-class GraphReached(TypedDict):
-    id: str
-    type: str
-    name: str
-    hops: int
-    via: GraphStep
-
-
-class EntityRef(TypedDict):
-    type: str
-    name: str
-
-
-class GraphQueryAnswer(TypedDict):
-    """``POST /api/graph/query`` and ``feral graph query --json``."""
-
-    start: EntityRef
-    results: list[GraphReached]
 
 
 class SearchHit(TypedDict):
@@ -289,6 +241,14 @@ class Followed(TypedDict):
     """Every version it superseded, nearest first."""
     current_values: list[str]
     conflicting: bool
+
+
+class SlotConflict(TypedDict):
+    """A single-valued slot holding live values no write had seen together."""
+
+    subject: str
+    predicate: str
+    ids: list[str]
 
 
 class ListedMeta(TypedDict):

@@ -183,8 +183,8 @@ class Node(NodeReads):
     ) -> FactRow:
         """Store a fact; the same fact remembered twice (anywhere) is one row. ``scope`` (checked
         by the caller: node/settings/scopes.py) puts it in that scope; ``None`` leaves its scope as
-        is. A
-        fact holding what looks like a secret is refused (SecretRefused, node/secrets/scan.py)."""
+        is. A fact holding what looks like a secret is refused (SecretRefused,
+        node/secrets/scan.py)."""
         refuse_triple(triple)
         row = await self._write(
             curation.remember_scoped,
@@ -267,8 +267,7 @@ class Node(NodeReads):
         keep_both: bool = False,
     ) -> Absorbed:
         """Remember through the absorb pipeline (node/absorb/pipeline.py): scanned, classified,
-        linked;
-        ``keep_both`` writes what would be merged or superseded beside it instead."""
+        linked; ``keep_both`` writes what would be merged or superseded beside it instead."""
         return await absorb(self, text, triple, scope=scope, keep=keep_both)
 
     async def add_entity(self, entity_type: str, name: str) -> EntityRow:
@@ -291,8 +290,7 @@ class Node(NodeReads):
 
     async def remember_extracted(self, episode_id: str, groups: list[list[Triple]]) -> int:
         """Remember facts taken from an episode's messages (node/assistant/ingest_facts.py), through
-        the
-        absorb pipeline (node/absorb/absorb_batch.py)."""
+        the absorb pipeline (node/absorb/absorb_batch.py)."""
         return await absorb_groups(self, episode_id, groups)
 
     def open_sessions(self) -> SessionMemory:

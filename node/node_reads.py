@@ -68,8 +68,7 @@ class NodeReads:
     async def state_digest(self) -> str:
         return await self.store.read(export.state_digest)
 
-    # -- wiki (derived pages in HOME/wiki, node/curation/wiki.py)
-    # -------------------------------------
+    # -- wiki (derived pages in HOME/wiki, node/curation/wiki.py) ----------------------------------
 
     async def compile_wiki(self) -> list[WikiTopic]:
         """Rebuild every page from the live rows: ``[{"topic", "path", "sources", ...}]``."""

@@ -148,18 +148,19 @@ def _nuke_without_tombstone(conn: Conn, origin: str, stamp: Callable[[int], int]
 def _quiet_on_arrival(self: SyncSession) -> bool:
     """Quiet once each side has said CaughtUp, whatever each said: the round ends before the
     peer has compared our counts, so a hole on either side goes unrepaired (issue 11)."""
+    done = self._round
     return (
         self.state is State.OPEN
-        and self._caught_up_sent
-        and self._peer_caught_up
-        and not self._unacked
-        and not self._requested
+        and done.said
+        and done.heard
+        and not self._in_flight
+        and not done.requested
     )
 
 
 def _caught_up_never_said_again(self: SyncSession, message: CaughtUp) -> None:
     """The peer's CaughtUp is noted, but ours is not said again after applying its pages."""
-    self._peer_caught_up = True
+    self._round.heard = True
     self._heard = message
     self._events.append(PeerCaughtUp(dict(message.vector), dict(message.entries), message.digest))
 

@@ -105,12 +105,6 @@ class FaultyConnection:
         self._check(sql)
         return self._conn.executemany(sql, parameters)
 
-    def enable_load_extension(self, enabled: bool, /) -> None:
-        self._conn.enable_load_extension(enabled)
-
-    def load_extension(self, path: str, /) -> None:
-        self._conn.load_extension(path)
-
     def close(self) -> None:
         self._conn.close()
 

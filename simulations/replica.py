@@ -2,8 +2,8 @@
 
 It does what storage/log/delta_log.py does with SQL, using only :func:`feral.sync.merge.merge_row`
 for the merge, so the differential machine can hold the SQLite store to it (DESIGN §4: "the pure
-``decide()`` in sync/ is the reference the simulations hold it to"). It is deliberately naive:
-every rule is written the obvious way, not the fast way.
+``decide()`` in sync/ is the reference the simulations hold it to"). It is deliberately naive: every
+rule is written the obvious way, not the fast way.
 """
 
 from __future__ import annotations

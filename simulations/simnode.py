@@ -2,11 +2,10 @@
 
 :class:`SimNode` pumps each link's session over the simulated network and answers its events
 with the product's own handler (storage/link/handler.py's ``LinkHandler``, which
-node/links/peer.py's
-``PeerLink`` drives too), and writes exactly as node/node.py's ``Node`` does (``memories.*``
-under ``run_write`` with the clock's ``tick`` as the stamp, then ``local_changed`` on every open
-link). Storage functions are looked up on their modules at call time, so a test can swap one
-for a broken variant.
+node/links/peer.py's ``PeerLink`` drives too), and writes exactly as node/node.py's ``Node`` does
+(``memories.*`` under ``run_write`` with the clock's ``tick`` as the stamp, then ``local_changed``
+on every open link). Storage functions are looked up on their modules at call time, so a test can
+swap one for a broken variant.
 
 Where the node is asynchronous (``notify_changed`` schedules the pushes as tasks), the
 simulation pushes at once: one of the schedules the real node may take.
@@ -227,8 +226,7 @@ class SimNode:
                 link.session.local_changed()
                 self.pump(peer)
 
-    # -- one link (node/links/peer.py)
-    # ---------------------------------------------------------------
+    # -- one link (node/links/peer.py) -------------------------------------------------------------
 
     def open_link(self, peer: NodeId, page_limit: int, *, dialled: bool) -> None:
         """A new connection with ``peer``: a fresh session and handler, as ``PeerLink`` makes.
@@ -282,8 +280,7 @@ class SimNode:
 
     def _handle(self, peer: NodeId, link: LinkHandler, event: Event) -> bool:
         """The product's handler (storage/link/handler.py), then what ``PeerLink`` does after it,
-        plus
-        the oracle's bookkeeping. Returns ``False`` once the store failed under the link."""
+        plus the oracle's bookkeeping. Returns ``False`` once the store failed under the link."""
         if isinstance(event, Failed):
             self._failed(peer, event)
         now = self.wall()

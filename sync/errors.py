@@ -1,37 +1,37 @@
 """One exception tree for the whole project, rooted here so every layer can raise and catch it.
 
-Each class also says how it reaches people: the API error ``code`` and HTTP status it is answered
-with (node/api.py), and the exit status of the ``feral`` command that hit it (cli/context.py).
-The mapping lives on the classes, as plain data, so a kind declared in a higher layer
-(storage/db/errors.py) carries its own row and neither cli/ nor node/ keeps a second copy. Exit 2 is
-DESIGN §6's usage error; every other refusal is a runtime error, exit 1. A kind answered as its
-parent is declares nothing and inherits the row.
+Each class says what went wrong: its kind, and the stable ``code`` the API's answer carries
+(``{"error": {"code", "message"}}``). How each edge answers a kind is the edge's own: the API
+maps kinds to HTTP statuses (node/api/errors.py), the ``feral`` command to exit statuses
+(cli/context.py), each by a table resolved through the class's MRO, so a kind answered as its
+parent is has no row there. A kind declared in a higher layer (storage/db/errors.py) hangs from
+this tree too; a kind whose code is its parent's declares none and inherits it.
 
 The tree (tests/sync/test_errors.py holds the classes to it, row by row)::
 
-    kind                          code              HTTP  exit
-    FeralError                    refused           400   1
-    ├── DecodeError               refused           400   1
-    ├── ProtocolError             invalid_value     422   1
-    │   └── SchemaError           invalid_value     422   1
-    ├── ClockError                refused           400   1
-    │   └── ClockSkewError        refused           400   1
-    ├── AuthError                 refused           400   1
-    ├── ConfigError               bad_settings      500   1
-    ├── InvalidArgument           invalid_argument  400   2
-    ├── InvalidInput              invalid_input     422   1
-    │   └── SecretRefused         secret_refused    422   1
-    ├── NotAvailable              not_available     409   1
-    ├── NotFoundError             not_found         404   1
-    │   └── PathRefused           not_found         404   1
-    ├── HomeFileError             home_file         500   1
-    ├── ServeRefusal              refused           400   1
-    └── StorageError              storage_error     500   1
-        ├── MigrationError        storage_error     500   1
-        ├── ModelUnavailable      storage_error     500   1
-        ├── CorruptDatabase       storage_error     500   1
-        ├── NewerDatabase         storage_error     500   1
-        └── EmbeddingError        storage_error     500   1
+    kind                          code
+    FeralError                    refused
+    ├── DecodeError               refused
+    ├── ProtocolError             invalid_value
+    │   └── SchemaError           invalid_value
+    ├── ClockError                refused
+    │   └── ClockSkewError        refused
+    ├── AuthError                 refused
+    ├── ConfigError               bad_settings
+    ├── InvalidArgument           invalid_argument
+    ├── InvalidInput              invalid_input
+    │   └── SecretRefused         secret_refused
+    ├── NotAvailable              not_available
+    ├── NotFoundError             not_found
+    │   └── PathRefused           not_found
+    ├── HomeFileError             home_file
+    ├── ServeRefusal              refused
+    └── StorageError              storage_error
+        ├── MigrationError        storage_error
+        ├── ModelUnavailable      storage_error
+        ├── CorruptDatabase       storage_error
+        ├── NewerDatabase         storage_error
+        └── EmbeddingError        storage_error
 
 What each kind stands for:
 
@@ -58,10 +58,7 @@ What each kind stands for:
 - StorageError (storage/db/errors.py): the database refused or is damaged, the embedding model is
   missing, or an embedder's vector cannot be stored.
 
-The HTTP rows keep what the API answered before the tree had them, except that a bad argument
-is 400 ``invalid_argument`` (not 409 ``not_available``) and a database that fails is 500
-``storage_error`` (not 400: the request was not at fault). Third-party errors are translated at
-each layer boundary with ``raise ... from exc``.
+Third-party errors are translated at each layer boundary with ``raise ... from exc``.
 """
 
 from __future__ import annotations
@@ -92,11 +89,7 @@ class FeralError(Exception):
     """Root of every error feral raises on purpose; raise a kind beneath it, not this."""
 
     code: ClassVar[str] = "refused"
-    """The stable ``error.code`` of the API's answer."""
-    http_status: ClassVar[int] = 400
-    """The HTTP status the API answers with."""
-    exit_code: ClassVar[int] = 1
-    """The exit status of a ``feral`` command that fails with this error (DESIGN §6)."""
+    """The stable ``error.code`` of the API's answer: what went wrong, for a program to read."""
 
 
 class DecodeError(FeralError):
@@ -106,7 +99,7 @@ class DecodeError(FeralError):
 class ProtocolError(FeralError):
     """A decodable message that breaks the protocol's rules."""
 
-    code, http_status, exit_code = "invalid_value", 422, 1
+    code = "invalid_value"
 
 
 class SchemaError(ProtocolError):
@@ -175,36 +168,33 @@ class AuthError(FeralError):
 
 
 class ConfigError(FeralError):
-    """A settings file or setting that cannot be used; the message names the key.
+    """A settings file or setting that cannot be used; the message names the key."""
 
-    Answered 500 by the API: the node's own settings are at fault, not the request.
-    """
-
-    code, http_status, exit_code = "bad_settings", 500, 1
+    code = "bad_settings"
 
 
 class InvalidArgument(FeralError):
-    """A value a command or call does not take; exit 2, a usage error (DESIGN §6)."""
+    """A value a command or call does not take: a usage error (DESIGN §6)."""
 
-    code, http_status, exit_code = "invalid_argument", 400, 2
+    code = "invalid_argument"
 
 
 class InvalidInput(FeralError):
     """A file handed to feral that cannot be read or holds a malformed line (named)."""
 
-    code, http_status, exit_code = "invalid_input", 422, 1
+    code = "invalid_input"
 
 
 class NotAvailable(FeralError):
     """Something this node cannot do as configured, such as vector search with no model."""
 
-    code, http_status, exit_code = "not_available", 409, 1
+    code = "not_available"
 
 
 class NotFoundError(FeralError):
     """An id or name that names no row, page or peer."""
 
-    code, http_status, exit_code = "not_found", 404, 1
+    code = "not_found"
 
 
 class PathRefused(NotFoundError):
@@ -215,9 +205,6 @@ class PathRefused(NotFoundError):
 
 
 class HomeFileError(FeralError):
-    """A file in the node's home (keys, clock mark, wiki, API token) unreadable or unwritable.
+    """A file in the node's home (keys, clock mark, wiki, API token) unreadable or unwritable."""
 
-    Answered 500 by the API: the node's own files are at fault, not the request.
-    """
-
-    code, http_status, exit_code = "home_file", 500, 1
+    code = "home_file"

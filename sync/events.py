@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .delta import Page
+from .snapshot_messages import SnapshotPage
 from .types import NodeId, VersionVector
 
 __all__ = [
@@ -20,6 +21,10 @@ __all__ = [
     "PageReceived",
     "PeerCaughtUp",
     "PeerPending",
+    "SnapshotAcked",
+    "SnapshotCursor",
+    "SnapshotReceived",
+    "SnapshotRequested",
 ]
 
 
@@ -104,7 +109,41 @@ class JoinOffered:
     invitation_key: bytes
 
 
+@dataclass(frozen=True)
+class SnapshotCursor:
+    """Where a snapshot being sent stands: its vector and counts, and the next rows to read."""
+
+    vector: VersionVector
+    entries: dict[NodeId, int]
+    table: int
+    after: str
+
+
+@dataclass(frozen=True)
+class SnapshotRequested:
+    """Answer with :meth:`SnapshotSession.send_snapshot`: the next snapshot pages from
+    ``cursor``, ``limit`` rows in all."""
+
+    cursor: SnapshotCursor
+    limit: int
+
+
+@dataclass(frozen=True)
+class SnapshotReceived:
+    """Apply ``page`` in one transaction (storage/log/snapshot.py), then call
+    :meth:`SnapshotSession.ack_snapshot` (or ``fail``)."""
+
+    page: SnapshotPage
+
+
+@dataclass(frozen=True)
+class SnapshotAcked:
+    """The peer committed a snapshot page of ``rows`` rows."""
+
+    rows: int
+
+
 Event = (
     Authenticated | DeltasRequested | PageReceived | PageAcked | PeerCaughtUp | PeerPending | Failed
-    | JoinOffered
+    | JoinOffered | SnapshotRequested | SnapshotReceived | SnapshotAcked
 )  # fmt: skip

@@ -24,7 +24,6 @@ Flow (both sides run it at once, so one link syncs both directions):
 from __future__ import annotations
 
 import enum
-from collections import deque
 
 from . import held_back
 from .codec import MAX_FRAME_BYTES, Message, decode_message, encode_message
@@ -44,6 +43,7 @@ from .events import (
 from .handshake import LocalPeer, hello_of, refuse_hello, transcript
 from .invitation import Join, JoinGate
 from .messages import Ack, Auth, CaughtUp, ErrorMessage, Hello, Pending, Vector
+from .round import MAX_PAGES_IN_FLIGHT, InFlight, Round
 from .text import printable
 from .types import NodeId, VersionVector
 from .versions import Wire
@@ -57,6 +57,7 @@ __all__ = [
     "DeltasRequested",
     "Event",
     "Failed",
+    "MAX_PAGES_IN_FLIGHT",
     "JoinOffered",
     "LocalPeer",
     "PageAcked",
@@ -71,7 +72,6 @@ CLOSE_PROTOCOL = 1002
 CLOSE_BAD_DATA = 1007
 CLOSE_POLICY = 1008
 CLOSE_INTERNAL = 1011
-MAX_PAGES_IN_FLIGHT = 4
 
 
 class State(enum.IntEnum):
@@ -105,22 +105,15 @@ class SyncSession:
         self.peer_vector: VersionVector | None = None
         """What the peer holds, as far as its acks tell us (None until it sends its vector)."""
         self._sent: VersionVector = {}
-        self._unacked: deque[tuple[NodeId, int, int]] = deque()
-        """Pages sent and not yet acked, oldest first: (origin, last stamp, deltas)."""
-        """``(origin, last_hlc)`` of each page sent and not yet acked, oldest first."""
-        self._requested = False
-        self._announce = False
-        """The peer's Vector came: the next request also asks how much it lacks."""
-        self._stale = False
-        """A local commit came in while a request was open: its answer may predate the commit."""
-        self._caught_up_sent = False
-        self._peer_caught_up = False
+        """Per origin, the newest stamp the peer holds or has on its way to it."""
+        self._in_flight = InFlight()
+        """Pages sent and not yet acked (sync/round.py)."""
+        self._round = Round()
+        """Where the round stands, both ways (sync/round.py)."""
         self._said: CaughtUp | None = None
         """Our last CaughtUp: what this node held when it last said it had sent everything."""
         self._heard: CaughtUp | None = None
         """The peer's last CaughtUp: what it held when it last said so."""
-        self._applied_since_said = False
-        """A page from the peer was applied after our last CaughtUp, which is now out of date."""
         self.peer_offset_ms: int | None = None
         """How far the peer's clock is from ours, measured at the handshake (sync/held_back.py)."""
         self._ceiling: int | None = None
@@ -159,12 +152,13 @@ class SyncSession:
         The row digest is left out of it: differing digests at equal holdings are divergence,
         which no further transfer mends; the node reports it (storage/link/handler.py).
         """
+        done = self._round
         return (
             self.state is State.OPEN
-            and self._caught_up_sent
-            and self._peer_caught_up
-            and not self._unacked
-            and not self._requested
+            and done.said
+            and done.heard
+            and not self._in_flight
+            and not done.requested
             and held_back.same_holdings(self._said, self._heard, self._ceiling, self._take_limit)
         )
 
@@ -201,7 +195,7 @@ class SyncSession:
     def send_vector(self, vector: VersionVector) -> None:
         """Tell the peer what we hold, so it streams what we lack (also the anti-entropy call)."""
         if self.state is State.OPEN:
-            self._peer_caught_up = False
+            self._round.vector_sent()
             self._send(Vector(dict(vector)))
 
     def send_pages(self, pages: list[Page]) -> None:
@@ -211,8 +205,7 @@ class SyncSession:
         dropped here and asked for again when acks come back. A page whose frame would pass
         :data:`MAX_FRAME_BYTES` is split into pages that fit.
         """
-        self._requested = False
-        self._stale = False
+        self._round.answered()
         for page in pages:
             if not page.deltas or self.state is not State.OPEN:
                 continue
@@ -231,14 +224,11 @@ class SyncSession:
         ``entries`` (log entries held per origin) lets the peer detect a hole in its copy, and
         ``digest`` (of the rows held) rows that differ at equal counts.
         """
-        self._requested = False
-        if self._stale:  # the node may have looked before the commit: look again
-            self._stale = False
+        if not self._round.answered_nothing():  # it may have looked before a commit: again
             self._maybe_request()
             return
-        if self.state is State.OPEN and not self._unacked and not self._caught_up_sent:
-            self._caught_up_sent = True
-            self._applied_since_said = False
+        if self.state is State.OPEN and not self._in_flight and not self._round.said:
+            self._round.said_caught_up()
             self._said = CaughtUp(dict(vector), dict(entries or {}), digest)
             self._send(self._said)
 
@@ -254,13 +244,12 @@ class SyncSession:
         once the peer's own CaughtUp shows the peer's stream has ended (:meth:`_receive_open`).
         """
         if self.state is State.OPEN:
-            self._applied_since_said = True
+            self._round.applied()
             self._send(Ack(page.origin, page.last_hlc))
 
     def local_changed(self) -> None:
         """Something committed locally: stream it if the link is idle (live sync)."""
-        self._caught_up_sent = False
-        self._stale = self._requested
+        self._round.local_commit()
         self._maybe_request()
 
     def accept_join(self) -> None:
@@ -285,6 +274,15 @@ class SyncSession:
 
     # -- internals -----------------------------------------------------------------------------
 
+    def _raise(self, event: Event) -> None:
+        """Hand ``event`` to the node (:meth:`events_received`)."""
+        self._events.append(event)
+
+    def _sent_through(self, vector: VersionVector) -> None:
+        """The peer holds, or has on its way, everything up to ``vector``."""
+        for origin, hlc in vector.items():
+            self._sent[origin] = max(self._sent.get(origin, 0), hlc)
+
     def _send(self, message: Message) -> None:
         wire = self._wire
         tag = wire.error_tag if isinstance(message, ErrorMessage) else wire.send_tag
@@ -292,7 +290,7 @@ class SyncSession:
 
     def _send_page(self, page: Page) -> bool:
         """Send ``page``, halved until each frame fits; ``False`` once the window is full."""
-        if len(self._unacked) >= MAX_PAGES_IN_FLIGHT:
+        if self._in_flight.full:
             return False
         frame = encode_message(page, self._wire.send_tag)
         if len(frame) > MAX_FRAME_BYTES and len(page.deltas) > 1:
@@ -301,25 +299,23 @@ class SyncSession:
             tail = Page(page.origin, head.last_hlc, page.deltas[half:])
             return self._send_page(head) and self._send_page(tail)
         self._frames.append(frame)
-        self._sent[page.origin] = max(self._sent.get(page.origin, 0), page.last_hlc)
-        self._unacked.append((page.origin, page.last_hlc, len(page.deltas)))
-        self._caught_up_sent = False
+        self._sent_through({page.origin: page.last_hlc})
+        self._in_flight.push(page.origin, page.last_hlc, len(page.deltas))
+        self._round.stream_moved()
         return True
 
     def _maybe_request(self) -> None:
-        if len(self._unacked) < MAX_PAGES_IN_FLIGHT:
+        if not self._in_flight.full:
             self._request(self.page_limit)
 
     def _request(self, limit: int) -> None:
-        if self.state is State.OPEN and self.peer_vector is not None and not self._requested:
-            self._requested = True
+        if self.state is State.OPEN and self.peer_vector is not None and not self._round.requested:
             self._ceiling = held_back.send_ceiling(
                 self.local.now_ms(), self.peer_offset_ms or 0, self.local.max_skew_ms
             )
-            self._events.append(
-                DeltasRequested(dict(self._sent), limit, self._announce, self._ceiling)
-            )
-            self._announce = False
+            announce = self._round.announce
+            self._round.request_opened()
+            self._raise(DeltasRequested(dict(self._sent), limit, announce, self._ceiling))
 
     def _receive_caught_up(self, message: CaughtUp) -> None:
         """The peer has sent everything. If we applied its pages since our last CaughtUp, say
@@ -329,14 +325,11 @@ class SyncSession:
         Only a fresh CaughtUp is asked for (limit 0): our stream was complete, and what changed
         here came from the peer, which holds it.
         """
-        self._peer_caught_up = True
+        say_again = self._round.caught_up_heard()
         self._heard = message
         self._take_limit = held_back.take_limit(self.local.now_ms(), self.local.max_skew_ms)
-        self._events.append(
-            PeerCaughtUp(dict(message.vector), dict(message.entries), message.digest)
-        )
-        if self._applied_since_said and self._caught_up_sent:
-            self._caught_up_sent = False
+        self._raise(PeerCaughtUp(dict(message.vector), dict(message.entries), message.digest))
+        if say_again:
             self._request(0)
 
     def _receive_handshake(self, message: Message) -> None:
@@ -396,12 +389,11 @@ class SyncSession:
         if isinstance(message, Vector):
             self.peer_vector = dict(message.vector)
             self._sent = dict(message.vector)
-            self._caught_up_sent = False
-            self._announce = True
+            self._round.vector_heard()
             self._maybe_request()
         elif isinstance(message, Page):
-            self._peer_caught_up = False  # until the peer says CaughtUp again after this page
-            self._events.append(PageReceived(message))
+            self._round.peer_streaming()
+            self._raise(PageReceived(message))
         elif isinstance(message, Ack):
             self._receive_ack(message)
         elif isinstance(message, CaughtUp):
@@ -413,11 +405,10 @@ class SyncSession:
                       "handshake (a replayed handshake?)", CLOSE_PROTOCOL)  # fmt: skip
 
     def _receive_ack(self, ack: Ack) -> None:
-        expected = self._unacked[0][:2] if self._unacked else None
-        if expected != (ack.origin, ack.hlc) or self.peer_vector is None:
+        deltas = None if self.peer_vector is None else self._in_flight.pop(ack.origin, ack.hlc)
+        if deltas is None or self.peer_vector is None:
             self.fail("protocol_error", "an ack for a page that was not sent", CLOSE_PROTOCOL)
             return
-        _, _, deltas = self._unacked.popleft()
         self.peer_vector[ack.origin] = max(self.peer_vector.get(ack.origin, 0), ack.hlc)
         self._events.append(PageAcked(ack.origin, ack.hlc, deltas))
         self._maybe_request()

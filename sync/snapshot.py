@@ -23,10 +23,11 @@ CaughtUp waits for its ack.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from .codec import Message
+from .events import SnapshotAcked, SnapshotCursor, SnapshotReceived, SnapshotRequested
+from .handshake import LocalPeer
 from .hlc import COUNTER_BITS
-from .session import CLOSE_PROTOCOL, MAX_PAGES_IN_FLIGHT, State, SyncSession
+from .session import CLOSE_PROTOCOL, State, SyncSession
 from .snapshot_messages import MAX_SNAPSHOT_ROWS, SnapshotAck, SnapshotPage
 from .types import NodeId, VersionVector
 
@@ -45,49 +46,19 @@ _SNAPSHOT = NodeId("")
 """The origin a snapshot page takes in the window of unacknowledged pages (no node's id)."""
 
 
-@dataclass(frozen=True)
-class SnapshotCursor:
-    """Where a snapshot being sent stands: its vector and counts, and the next rows to read."""
-
-    vector: VersionVector
-    entries: dict[NodeId, int]
-    table: int
-    after: str
-
-
-@dataclass(frozen=True)
-class SnapshotRequested:
-    """Answer with :meth:`SnapshotSession.send_snapshot`: the next snapshot pages from
-    ``cursor``, ``limit`` rows in all."""
-
-    cursor: SnapshotCursor
-    limit: int
-
-
-@dataclass(frozen=True)
-class SnapshotReceived:
-    """Apply ``page`` in one transaction (storage/log/snapshot.py), then call
-    :meth:`SnapshotSession.ack_snapshot` (or ``fail``)."""
-
-    page: SnapshotPage
-
-
-@dataclass(frozen=True)
-class SnapshotAcked:
-    """The peer committed a snapshot page of ``rows`` rows."""
-
-    rows: int
-
-
 class SnapshotSession(SyncSession):
-    """A :class:`SyncSession` that can send and receive snapshots (module docstring)."""
+    """A :class:`SyncSession` that can send and receive snapshots (module docstring).
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    It keeps its own state (the snapshot being sent, the one being taken, the Vector a
+    snapshot may answer) and moves the session's only through its named transitions: the
+    round (``_round``, sync/round.py), the window of pages in flight, and what the peer holds.
+    """
+
+    def __init__(self, local: LocalPeer, page_limit: int = 1000) -> None:
+        super().__init__(local, page_limit)
         self._cursor: SnapshotCursor | None = None
         """The snapshot being sent, or None."""
         self._snapshot_sent = 0
-        self._snapshot_received = 0
         self._snapshot_acked = 0
         self._asked: VersionVector | None = None
         """The Vector this node last sent, while a snapshot may answer it (None: none may)."""
@@ -113,19 +84,17 @@ class SnapshotSession(SyncSession):
         """Send snapshot pages (the answer to a request the log could not serve, or to a
         :class:`SnapshotRequested`); after the final one the stream goes on from the
         snapshot's vector, with the log entries above it."""
-        self._requested = False
-        self._stale = False
+        self._round.answered()
         for page in pages:
-            if self.state is not State.OPEN or len(self._unacked) >= MAX_PAGES_IN_FLIGHT:
+            if self.state is not State.OPEN or self._in_flight.full:
                 break
             self._send(page)
             self._snapshot_sent += 1
-            self._unacked.append((_SNAPSHOT, self._snapshot_sent, len(page.rows)))
-            self._caught_up_sent = False
+            self._in_flight.push(_SNAPSHOT, self._snapshot_sent, len(page.rows))
+            self._round.stream_moved()
             if page.final:
                 self._cursor = None
-                for origin, hlc in page.vector.items():
-                    self._sent[origin] = max(self._sent.get(origin, 0), hlc)
+                self._sent_through(page.vector)
             else:
                 after = page.through if page.through is not None else ""
                 table = page.table if page.through is not None else page.table + 1
@@ -135,16 +104,16 @@ class SnapshotSession(SyncSession):
     def ack_snapshot(self, page: SnapshotPage) -> None:
         """The node committed snapshot ``page``: tell the peer."""
         if self.state is State.OPEN:
-            self._applied_since_said = True
+            self._round.applied()
             self._snapshot_acked += 1
             self._send(SnapshotAck(self._snapshot_acked))
 
     def _request(self, limit: int) -> None:
         if self._cursor is None or limit == 0:
             super()._request(limit)
-        elif self.state is State.OPEN and not self._requested:
-            self._requested = True
-            self._events.append(SnapshotRequested(self._cursor, limit))  # type: ignore[arg-type]
+        elif self.state is State.OPEN and not self._round.requested:
+            self._round.request_opened()
+            self._raise(SnapshotRequested(self._cursor, limit))
 
     def _snapshot_allowed(self, page: SnapshotPage) -> str | None:
         """Why ``page`` must be refused, or None. A snapshot is taken only as the answer to a
@@ -163,24 +132,22 @@ class SnapshotSession(SyncSession):
             return "a snapshot for a node that already holds everything it covers"
         return None
 
-    def _receive_open(self, message: object) -> None:
+    def _receive_open(self, message: Message) -> None:
         if isinstance(message, SnapshotPage):
             refusal = self._snapshot_allowed(message)
             if refusal is not None:
                 self.fail("unsolicited_snapshot", refusal, CLOSE_PROTOCOL)
                 return
             self._taking, self._asked = not message.final, None
-            self._peer_caught_up = False
-            self._snapshot_received += 1
-            self._events.append(SnapshotReceived(message))  # type: ignore[arg-type]
+            self._round.peer_streaming()
+            self._raise(SnapshotReceived(message))
         elif isinstance(message, SnapshotAck):
-            expected = self._unacked[0][:2] if self._unacked else None
-            if expected != (_SNAPSHOT, message.seq):
+            rows = self._in_flight.pop(_SNAPSHOT, message.seq)
+            if rows is None:
                 self.fail("protocol_error", "an ack for a snapshot page that was not sent",
                           CLOSE_PROTOCOL)  # fmt: skip
                 return
-            _, _, rows = self._unacked.popleft()
-            self._events.append(SnapshotAcked(rows))  # type: ignore[arg-type]
+            self._raise(SnapshotAcked(rows))
             self._maybe_request()
         else:
-            super()._receive_open(message)  # type: ignore[arg-type]
+            super()._receive_open(message)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "PROTOCOL.md"
-SESSION_CODE = [ROOT / "sync" / "session.py", ROOT / "sync" / "snapshot.py"]
+SESSION_CODE = [ROOT / "sync" / name for name in ("session.py", "snapshot.py", "round.py")]
 NAMES_CODE = [
     *SESSION_CODE,
     ROOT / "sync" / "messages.py",

@@ -46,8 +46,9 @@ def test_hybrid_is_at_least_as_good_as_its_better_leg(scores, query_type):
     """Issue 25's bar: hybrid at least its better leg less 0.01 on every query type and measure.
     It was exact until the turns beside the best hits joined the ranking
     (storage/search/neighbours.py): the household episodes are one session, so a neighbour sometimes
-    passes a paraphrase's memory (MRR@10 0.863 against the vector leg's 0.869; recall@5 is the
-    same 0.96), while queries with several answers gain (recall@5 0.84 against 0.80)."""
+    passes a paraphrase's memory (MRR@10 0.863 against the vector leg's 0.869), while
+    paraphrase recall@5 gains (0.975 against 0.9625) and so do queries with several answers
+    (recall@5 0.83 against 0.80 without the neighbours)."""
     for measure in (0, 1):  # recall@5, MRR@10
         best_leg = max(scores["fts"][query_type][measure], scores["vector"][query_type][measure])
         assert scores["hybrid"][query_type][measure] >= best_leg - 0.01, (query_type, measure)

@@ -13,8 +13,8 @@ __all__ = ["echo_absorbed", "echo_clause"]
 
 def echo_absorbed(answer: dict[str, Any], as_json: bool) -> None:
     """The answer (node/absorb/pipeline.py's ``Absorbed.as_dict``: the same whether this process or
-    the
-    running ``feral serve`` absorbed it) as JSON, or each clause's lines (:func:`echo_clause`)."""
+    the running ``feral serve`` absorbed it) as JSON, or each clause's lines
+    (:func:`echo_clause`)."""
     if as_json:
         echo_json(answer)
         return

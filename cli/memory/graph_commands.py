@@ -15,7 +15,7 @@ from feral.storage.memory.graph_limits import DIRECTIONS, MAX_HOPS, MAX_RESULTS
 from feral.sync.errors import InvalidInput
 
 if TYPE_CHECKING:  # the answers' types: not for a CLI listing its commands
-    from feral.node.answers import GraphEntity, GraphStep
+    from feral.node.recall.answers_graph import GraphEntity, GraphStep
 
 from feral.cli.context import pass_home, with_node
 from feral.cli.output import echo_json, echo_table, json_option, shorten

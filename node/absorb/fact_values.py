@@ -2,13 +2,13 @@
 
 A single-valued slot (node/absorb/fact_rules.py) is *replaced* by a new value: "my doctor is Dr.
 Lee" archives Dr. Chen. But most of what people say after "my doctor is" is not a new doctor: "my
-doctor is on holiday", "my wife is pregnant", "my phone is broken", "my birthday is tomorrow".
-Read as values, each would archive the real one. So a value must look like what its slot
-holds, and what does not is a *state* of the slot: ``doctor_state / on holiday``, a new fact
-related to the doctor, archiving nothing. A negation ("my doctor is not Dr. Lee", "is no
-longer ...") is ``not_doctor / Dr. Lee``: the opposite of ``doctor / Dr. Lee`` (a contradiction
-if that is stored), never a value "not Dr. Lee". "my sister is called Ines" is ``sister_name /
-Ines``, and a value loses a trailing "now" or "since last year" ("I live in Lisbon now").
+doctor is on holiday", "my wife is pregnant", "my phone is broken", "my birthday is tomorrow". Read
+as values, each would archive the real one. So a value must look like what its slot holds, and what
+does not is a *state* of the slot: ``doctor_state / on holiday``, a new fact related to the doctor,
+archiving nothing. A negation ("my doctor is not Dr. Lee", "is no longer ...") is ``not_doctor / Dr.
+Lee``: the opposite of ``doctor / Dr. Lee`` (a contradiction if that is stored), never a value "not
+Dr. Lee". "my sister is called Ines" is ``sister_name / Ines``, and a value loses a trailing "now"
+or "since last year" ("I live in Lisbon now").
 
 What each slot holds: a person slot (doctor, wife, manager, ...) a name (a title, a
 capitalised word that is not a state); a place slot (lives_in,

@@ -7,10 +7,9 @@
    category (node/absorb/fact_rules.py); the new text is embedded at once with the node's embedder
    (before the write transaction: a model never runs inside one), and node/absorb/classify.py
    compares it with what is stored (storage/absorb/absorb_store.py reads the candidates). The
-   nearest stored facts come from the vectors a long-running process holds in memory
-   (``feral serve``, ``feral mcp``: storage/vectors/vector_index.py, kept in step with every vector
-   written, loaded before the write transaction if stale), else from sqlite-vec's scan, which
-   a one-shot command pays once instead of loading every vector.
+   nearest stored facts come from the vectors the node holds in memory
+   (storage/vectors/vector_index.py: loaded once, kept in step with every vector written, loaded
+   again before the write transaction if stale).
 4. **write**: in the same transaction as the candidates were read: the fact, its meta row,
    superseded facts archived, the edges (``supersedes``, ``contradicts``, ``related_to``),
    and the vector made in step 3, so the embedding queue does not embed the text again.
@@ -250,8 +249,7 @@ async def absorb(
     keeps the scope it has, but for a fact of a session or agent the user now states
     (``scope="user"``), lifted to the user's. A fact in a session's or agent's scope never
     archives a row of another scope (node/settings/scopes.py). ``keep`` (``--keep-both``) writes
-    what
-    would be merged or superseded beside it, linked ``related_to``."""
+    what would be merged or superseded beside it, linked ``related_to``."""
     answers = [
         await _absorb_one(node, parsed, limits, scope, keep)
         for parsed in prepare_triples(text, triple)

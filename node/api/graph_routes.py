@@ -23,11 +23,12 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from feral.node.recall import graph
+from feral.node.recall.answers_graph import GraphEntity, GraphQueryAnswer
 from feral.node.settings.limits import Text
 from feral.storage.db.rows import FactRow
 from feral.storage.memory.graph import MAX_HOPS, MAX_RESULTS
 
-from ..answers import EntityRow, GraphEntity, GraphQueryAnswer
+from ..answers import EntityRow
 from ..node import Node
 from .bodies import fit, read_json
 from .query_check import reads_query

@@ -53,7 +53,7 @@ from ..node import Node
 from .bodies import EpisodesQuery, RememberRequest, fit, read_json
 from .conflict_routes import ConflictApi
 from .curation import curation_routes
-from .errors import ApiError, error_response
+from .errors import ApiError, error_response, http_status
 from .exec_log_routes import ExecLogApi
 from .graph_routes import GraphApi
 from .guard import ApiGuard
@@ -78,8 +78,8 @@ def _endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
             return JSONResponse(readable(await handler(request)))
         except ApiError as exc:
             return error_response(exc.status, exc.code, exc.message)
-        except FeralError as exc:  # each kind's status and code: the table in sync/errors.py
-            return error_response(exc.http_status, exc.code, str(exc))
+        except FeralError as exc:  # each kind's status: the table in node/api/errors.py
+            return error_response(http_status(type(exc)), exc.code, str(exc))
         except Exception:
             log.exception("unexpected error answering %s %s", request.method, request.url.path)
             return error_response(500, "internal", "internal error; the node's log has details")

@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 from feral.node.links.answers_sync import StatusAnswer
+from feral.node.recall.answers_graph import GraphEntity, GraphQueryAnswer
 from feral.node.recall.search import SearchRequest
 from feral.storage.absorb.conflicts import ConflictRow
 
@@ -30,8 +31,6 @@ from ..answers import (
     ExecutionRow,
     FactRow,
     GcAnswer,
-    GraphEntity,
-    GraphQueryAnswer,
     ListedMemory,
     MetaAnswer,
     SearchAnswer,

@@ -4,12 +4,11 @@ a time (the MCP tool ``session_append``, ``Memory.append_message``), not as a wh
 Compaction is the one ``feral memory ingest`` does (node/assistant/sessions.py,
 node/assistant/working_memory.py): when a session's buffer passes its trigger, the oldest messages
 are summarised into an episode, which replicates, and the facts users state in them become facts of
-that episode
-(node/assistant/ingest_facts.py). The buffers themselves stay in this process's RAM (DESIGN §2), so
-a session is one process's: two ``feral mcp`` processes each hold their own buffer for a session
-of the same name. What is left in a buffer is not lost when the process ends: :meth:`close`
-(called when the server or the ``Memory`` closes) compacts every remainder into an episode, as
-ingest does at the end of a transcript; ``session_end`` does it for one session at once.
+that episode (node/assistant/ingest_facts.py). The buffers themselves stay in this process's RAM
+(DESIGN §2), so a session is one process's: two ``feral mcp`` processes each hold their own buffer
+for a session of the same name. What is left in a buffer is not lost when the process ends:
+:meth:`close` (called when the server or the ``Memory`` closes) compacts every remainder into an
+episode, as ingest does at the end of a transcript; ``session_end`` does it for one session at once.
 
 Each message is checked before it is buffered: its session id as ingest's transcripts check it,
 a role among :data:`ROLES`, content that is text a row can hold, and no secret (the same scan

@@ -2,10 +2,10 @@
 
 The commands (cli/memory/memory_rank_commands.py) and the API (node/api/routes.py) call these with
 an open :class:`~feral.node.node.Node`; each write goes through :meth:`Node.commit`, so it is
-stamped by the node's clock and reaches live links like any other. Ranges and formats are
-checked here (the API's bodies check them again on the way in, with the same limits), so a
-caller that skips the CLI's options still cannot store an importance of 0 or a malformed scope.
-A dry run reads and never writes.
+stamped by the node's clock and reaches live links like any other. Ranges and formats are checked
+here (the API's bodies check them again on the way in, with the same limits), so a caller that skips
+the CLI's options still cannot store an importance of 0 or a malformed scope. A dry run reads and
+never writes.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from feral.node.absorb.fact_rules import is_single_valued, slot
-from feral.node.answers import EdgeRow, Followed
+from feral.node.answers import EdgeRow, Followed, SlotConflict
 from feral.node.secrets.scan import refuse_secrets
 from feral.storage.absorb.absorb_store import slot_rows
 from feral.storage.absorb.slot_conflicts import conflicting_slots
@@ -114,7 +114,7 @@ def _history(conn: Connection, memory_id: str) -> list[Row]:
     return found
 
 
-def read_followed(conn: Connection, memory_id: str, mode: Follow) -> dict[str, Any]:
+def read_followed(conn: Connection, memory_id: str, mode: Follow) -> Followed:
     """``{"record", "edges"?, "history"?, "current_values", "conflicting"}`` (module docstring)."""
     _, record = find_row(conn, memory_id)
     current = _current_values(conn, record)
@@ -126,17 +126,17 @@ def read_followed(conn: Connection, memory_id: str, mode: Follow) -> dict[str, A
     key = _slot_key(record)
     result["current_values"] = [r["id"] for r in current]
     result["conflicting"] = key is not None and key in conflicting_slots(conn)
-    return result
+    return cast(Followed, result)  # built in the order the JSON has always had
 
 
 async def follow(node: Node, memory_id: str, mode: Follow) -> Followed:
     """A memory with what ``mode`` follows (NotFoundError for an unknown id)."""
     if mode not in FOLLOW_MODES:
         raise InvalidInput(f"--follow must be one of {', '.join(FOLLOW_MODES)}")
-    return cast(Followed, await node.store.read(read_followed, memory_id, mode))
+    return await node.store.read(read_followed, memory_id, mode)
 
 
-def conflicting_values(conn: Connection) -> list[dict[str, Any]]:
+def conflicting_values(conn: Connection) -> list[SlotConflict]:
     """Every single-valued slot holding live values no write had seen together: ``{"subject",
     "predicate", "ids"}``, sorted, the same on every device holding the same rows (the slot
     conflicts of storage/absorb/slot_conflicts.py, which ``memory conflicts`` lists)."""

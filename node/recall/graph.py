@@ -21,8 +21,10 @@ from feral.storage.memory.graph_limits import DIRECTIONS
 from feral.sync.errors import InvalidInput
 
 if TYPE_CHECKING:  # the node and its store: not for a CLI listing its commands
-    from feral.node.answers import EntityRow, GraphEntity, GraphQueryAnswer, GraphReached
+    from feral.node.answers import EntityRow
     from feral.node.node import Node
+
+    from .answers_graph import GraphEntity, GraphQueryAnswer, GraphReached
 
 __all__ = [
     "DIRECTIONS",

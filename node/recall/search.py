@@ -159,7 +159,7 @@ async def run_search(
 ) -> SearchResult:
     """Search episodes and facts as ``request`` asks, with ``defaults`` for what it leaves out.
 
-    ``index`` is the vectors held in memory by ``feral serve``; without it sqlite-vec scans.
+    ``index`` is the vectors the node holds in memory; without it every vector is read afresh.
     ``now_ms`` is the clock that ages memories (the system clock when left out).
 
     Raises:

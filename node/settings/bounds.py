@@ -1,11 +1,11 @@
 """The numbers behind node/settings/limits.py's types: bounds and defaults, with no msgspec.
 
 node/settings/limits.py declares each limit as an ``Annotated`` type for settings and the API; the
-CLI builds its click ranges and defaults from these plain values, so listing the commands
-(``feral --help``) need not import msgspec (and its typing_extensions, decimal and JSON
-schema modules). node/settings/limits.py re-exports its bounds, so either import reads the same
-value; the ``search`` settings' defaults (node/settings/config.py) are read from here, so that
-``feral memory search -h`` shows them without loading the settings module.
+CLI builds its click ranges and defaults from these plain values, so listing the commands (``feral
+--help``) need not import msgspec (and its typing_extensions, decimal and JSON schema modules).
+node/settings/limits.py re-exports its bounds, so either import reads the same value; the ``search``
+settings' defaults (node/settings/config.py) are read from here, so that ``feral memory search -h``
+shows them without loading the settings module.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ MAX_IMPORTANCE = 10.0
 
 DEFAULT_STRATEGY: Strategy = "hybrid"
 """The ``search.strategy`` setting's default (node/settings/config.py), like the ones below."""
-DEFAULT_ALPHA = 0.55
+DEFAULT_ALPHA = 0.65
 DEFAULT_MMR = False
 DEFAULT_MMR_LAMBDA = 0.7
 DEFAULT_MIN_SCORE = 0.0

@@ -268,16 +268,16 @@ class SearchSettings:
     strategy: StrategyName = DEFAULT_STRATEGY
     alpha: Fraction = DEFAULT_ALPHA
     """The vector weight in hybrid scoring, ``alpha*vector + (1-alpha)*fts`` over each leg's
-    pool-normalised score (storage/search/fusion.py); 0.55 was chosen with the fusion's other
-    constants, the temporal cue and the session neighbours (benchmarks/README.md)."""
+    pool-normalised score (storage/search/fusion.py); 0.65 was chosen with the fusion's other
+    constants (benchmarks/README.md); 0.55 did better on conversations with the session
+    neighbours but not on the household set's paraphrases."""
     mmr: bool = DEFAULT_MMR
     mmr_lambda: Fraction = DEFAULT_MMR_LAMBDA
     """Relevance weight in the MMR rerank: ``lambda*rel - (1-lambda)*max_sim_to_selected``."""
     decay_per_day: Fraction = 0.001
     """How fast a memory's rank fades: ``temporal = max(0, 1 - decay * days since its last
     update)`` (identity facts exempt; storage/search/ranking.py). 0.001 keeps a year-old memory at
-    64%
-    of its relevance (README, "Ranking"); 0 turns decay off."""
+    64% of its relevance (README, "Ranking"); 0 turns decay off."""
     min_score: MinScore = DEFAULT_MIN_SCORE
     """Hits whose final score (relevance x temporal x importance) is below this are dropped."""
 

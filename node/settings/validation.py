@@ -5,10 +5,9 @@ object (the last would win), ``NaN`` and the infinities (not JSON, RFC 8259 §6)
 enough to exhaust the stack. :func:`convert` hands the decoded value to :func:`msgspec.convert`,
 which checks it against the declared types (node/settings/limits.py, node/settings/config.py,
 node/recall/search.py), then runs the checks the types carry in ``Meta.extra``. msgspec says *where*
-a value failed
-(``$.sync.peers[0].url``); the wording people read comes from the type declared there, so a
-limit is written once and the message follows it: ``sync.max_clock_skew_ms must be a positive
-integer, got "abc"``. Of msgspec's own messages only the path and two shapes (a missing and
+a value failed (``$.sync.peers[0].url``); the wording people read comes from the type declared
+there, so a limit is written once and the message follows it: ``sync.max_clock_skew_ms must be a
+positive integer, got "abc"``. Of msgspec's own messages only the path and two shapes (a missing and
 an unknown field) are read; tests/node/test_validation.py and tests/node/test_config.py pin them.
 """
 

@@ -68,7 +68,8 @@ Triple = tuple[str, str, str]
 
 class HeldVectors(Protocol):
     """Vectors held in memory (storage/vectors/vector_index.py's ``VectorIndex``): the nearest rows
-    from a matrix product instead of sqlite-vec's scan, the same rows either way."""
+    from the matrix it holds instead of a fresh read of every vector, the same rows either
+    way."""
 
     def nearest(
         self, conn: Connection, table: Table, query_vector: bytes, k: int

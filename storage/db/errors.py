@@ -1,7 +1,8 @@
-"""Storage errors, beneath ``FeralError`` (the tree and its mapping are drawn in sync/errors.py).
+"""Storage errors, beneath ``FeralError`` (the tree and its codes are drawn in sync/errors.py).
 
-Each class carries its row of that mapping (API code, HTTP status, exit status) as the classes in
-sync/errors.py do; tests/sync/test_errors.py checks the rows against the drawing.
+Each class carries its ``code`` as the classes in sync/errors.py do; tests/sync/test_errors.py
+checks them against the drawing. The API's status and the CLI's exit status for each are mapped
+at those edges (node/api/errors.py, cli/context.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ __all__ = [
 class StorageError(FeralError):
     """The database refused an operation or cannot be used."""
 
-    code, http_status, exit_code = "storage_error", 500, 1
+    code = "storage_error"
 
 
 class MigrationError(StorageError):

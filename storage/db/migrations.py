@@ -60,7 +60,11 @@ END;"""
 
 
 def _vectors_from_vec0(table: str) -> str:
-    """``table``'s plain vector table, filled from the vec0 tables an earlier release kept."""
+    """``table``'s plain vector table, filled from the vec0 tables an earlier release kept.
+
+    Only vectors of the recorded dimension are copied; a live row left without one (a layout
+    this copy does not read) is queued to be embedded again, never silently unsearchable.
+    """
     width = "length(v.vectors) / c.size"
     return f"""
 CREATE TABLE IF NOT EXISTS {table}_vec_chunks(chunk_id INTEGER PRIMARY KEY, size, validity, rowids);
@@ -71,7 +75,12 @@ CREATE TABLE {table}_vectors (rowid INTEGER PRIMARY KEY, embedding BLOB NOT NULL
 INSERT INTO {table}_vectors(rowid, embedding)
 SELECT r.rowid, substr(v.vectors, r.chunk_offset * {width} + 1, {width})
 FROM {table}_vec_rowids r JOIN {table}_vec_chunks c ON c.chunk_id = r.chunk_id
-JOIN {table}_vec_vector_chunks00 v ON v.rowid = r.chunk_id;
+JOIN {table}_vec_vector_chunks00 v ON v.rowid = r.chunk_id
+WHERE {width} = 4 * (SELECT value FROM meta WHERE key = 'embed_dim');
+INSERT OR IGNORE INTO embed_queue(tbl, row_rowid)
+SELECT '{table}', rowid FROM {table} WHERE deleted = 0
+  AND EXISTS (SELECT 1 FROM meta WHERE key = 'embedder')
+  AND rowid NOT IN (SELECT rowid FROM {table}_vectors);
 """
 
 
@@ -184,8 +193,8 @@ CREATE INDEX exec_log_tombstones ON exec_log(id) WHERE deleted = 1;
     Migration(
         # A truthful status (issue 11): what each peer last said it holds (its counts and its
         # row digest, storage/log/row_digest.py, and the vector they were taken at), the progress of
-        # the stream it last announced, when its last link ended, and the links up now, one row
-        # per link and process, so a CLI beside ``feral serve`` sees the server's links.
+        # the stream it last announced, when its last link ended, and the links up now, one row per
+        # link and process, so a CLI beside ``feral serve`` sees the server's links.
         "0008_truthful_status",
         """
 ALTER TABLE peer_status ADD COLUMN entries TEXT NOT NULL DEFAULT '{}';

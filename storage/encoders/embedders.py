@@ -4,8 +4,7 @@
   onnxruntime (storage/encoders/onnx_model.py). It finds paraphrases among look-alike memories,
   which is what search by meaning is for; a query costs a few milliseconds.
 - ``"minilm-static-256"``: the static model distilled from it (storage/encoders/static_model.py),
-for
-  small devices: 15 MB, a table lookup, no onnxruntime needed, weaker on paraphrases.
+  for small devices: 15 MB, a table lookup, no onnxruntime needed, weaker on paraphrases.
 - ``"none"``: no vector leg at all (search is full-text only, and ``stats`` says so).
 
 A model is loaded once per process and shared (many nodes in one test run, or a server with

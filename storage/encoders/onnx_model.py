@@ -2,9 +2,8 @@
 
 The static model (storage/encoders/static_model.py) is a lookup table and misses most paraphrases
 among look-alike memories; the full transformer finds them (issue #12 measured 0.52 against 0.93 on
-queries that share no content word with their memory). Exported once to ONNX and quantised to
-int8 per channel by ``storage/encoders/models/export_minilm.py``, it is 23 MB and needs only
-onnxruntime,
+queries that share no content word with their memory). Exported once to ONNX and quantised to int8
+per channel by ``storage/encoders/models/export_minilm.py``, it is 23 MB and needs only onnxruntime,
 ``tokenizers`` and numpy at run time: no torch, no network, no download (DESIGN §2).
 
 Inference is sentence-transformers' for this model, step for step: WordPiece with ``[CLS]`` and

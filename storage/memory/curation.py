@@ -94,8 +94,7 @@ def remember_scoped(
     scope: str | None = None,
 ) -> FactRow:
     """:func:`~feral.storage.memory.memories.remember_fact`, then the fact put in ``scope`` in the
-    same
-    transaction (``None`` leaves the scope it has: the user's for a new fact)."""
+    same transaction (``None`` leaves the scope it has: the user's for a new fact)."""
     fact = remember_fact(conn, origin, stamp, triple, now_ms=now_ms, confidence=confidence)
     if scope is not None:
         set_scope(conn, origin, stamp, str(fact["id"]), scope)

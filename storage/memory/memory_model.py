@@ -2,8 +2,8 @@
 
 Each write goes through :func:`~feral.storage.memory.memories.commit_local` like the tiers, so these
 rows replicate, merge last-write-wins and appear in exports. A memory without a meta row has
-:data:`DEFAULT_META`; edges and entities have ids derived from their content (sync/ids.py), so
-the same link or entity made on two devices is one row.
+:data:`DEFAULT_META`; edges and entities have ids derived from their content (sync/ids.py), so the
+same link or entity made on two devices is one row.
 """
 
 from __future__ import annotations

@@ -61,9 +61,8 @@ scaled to [0, 1] (:func:`fuse`). Min-max alone stretches any spread to the full 
 conversations, where a question is about as close to a hundred turns (cosines 0.45 to 0.55), a
 vector leg that cannot tell them apart outvoted a lexical leg that could, and the hybrid fell
 below its lexical leg. With the floor, close cosines stay close; on the household set, whose
-vector candidates spread wider, little changes. Chosen with ``alpha`` 0.65 (0.55 since the
-temporal cue and the session neighbours) and the square of the share
-(benchmarks/fusion_tuning.py, benchmarks/README.md)."""
+vector candidates spread wider, little changes. Chosen with ``alpha`` 0.65 and the square of
+the share (benchmarks/fusion_tuning.py, benchmarks/README.md)."""
 NOISE_FLOOR = 0.05
 """A fused score below this is noise: near the bottom of both legs' pools."""
 TEMPORAL_CUE = 0.1

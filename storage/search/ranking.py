@@ -1,12 +1,12 @@
 """Ranking by time, importance and use: ``final = relevance × temporal × importance × access``.
 
 ``relevance`` is what the search legs gave a hit (storage/search/query.py,
-storage/search/fusion.py);
-``temporal = max(0, 1 − decay × days since the memory was last updated)``, except for facts in
-the ``identity`` category (a birthday does not go stale), which keep 1; ``importance`` is the
-replicated multiplier of the memory's meta row (``feral memory boost``), 1 without one. A memory
-without a meta row was last updated when it was created. ``access`` is this device's own
-retrievals of the memory (storage/memory/access_strength.py: 1 to 1.2, local, never replicated).
+storage/search/fusion.py); ``temporal = max(0, 1 − decay × days since the memory was last
+updated)``, except for facts in the ``identity`` category (a birthday does not go stale), which keep
+1; ``importance`` is the replicated multiplier of the memory's meta row (``feral memory boost``), 1
+without one. A memory without a meta row was last updated when it was created. ``access`` is this
+device's own retrievals of the memory (storage/memory/access_strength.py: 1 to 1.2, local, never
+replicated).
 
 The meta rows are read here in one statement per search, inside the search's read, so every
 hit is weighed against the same state. Nothing here writes: rankings are derived and local.

@@ -5,12 +5,10 @@ millisecond, and reading them out of the database takes most of a cold search's 
 (benchmarks/vector_bench.py measures both). So a node keeps the matrix once it has searched
 (:class:`VectorIndex`): it is loaded whole at the first search, kept up to date by the node's own
 embedding writes (:func:`~feral.storage.vectors.vectors.store_vectors` tells it what changed: it is
-a
-:class:`~feral.storage.vectors.vectors.VectorSink`), and loaded again whenever
+a :class:`~feral.storage.vectors.vectors.VectorSink`), and loaded again whenever
 ``meta.vec_generation`` says some other write changed vectors (a nuke, another process that
-embedded, a new embedder).
-:func:`scan_table` answers one query from a fresh read, for callers that hold no copy. The copy
-costs ``4 * dim`` bytes a row (100 MB at 100k rows of 256 dimensions).
+embedded, a new embedder). :func:`scan_table` answers one query from a fresh read, for callers that
+hold no copy. The copy costs ``4 * dim`` bytes a row (100 MB at 100k rows of 256 dimensions).
 
 Every method runs on the database thread (inside ``Store.read`` or ``Store.write``), so the copy
 needs no lock of its own.
@@ -111,7 +109,7 @@ class _Matrix:
         scores = np.einsum("ij,j->i", self.rows[:n], query)
         top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
         order = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(self.rowids[i]), float(scores[i])) for i in order]
+        return list(zip(self.rowids[order].tolist(), scores[order].tolist(), strict=True))
 
 
 class VectorIndex:

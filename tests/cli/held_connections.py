@@ -31,6 +31,9 @@ class HeldConnections:
         """Connections the server closed and the holder opened again."""
         self.refused = 0
         """Attempts to connect that failed outright."""
+        self.answered = 0
+        """Upgraded connections the server has answered (taken in), reopened ones too."""
+        self._answered: set[socket.socket] = set()
         self._stop = threading.Event()
         self._selector = selectors.DefaultSelector()
         self._open = 0
@@ -62,6 +65,9 @@ class HeldConnections:
                     self._drop(sock)
                     self.reopened += 1
                     self._connect(upgraded=upgraded)
+                elif sock not in self._answered:
+                    self._answered.add(sock)
+                    self.answered += 1
         for key in list(self._selector.get_map().values()):
             assert isinstance(key.fileobj, socket.socket)
             self._drop(key.fileobj)
@@ -81,6 +87,7 @@ class HeldConnections:
 
     def _drop(self, sock: socket.socket) -> None:
         self._selector.unregister(sock)
+        self._answered.discard(sock)
         sock.close()
         self._open -= 1
 

@@ -90,7 +90,8 @@ class SlowPeers:
 
 
 async def run_slow_peers(target: Target) -> SlowPeers:
-    """Start the three probes; once the stall has set in, catch up as another peer.
+    """Start the three probes; once the stalled reader has asked for everything, catch up as
+    another peer.
 
     One catch-up runs first, alone: serving one takes a few times the stream's size in
     transient memory, which the process keeps for reuse. Measured after it, the stall's growth
@@ -99,8 +100,14 @@ async def run_slow_peers(target: Target) -> SlowPeers:
     await catch_up(target)
     half_open = asyncio.create_task(silent_after(target, [hello_frame(target)]))
     mute = asyncio.create_task(silent_after(target, []))
-    stall = asyncio.create_task(stop_reading(target))
-    await asyncio.sleep(2.0)
+    asked = asyncio.Event()
+    stall = asyncio.create_task(stop_reading(target, asked))
+    waiting = asyncio.create_task(asked.wait())
+    await asyncio.wait({waiting, stall}, timeout=60, return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    if stall.done() and not asked.is_set():
+        await stall  # it failed before asking: raise what stopped it
+    assert asked.is_set(), "the stalled reader did not ask for everything within 60 s"
     rows = await catch_up(target)
     return SlowPeers(await half_open, await mute, await stall, rows)
 
@@ -116,8 +123,9 @@ async def silent_after(target: Target, frames: list[bytes]) -> Timed:
         return Timed(outcome, time.monotonic() - started)
 
 
-async def stop_reading(target: Target) -> Stall:
-    """Authenticate as the second device, ask for everything, and read nothing more."""
+async def stop_reading(target: Target, asked: asyncio.Event) -> Stall:
+    """Authenticate as the second device, ask for everything (then set ``asked``), and read
+    nothing more."""
     assert target.second is not None and target.server.process is not None
     pid = target.server.process.pid
     raw = await open_raw(target.server.port, receive_buffer=4096)
@@ -126,6 +134,7 @@ async def stop_reading(target: Target) -> Stall:
         rss_before = resident_bytes(pid)
         await raw.send(encode_message(Vector({})))
         started = time.monotonic()
+        asked.set()
         row = await wait_for_error(target, target.second.node_id, NO_PROGRESS_TIMEOUT_S + SLACK_S)
         seconds = time.monotonic() - started
         growth = resident_bytes(pid) - rss_before

@@ -9,15 +9,10 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from feral.cli.context import FeralGroup
+from feral.cli.context import EXIT_STATUS, FeralGroup, exit_status
 from feral.cli.main import cli
-from feral.sync.errors import (
-    FeralError,
-    HomeFileError,
-    InvalidArgument,
-    InvalidInput,
-    NotFoundError,
-)
+from feral.sync.errors import FeralError, InvalidArgument, InvalidInput
+from tests.error_kinds import a_raised, every_feral_error
 
 CLI = Path(__file__).resolve().parents[2] / "cli"
 
@@ -40,20 +35,66 @@ def group_raising(error: FeralError) -> click.Group:
     return group
 
 
-@pytest.mark.parametrize(
-    ("error", "status"),
-    [
-        (InvalidArgument("--top-k must be positive"), 2),
-        (NotFoundError("no memory with id 'x'"), 1),
-        (HomeFileError("clock: cannot write the clock mark"), 1),
-        (InvalidInput("line 3: invalid JSON"), 1),
-    ],
-)
-def test_a_feral_error_leaving_a_command_is_one_line_and_its_kinds_exit_status(error, status):
+EXIT_STATUS_OF = {
+    "FeralError": 1,
+    "DecodeError": 1,
+    "ProtocolError": 1,
+    "SchemaError": 1,
+    "ClockError": 1,
+    "ClockSkewError": 1,
+    "AuthError": 1,
+    "ConfigError": 1,
+    "InvalidArgument": 2,  # a usage error
+    "InvalidInput": 1,
+    "SecretRefused": 1,
+    "NotAvailable": 1,
+    "NotFoundError": 1,
+    "PathRefused": 1,
+    "HomeFileError": 1,
+    "ServeRefusal": 1,
+    "StorageError": 1,
+    "MigrationError": 1,
+    "ModelUnavailable": 1,
+    "CorruptDatabase": 1,
+    "NewerDatabase": 1,
+    "EmbeddingError": 1,
+}
+"""Each kind's exit status (DESIGN §6: 2 a usage error, 1 any other refusal), written down
+kind by kind so a kind added to the tree fails the tests until its status is decided."""
+
+
+def test_every_kind_in_the_tree_has_its_exit_status_written_down():
+    assert sorted(kind.__name__ for kind in every_feral_error()) == sorted(EXIT_STATUS_OF)
+
+
+@pytest.mark.parametrize("kind", every_feral_error(), ids=lambda kind: kind.__name__)
+def test_a_feral_error_leaving_a_command_is_one_line_and_its_kinds_exit_status(
+    kind: type[FeralError],
+):
+    error = a_raised(kind, f"a {kind.__name__} happened")
     result = CliRunner().invoke(group_raising(error), ["inner", "fails"], catch_exceptions=False)
-    assert result.exit_code == status == error.exit_code
-    assert result.stderr == f"Error: {error}\n"
+    assert result.exit_code == exit_status(kind) == EXIT_STATUS_OF[kind.__name__]
+    assert result.stderr == f"Error: a {kind.__name__} happened\n"
     assert result.stdout == ""
+
+
+def test_the_table_holds_a_kind_only_where_its_exit_status_differs_from_its_parents():
+    """One place per fact: a kind that exits as its parent does has no row and inherits it."""
+    assert FeralError in EXIT_STATUS
+    for kind, status in EXIT_STATUS.items():
+        if kind is not FeralError:
+            assert status != exit_status(kind.__mro__[1]), kind.__name__
+
+
+def test_a_kind_without_a_row_exits_as_its_nearest_ancestor_with_one():
+    class WrongFlag(InvalidArgument):
+        """A kind no table names (declared by this test)."""
+
+    assert WrongFlag not in EXIT_STATUS
+    result = CliRunner().invoke(
+        group_raising(WrongFlag("--x is not an option")), ["inner", "fails"]
+    )
+    assert result.exit_code == 2
 
 
 def test_a_message_over_several_lines_still_prints_as_one():

@@ -1,6 +1,6 @@
 """Access strength (storage/memory/access_strength.py, node/recall/access.py): what a search
-retrieved lifts
-its ranking a little, on this device only, and never replicates, never archives, never lowers."""
+retrieved lifts its ranking a little, on this device only, and never replicates, never archives,
+never lowers."""
 
 from __future__ import annotations
 

@@ -22,7 +22,6 @@ from typing import Any
 import click
 import msgspec
 import pytest
-from starlette.requests import Request
 from starlette.routing import Route
 from websockets.asyncio.client import connect
 
@@ -37,7 +36,6 @@ from feral.node.api import (
     load_or_create_api_token,
 )
 from feral.node.api.json_shapes import readable
-from feral.node.api.routes import _endpoint
 from feral.node.clock_mark import MARK_FILE
 from feral.node.node import Node
 from feral.node.recall.search import SearchRequest
@@ -53,9 +51,8 @@ from feral.node.settings.limits import (
     SEARCH_STRATEGIES,
 )
 from feral.storage.encoders.embedders import DEFAULT_EMBEDDER, load_embedder
-from feral.sync.errors import ConfigError, FeralError, HomeFileError, InvalidArgument
+from feral.sync.errors import ConfigError, HomeFileError
 from tests.cli.helpers import feral
-from tests.sync.test_errors import every_feral_error
 
 from .support import HOST, WAIT_S, Mesh, free_port, turn_off_embeddings
 
@@ -537,31 +534,6 @@ async def test_unknown_paths_and_wrong_methods_answer_json_errors(api: Api):
     wrong = await api.get("/api/memory/search")
     assert (wrong.status, error_code(wrong)) == (405, "method_not_allowed")
     assert wrong.headers["allow"] == "POST"
-
-
-def raised_by_a_route(error: FeralError) -> tuple[int, dict[str, Any]]:
-    """The status and body a route answers when its handler fails with ``error``."""
-
-    async def handler(request: Request) -> dict[str, Any]:
-        raise error
-
-    scope = {"type": "http", "method": "GET", "path": "/", "headers": [], "query_string": b""}
-    response = asyncio.run(_endpoint(handler)(Request(scope)))
-    return response.status_code, json.loads(bytes(response.body))
-
-
-@pytest.mark.parametrize("kind", every_feral_error(), ids=lambda kind: kind.__name__)
-def test_every_error_kind_is_answered_with_its_own_status_and_code(kind: type[FeralError]):
-    error = kind.__new__(kind)
-    Exception.__init__(error, f"a {kind.__name__}")
-    status, body = raised_by_a_route(error)
-    assert status == kind.http_status
-    assert body == {"error": {"code": kind.code, "message": f"a {kind.__name__}"}}
-
-
-def test_a_bad_argument_is_a_400_not_a_conflict():
-    status, body = raised_by_a_route(InvalidArgument("mmr_lambda must be from 0 to 1, got 2"))
-    assert (status, body["error"]["code"]) == (400, "invalid_argument")
 
 
 async def test_a_home_file_that_cannot_be_used_is_a_500_naming_it(api: Api, node: Node):

@@ -1,6 +1,5 @@
 """node/absorb/chat_endpoint.py: the one client of an OpenAI-compatible chat endpoint, against a
-fake on
-loopback. Its callers (the LLM summariser and classifier) are tested in their own files."""
+fake on loopback. Its callers (the LLM summariser and classifier) are tested in their own files."""
 
 from __future__ import annotations
 

@@ -79,9 +79,9 @@ def test_defaults_are_feral_defaults():
     assert settings.name == DEFAULT_NAME == "feral-node"
     assert settings.memory == MemorySettings(8000, 0.85, "extractive")
     assert settings.sync == SyncSettings((), "last_write_wins", 300_000)
-    # alpha is 0.55, not FERAL's 0.5: the vector weight chosen with the fusion's constants
+    # alpha is 0.65, not FERAL's 0.5: the vector weight chosen with the fusion's constants
     # (benchmarks/README.md, Retrieval quality)
-    assert settings.search == SearchSettings(10, "hybrid", 0.55, False, 0.7)
+    assert settings.search == SearchSettings(10, "hybrid", 0.65, False, 0.7)
 
 
 def test_a_missing_file_means_defaults(tmp_path):

@@ -172,3 +172,22 @@ async def test_a_queue_entry_commits_with_its_write_and_rolls_back_with_it(mesh:
     assert committed(mesh.home("a"), "SELECT count(*) FROM embed_queue") == 0
     await node.remember(("s", "p", "o"))
     assert committed(mesh.home("a"), "SELECT count(*) FROM embed_queue") == 1
+
+
+async def test_a_node_reads_its_vectors_once_and_keeps_them_current(mesh: Mesh) -> None:
+    node = await mesh.open("a", embedder=SlowEmbedder(delay_s=0))
+    await node.import_facts(notes(20))
+    await node.embed_queued()
+    index = node.embedding.index
+    assert index is not None and index.loads == 0  # nothing read before the first search
+    first = await node.search("parcel 7 depot", strategy="vector")
+    fact = await node.remember(("boiler", "serviced_on", "Monday"))
+    await node.embed_queued()  # told to the held copy: no second read
+    found = await node.search("boiler serviced Monday", strategy="vector")
+    assert first.results and found.results[0]["id"] == fact["id"]
+    assert node.embedding.index is index and index.loads == 1
+
+
+async def test_a_node_without_an_embedder_holds_no_vectors(mesh: Mesh) -> None:
+    node = await mesh.open("a")
+    assert node.embedder is None and node.embedding.index is None

@@ -1,7 +1,6 @@
 """The optional LLM classifier (node/absorb/llm_classify.py): its request and answer as pure
 functions, and its wiring into absorb against a tiny chat-completions server on loopback. No real
-model is
-ever called; whatever goes wrong, the rules decide and the log says so in one line."""
+model is ever called; whatever goes wrong, the rules decide and the log says so in one line."""
 
 from __future__ import annotations
 

@@ -60,14 +60,15 @@ def test_the_turns_beside_a_hit_join_the_results_with_a_share_of_its_score(chat:
     assert widened[0].score == first  # a lender keeps its own score
 
 
-def test_a_neighbour_that_was_a_candidate_adds_the_share_to_its_score(chat: Replica):
+def test_a_turn_between_two_hits_takes_the_larger_share_and_a_candidate_adds_it(chat: Replica):
     found = _scored(search_fts(chat.conn, "Matt Patterson concert", 10))
     before = {h.id: h.score for h in found}
     widened = {h.id: h for h in with_neighbours(chat.conn, found, 10)}
     played = next(i for i, h in widened.items() if h.row["summary"] == "Bo: who played?")
     assert played not in before  # it shares no word with the question: only its neighbours
-    lenders = [h for h in found if h.row["session_id"] != "another session"]
-    assert widened[played].score == pytest.approx(NEIGHBOUR_SHARE * sum(h.score for h in lenders))
+    beside = [h for h in found if h.row["session_id"] != "another session"]
+    assert len(beside) == 2  # the turns before and after it: it takes the larger share only
+    assert widened[played].score == pytest.approx(NEIGHBOUR_SHARE * max(h.score for h in beside))
 
 
 def test_rows_of_another_session_archived_rows_and_facts_lend_and_get_nothing(chat: Replica):

@@ -102,8 +102,7 @@ async def test_a_database_error_inside_a_write_becomes_a_storage_error_and_rolls
 
 async def test_a_write_that_rolls_itself_back_returns_and_leaves_nothing(store: Store):
     """A link refusing a page rolls the event's transaction back and returns
-    (storage/link/handler.py):
-    there is nothing to commit, and the write is no error."""
+    (storage/link/handler.py): there is nothing to commit, and the write is no error."""
     clock = HybridClock(A, ManualClock())
 
     def remember_then_roll_back(conn):

@@ -9,6 +9,7 @@ cleared slot in its chunk) and one remembered after that, all embedded by ``Hash
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,9 @@ def legacy(tmp_path: Path) -> Path:
     return path
 
 
-def test_the_vectors_of_vec0_tables_are_kept_as_they_were_made(legacy: Path, tmp_path: Path):
+def test_the_vectors_of_vec0_tables_are_kept_as_they_were_made(
+    legacy: Path, tmp_path: Path
+) -> None:
     conn = open_sync(legacy)
     try:
         migrated = stored(conn)
@@ -66,7 +69,7 @@ def test_the_vectors_of_vec0_tables_are_kept_as_they_were_made(legacy: Path, tmp
     assert len([key for key in migrated if key[0] == "facts"]) == 13  # the nuked one is not
 
 
-def test_no_vec0_table_is_left_and_the_file_is_whole(legacy: Path):
+def test_no_vec0_table_is_left_and_the_file_is_whole(legacy: Path) -> None:
     conn = open_sync(legacy)
     try:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
@@ -87,12 +90,30 @@ def _nearest_fact(conn: Connection, text: str) -> list[tuple[int, float]]:
     return search_similar(conn, FACTS, query(EMBEDDER, text), 3)
 
 
-def test_a_new_database_gets_empty_vector_tables_and_no_stand_ins(tmp_path: Path):
+def test_a_new_database_gets_empty_vector_tables_and_no_stand_ins(tmp_path: Path) -> None:
     conn = open_sync(tmp_path / "new.db")
     try:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert {"facts_vectors", "episodes_vectors"} <= names
         assert not {n for n in names if "_vec_" in n or n.endswith("_vec")}
         assert stored(conn) == {}
+    finally:
+        conn.close()
+
+
+def test_a_layout_the_copy_cannot_read_queues_its_rows_to_be_embedded_again(legacy: Path) -> None:
+    raw = sqlite3.connect(legacy)
+    raw.execute("DROP TABLE facts_vec_rowids")  # where vec0 kept each vector's chunk and slot
+    raw.commit()
+    raw.close()
+    conn = open_sync(legacy)
+    try:
+        assert not [key for key in stored(conn) if key[0] == "facts"]
+        assert queue_length(conn) == 13  # the live facts; the nuked one is not
+        while run_write(conn, embed_pending, EMBEDDER):
+            pass
+        assert len([key for key in stored(conn) if key[0] == "facts"]) == 13
+        nearest = _nearest_fact(conn, "subject4 likes thing number 4")
+        assert nearest[0][1] == pytest.approx(1.0, abs=1e-5)
     finally:
         conn.close()

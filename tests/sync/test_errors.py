@@ -1,11 +1,7 @@
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 import pytest
 
-import feral
 from feral.storage.db.errors import EmbeddingError, StorageError
 from feral.sync import errors
 from feral.sync.errors import (
@@ -24,6 +20,7 @@ from feral.sync.errors import (
     ProtocolError,
     SchemaError,
 )
+from tests.error_kinds import every_feral_error
 
 
 @pytest.mark.parametrize(
@@ -79,68 +76,49 @@ def test_clock_skew_error_without_a_peer_says_nothing_about_one():
     )
 
 
-def every_feral_error() -> list[type[FeralError]]:
-    """Every class beneath FeralError in the installed package (its modules imported first)."""
-    for module in pkgutil.walk_packages(feral.__path__, "feral."):
-        if module.name != "feral.cli.__main__":  # running it is the command itself
-            importlib.import_module(module.name)
-    found: list[type[FeralError]] = []
-    todo: list[type[FeralError]] = [FeralError]
-    while todo:
-        cls = todo.pop()
-        found.append(cls)
-        # Only feral's own: a test may subclass one to make an error of its own.
-        todo.extend(sub for sub in cls.__subclasses__() if sub.__module__.startswith("feral."))
-    return found
-
-
-def drawn_tree() -> dict[str, tuple[str | None, str, int, int]]:
-    """The docstring's rows: each kind's parent, API code, HTTP status and exit status."""
+def drawn_tree() -> dict[str, tuple[str | None, str]]:
+    """The docstring's rows: each kind's parent and API code."""
     assert errors.__doc__ is not None
     block = errors.__doc__.split("::\n\n", 1)[1].split("\n\n", 1)[0]
-    rows: dict[str, tuple[str | None, str, int, int]] = {}
+    rows: dict[str, tuple[str | None, str]] = {}
     parents: list[str] = []
     for line in block.splitlines()[1:]:  # the first line holds the column names
         start = next(i for i, ch in enumerate(line) if ch.isalnum())
         depth = (start - 4) // 4
-        name, code, http, exit_code = line[start:].split()
+        name, code = line[start:].split()
         del parents[depth:]
-        rows[name] = (parents[-1] if parents else None, code, int(http), int(exit_code))
+        rows[name] = (parents[-1] if parents else None, code)
         parents.append(name)
     return rows
 
 
-def test_the_drawn_tree_is_the_class_tree_with_each_classs_own_mapping():
+def test_the_drawn_tree_is_the_class_tree_with_each_classs_own_code():
     classes = {
-        cls.__name__: (
-            cls.__mro__[1].__name__ if cls is not FeralError else None,
-            cls.code,
-            cls.http_status,
-            cls.exit_code,
-        )
+        cls.__name__: (cls.__mro__[1].__name__ if cls is not FeralError else None, cls.code)
         for cls in every_feral_error()
     }
     assert classes == drawn_tree()
 
 
-def test_a_kind_declares_its_row_only_where_it_differs_from_its_parents():
-    """One place per fact: a subclass answered like its parent inherits the row."""
+def test_a_kind_declares_its_code_only_where_it_differs_from_its_parents():
+    """One place per fact: a subclass with its parent's code inherits it."""
     for cls in every_feral_error():
         if cls is FeralError or "code" not in vars(cls):
             continue
-        parent = cls.__mro__[1]
-        row = (cls.code, cls.http_status, cls.exit_code)
-        assert row != (parent.code, parent.http_status, parent.exit_code), cls.__name__
+        assert cls.code != cls.__mro__[1].code, cls.__name__
 
 
-def test_exit_statuses_are_the_three_of_design_6_and_statuses_are_errors():
+def test_codes_are_lower_case_identifiers():
     for cls in every_feral_error():
-        assert cls.exit_code in (1, 2), cls
-        assert 400 <= cls.http_status < 600, cls
         assert cls.code.isidentifier() and cls.code.islower(), cls
 
 
-def test_a_bad_argument_is_a_usage_error_and_a_bad_request():
-    assert (InvalidArgument.exit_code, InvalidArgument.http_status) == (2, 400)
+def test_the_core_says_what_went_wrong_not_how_the_api_or_the_cli_answer():
+    """Statuses and exit codes are the edges' (node/api/errors.py, cli/context.py)."""
+    for cls in every_feral_error():
+        assert not {"http_status", "exit_code"} & set(dir(cls)), cls.__name__
+
+
+def test_a_bad_argument_and_what_this_node_cannot_do_have_codes_of_their_own():
     assert InvalidArgument.code == "invalid_argument"
-    assert (NotAvailable.http_status, NotAvailable.code) == (409, "not_available")
+    assert NotAvailable.code == "not_available"

@@ -20,10 +20,9 @@ What it does:
 1. distils a static model with model2vec: MiniLM embeds every token of its vocabulary, PCA
    reduces the vectors to 256 dimensions, SIF weighting (1e-4) is folded into them;
 2. writes what feral loads (storage/encoders/static_model.py): ``tokenizer.json`` (padding and
-truncation
-   cleared; feral sets them at load), ``embeddings.npy`` (float16 unless ``--dtype float32``)
-   and ``config.json`` (name, dimension, limits, provenance, the SHA-256 of both files; no local
-   path, unlike model2vec's own config);
+   truncation cleared; feral sets them at load), ``embeddings.npy`` (float16 unless ``--dtype
+   float32``) and ``config.json`` (name, dimension, limits, provenance, the SHA-256 of both files;
+   no local path, unlike model2vec's own config);
 3. checks feral's numpy + tokenizers inference against model2vec's own ``encode`` (float32
    reference) on a few hundred sentences, and fails below a cosine of 0.999;
 4. with ``--print-test-vectors``, prints the reference vectors that
