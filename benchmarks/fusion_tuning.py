@@ -1,9 +1,9 @@
 """Choosing the hybrid's fusion: every variant tried on the same candidates, per set and split.
 
 ``python -m benchmarks fusion [--data PATH_OR_URL]``. Each set (the household set,
-benchmarks/retrieval_set.py, without its graph queries, which follow the graph before any
-fusion; and conversations, benchmarks/conversation_set.py) is stored in a fresh node; each
-query's two legs are fetched once (:data:`~feral.storage.search.fusion.FUSION_POOL` candidates each,
+benchmarks/retrieval_set.py, without its graph queries, which follow the graph before any fusion;
+and conversations, benchmarks/conversation_set.py) is stored in a fresh node; each query's two legs
+are fetched once (:data:`~feral.storage.search.fusion.FUSION_POOL` candidates each,
 storage/search/query.py), then :func:`~feral.storage.search.fusion.fuse` blends them with each
 ``alpha`` and power of the share of query words. Scores are recall@5, recall@10 and MRR@10 (the
 household set's recall@5 counts at most five answers, as benchmarks/retrieval_bench.py does).

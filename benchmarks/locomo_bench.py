@@ -13,10 +13,10 @@ Two baselines run in the same process on the same turns: ``bm25`` is plain SQLit
 the porter stemmer, a question's non-stop words OR-ed, ranked by ``bm25()``; ``cosine`` is the
 same encoder feral uses, each turn embedded as written, ranked by cosine in numpy.
 
-``--through ingest`` gives feral the same turns another way: each conversation written to a
-file as the export holds it and read by ``feral memory ingest``'s code
-(node/assistant/chat_export.py), each hit read back as the turn its episode cites; its rows are
-``fts via ingest`` and so on. ``--through both`` runs the two ways side by side on fresh nodes.
+``--through ingest`` gives feral the same turns another way: each conversation written to a file as
+the export holds it and read by ``feral memory ingest``'s code (node/assistant/chat_export.py), each
+hit read back as the turn its episode cites; its rows are ``fts via ingest`` and so on. ``--through
+both`` runs the two ways side by side on fresh nodes.
 
 Per question, over its evidence turns: ``recall@5`` and ``recall@10`` (the share of its
 evidence in the first 5 or 10 results) and ``hit@10`` (1 if any evidence is in the first 10);

@@ -1,10 +1,10 @@
 """The vector leg against a numpy scan of the same vectors, and how soon a catch-up is
 searchable by meaning.
 
-**Vector leg.** A store of N episodes is built as search_bench.py builds its own and embedded
-with the node's default model (a faster encoder only changes the build time, not the scan).
-Each query vector then goes through :func:`feral.storage.search.query.search_vector` as a node that
-has searched before runs it (the vectors held in memory: storage/vectors/vector_index.py) and as a
+**Vector leg.** A store of N episodes is built as search_bench.py builds its own and embedded with
+the node's default model (a faster encoder only changes the build time, not the scan). Each query
+vector then goes through :func:`feral.storage.search.query.search_vector` as a node that has
+searched before runs it (the vectors held in memory: storage/vectors/vector_index.py) and as a
 node's first search runs it (every stored float32 BLOB read for the query: what a one-shot CLI
 command pays), and through the baseline: a numpy product of the same vectors held as one float32
 matrix, with the same number of candidates picked by ``argpartition``. The leg also reads the

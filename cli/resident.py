@@ -1,11 +1,11 @@
 """Starting the resident node after a command that worked alone, and the resident's process.
 
-``feral memory remember`` and ``search`` hand their request to the process that has the node
-and the model loaded already: a running ``feral serve``, else the home's resident
-(node/serve/resident.py). With neither, the command does the work itself and, once it has printed
-its answer, starts a resident for the next command (:func:`start_resident`): a process of its own
-session, detached from the terminal, whose stdin is ``/dev/null`` and whose output goes to
-``HOME/resident.log``. It runs ``python -m feral.cli.resident HOME IDLE_S`` (:func:`main`).
+``feral memory remember`` and ``search`` hand their request to the process that has the node and the
+model loaded already: a running ``feral serve``, else the home's resident (node/serve/resident.py).
+With neither, the command does the work itself and, once it has printed its answer, starts a
+resident for the next command (:func:`start_resident`): a process of its own session, detached from
+the terminal, whose stdin is ``/dev/null`` and whose output goes to ``HOME/resident.log``. It runs
+``python -m feral.cli.resident HOME IDLE_S`` (:func:`main`).
 
 None is started when ``cli.resident_idle_s`` (or ``$FERAL_RESIDENT_IDLE_S``) is 0, when one
 runs or is starting already (it holds ``HOME/resident.lock``), or when a ``feral serve`` runs on

@@ -7,9 +7,8 @@ caller reads, and node/api/schema.py makes the OpenAPI document's answer schemas
 here become the schema's ``minimum``/``maximum``), so the document cannot drift from the code.
 
 The rows of the three memory tiers are storage's (:mod:`feral.storage.db.rows`); the other rows a
-node answers (an edge, an entity, a memory's meta) are written out here beside the answers.
-The graph's answers are in node/recall/answers_graph.py, sync status's in
-node/links/answers_sync.py.
+node answers (an edge, an entity, a memory's meta) are written out here beside the answers. The
+graph's answers are in node/recall/answers_graph.py, sync status's in node/links/answers_sync.py.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """N simulated devices on a simulated network, and the convergence loop (DESIGN §7).
 
 :meth:`Cluster.sync_until_quiet` is automerge's ``sync()`` loop for a mesh: heal everything,
-(re)connect every link of the topology, deliver frames round by round, and stop once every
-session of every link is quiet with nothing in flight. It fails after ``max_rounds`` (automerge's
+(re)connect every link of the topology, deliver frames round by round, and stop once every session
+of every link is quiet with nothing in flight. It fails after ``max_rounds`` (automerge's
 ``MAX_ITER``), so a livelock is a failure, not a hang. A link that is neither quiet nor carrying
 frames is stalled; the node's no-progress timeout (node/links/peer.py) closes it, and so does this
 loop.

@@ -1,11 +1,11 @@
 """One simulated device: a real SQLite store, its own clock, and a real session per link.
 
-:class:`SimNode` pumps each link's session over the simulated network and answers its events
-with the product's own handler (storage/link/handler.py's ``LinkHandler``, which
-node/links/peer.py's ``PeerLink`` drives too), and writes exactly as node/node.py's ``Node`` does
-(``memories.*`` under ``run_write`` with the clock's ``tick`` as the stamp, then ``local_changed``
-on every open link). Storage functions are looked up on their modules at call time, so a test can
-swap one for a broken variant.
+:class:`SimNode` pumps each link's session over the simulated network and answers its events with
+the product's own handler (storage/link/handler.py's ``LinkHandler``, which node/links/peer.py's
+``PeerLink`` drives too), and writes exactly as node/node.py's ``Node`` does (``memories.*`` under
+``run_write`` with the clock's ``tick`` as the stamp, then ``local_changed`` on every open link).
+Storage functions are looked up on their modules at call time, so a test can swap one for a broken
+variant.
 
 Where the node is asynchronous (``notify_changed`` schedules the pushes as tasks), the
 simulation pushes at once: one of the schedules the real node may take.

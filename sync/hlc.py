@@ -10,8 +10,8 @@ carries into the millisecond field, which is exactly "borrow the next millisecon
 never wraps and never repeats a stamp, however many writes share one physical millisecond.
 
 Unlike the paper's clock, a received stamp never lifts this one (issue 11): each device's stamps
-follow its own clock, so a fast device, or a paired one stamping ahead on purpose, cannot push
-every other device's stamps ahead of their clocks and get them refused further down the mesh.
+follow its own clock, so a fast device, or a paired one stamping ahead on purpose, cannot push every
+other device's stamps ahead of their clocks and get them refused further down the mesh.
 Last-write-wins still sees a later edit of a row win, because a local write to a row is stamped
 above the row's stored version (the ``floor`` of :meth:`HybridClock.tick`,
 storage/memory/memories.py).

@@ -13,10 +13,9 @@ facts of a person's identity and situation that change by replacement::
 
 and every ``favourite_*`` (one favourite colour at a time). A predicate ending in ``_name``
 (``doctor_name``, from "my doctor's name is ...") is the same slot as its stem when the stem is
-single-valued (:func:`slot`), so "my doctor's name is Dr. Chen" and "my doctor is now Dr. Lee"
-are one slot. Everything else (``likes``, ``is``, ``note``, ``kids``, ...) holds many values.
-That rule lives in storage/memory/slot_rules.py (slot conflicts read it too) and is re-exported
-here.
+single-valued (:func:`slot`), so "my doctor's name is Dr. Chen" and "my doctor is now Dr. Lee" are
+one slot. Everything else (``likes``, ``is``, ``note``, ``kids``, ...) holds many values. That rule
+lives in storage/memory/slot_rules.py (slot conflicts read it too) and is re-exported here.
 
 Opposites (:func:`opposite`): ``likes``/``dislikes``, ``is``/``is_not``, and ``P``/``not_P``.
 The same subject and object under opposite predicates is a contradiction.

@@ -1,9 +1,9 @@
 """An optional LLM classifier for absorb: never needed, off by default, the rules behind it.
 
-With ``memory.classifier: "llm"`` (and ``memory.llm``, the OpenAI-compatible endpoint the
-summaries use), :func:`~feral.node.absorb.pipeline.absorb` asks the endpoint how a new fact relates
-to the stored ones it would compare it with; the offline rules (node/absorb/classify.py) stay the
-default and the fallback. The request and the answer are pure functions (:func:`build_request`,
+With ``memory.classifier: "llm"`` (and ``memory.llm``, the OpenAI-compatible endpoint the summaries
+use), :func:`~feral.node.absorb.pipeline.absorb` asks the endpoint how a new fact relates to the
+stored ones it would compare it with; the offline rules (node/absorb/classify.py) stay the default
+and the fallback. The request and the answer are pure functions (:func:`build_request`,
 :func:`parse_answer`), so they are tested without any endpoint; :class:`LLMClassifier` sends one
 request through node/absorb/chat_endpoint.py, the client the summaries use too.
 

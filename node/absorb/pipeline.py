@@ -20,9 +20,9 @@ fact's own fields besides. ``duplicates_merged`` counts stored facts the text wa
 (1 for a duplicate, else 0); a duplicate writes nothing, and its ``memory_id`` is the stored
 row's.
 
-Offline and deterministic: with no embedding model (``memory.embedder`` is ``"none"``) only
-exact duplicates, slot values and opposites are found; near-duplicates and related facts need
-vectors. An LLM classifier may decide instead (``memory.classifier: "llm"``, off by default;
+Offline and deterministic: with no embedding model (``memory.embedder`` is ``"none"``) only exact
+duplicates, slot values and opposites are found; near-duplicates and related facts need vectors. An
+LLM classifier may decide instead (``memory.classifier: "llm"``, off by default;
 node/absorb/llm_classify.py): asked before the write transaction, the rules behind it on any
 failure.
 """
@@ -243,13 +243,13 @@ async def absorb(
 ) -> Absorbed:
     """Run the pipeline on a text or a triple and answer what happened (module docstring).
 
-    A text saying several facts is absorbed clause by clause, each alone (the answer is the
-    first clause's, the others in its ``clauses``). ``scope`` (checked by the caller:
+    A text saying several facts is absorbed clause by clause, each alone (the answer is the first
+    clause's, the others in its ``clauses``). ``scope`` (checked by the caller:
     node/settings/scopes.py) puts a written fact in that scope, in the same transaction; a duplicate
     keeps the scope it has, but for a fact of a session or agent the user now states
-    (``scope="user"``), lifted to the user's. A fact in a session's or agent's scope never
-    archives a row of another scope (node/settings/scopes.py). ``keep`` (``--keep-both``) writes
-    what would be merged or superseded beside it, linked ``related_to``."""
+    (``scope="user"``), lifted to the user's. A fact in a session's or agent's scope never archives
+    a row of another scope (node/settings/scopes.py). ``keep`` (``--keep-both``) writes what would
+    be merged or superseded beside it, linked ``related_to``."""
     answers = [
         await _absorb_one(node, parsed, limits, scope, keep)
         for parsed in prepare_triples(text, triple)

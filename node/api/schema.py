@@ -1,7 +1,7 @@
 """The OpenAPI 3.1 document served at ``GET /openapi.json``, generated from the structures.
 
-The request schemas come from :func:`msgspec.json.schema_components` over the very structures
-the routes convert bodies into (:class:`~feral.node.recall.search.SearchRequest`,
+The request schemas come from :func:`msgspec.json.schema_components` over the very structures the
+routes convert bodies into (:class:`~feral.node.recall.search.SearchRequest`,
 :class:`~feral.node.api.bodies.RememberRequest`, and :class:`~feral.node.api.bodies.EpisodesQuery`
 as query parameters), so a limit changed in node/settings/limits.py changes the document with it.
 The answers' schemas come from the types the handlers return (node/answers.py, listed route by route

@@ -1,13 +1,13 @@
 """Facts from what users say in a transcript (``feral memory ingest``), by the phrasing rules.
 
-Only messages whose role is ``user`` count: an assistant saying "your doctor is Dr. Chen" is not
-the user stating it. Each message is cut into sentences (a full stop after a title such as
-``Dr.`` does not end one) and each sentence into its clauses (node/absorb/clauses.py), each clause
-goes through :func:`~feral.node.absorb.phrases.parse_fact`, and what becomes a triple is kept; what
-the rules can only store as a note is left to the episode, which already holds the words. So "my
-sister's doctor is Dr. Lee" gives ``user sister_doctor Dr. Lee``, never ``user doctor``. The facts
-are written when the episode holding their message is stored, with that episode as their
-``source_episode``, through the absorb pipeline (node/absorb/absorb_batch.py).
+Only messages whose role is ``user`` count: an assistant saying "your doctor is Dr. Chen" is not the
+user stating it. Each message is cut into sentences (a full stop after a title such as ``Dr.`` does
+not end one) and each sentence into its clauses (node/absorb/clauses.py), each clause goes through
+:func:`~feral.node.absorb.phrases.parse_fact`, and what becomes a triple is kept; what the rules can
+only store as a note is left to the episode, which already holds the words. So "my sister's doctor
+is Dr. Lee" gives ``user sister_doctor Dr. Lee``, never ``user doctor``. The facts are written when
+the episode holding their message is stored, with that episode as their ``source_episode``, through
+the absorb pipeline (node/absorb/absorb_batch.py).
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Working memory (DESIGN §2): one session's live messages under a token budget, in RAM only.
 
-This module is pure: no I/O, no clock, no storage. :class:`WorkingMemory` decides *when* to
-compact and *which* messages go; its caller (:mod:`feral.node.assistant.sessions`) summarises them
-into an episode and stores it, so the summary replicates while the buffer itself never leaves the
-process.
+This module is pure: no I/O, no clock, no storage. :class:`WorkingMemory` decides *when* to compact
+and *which* messages go; its caller (:mod:`feral.node.assistant.sessions`) summarises them into an
+episode and stores it, so the summary replicates while the buffer itself never leaves the process.
 
 Tokens are counted with a deterministic approximation of a BPE tokenizer (no model needed):
 

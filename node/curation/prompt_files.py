@@ -2,13 +2,13 @@
 
 ``USER.md`` is who the user is: **Identity**, **Preferences**, **Interests**, **Goals**.
 ``MEMORY.md`` is what to keep in mind: **Context** (their situation: work, doctor, home) and
-**Standing rules** (directives: "always answer in French"). Each section holds the live facts
-of its category (node/recall/memory_lines.py says which: the meta row's, else the predicate's) of
-one scope, most important first, then newest, then by id, up to its cap of tokens
-(:data:`SECTION_CAPS`, counted with the model's tokenizer); what does not fit is counted in a last
-line. Events and plain notes are in neither file: the digest shows them. Only the user's own facts
-are "About the user": another person's birthday or likes ("Alice's birthday is May 4", "Bob likes
-green tea") is context, in ``MEMORY.md``.
+**Standing rules** (directives: "always answer in French"). Each section holds the live facts of its
+category (node/recall/memory_lines.py says which: the meta row's, else the predicate's) of one
+scope, most important first, then newest, then by id, up to its cap of tokens (:data:`SECTION_CAPS`,
+counted with the model's tokenizer); what does not fit is counted in a last line. Events and plain
+notes are in neither file: the digest shows them. Only the user's own facts are "About the user":
+another person's birthday or likes ("Alice's birthday is May 4", "Bob likes green tea") is context,
+in ``MEMORY.md``.
 
 The files are derived data, rebuilt whole by ``feral memory prompt`` and written atomically
 (a temporary file beside each, renamed over it: node/home/files.py), so a reader sees the old file

@@ -1,12 +1,11 @@
 """Files in the node's home written whole and private: the one atomic-write helper.
 
-Settings, the API token and wiki pages are replaced with :func:`write_private_file` (or, where
-the caller words its own error, :func:`replace_private_file`): the data goes to a new file
-beside the target, created ``O_EXCL`` with mode 0600 and ``fchmod``-ed to 0600 whatever the
-umask did, and is then renamed over the target. Readers see the old file or the new one, never
-a mix, and the contents are never readable by other users, even while being written. The node
-key is published with an exclusive link instead (node/home/identity.py), from the same temporary
-file.
+Settings, the API token and wiki pages are replaced with :func:`write_private_file` (or, where the
+caller words its own error, :func:`replace_private_file`): the data goes to a new file beside the
+target, created ``O_EXCL`` with mode 0600 and ``fchmod``-ed to 0600 whatever the umask did, and is
+then renamed over the target. Readers see the old file or the new one, never a mix, and the contents
+are never readable by other users, even while being written. The node key is published with an
+exclusive link instead (node/home/identity.py), from the same temporary file.
 
 The clock mark (node/clock_mark.py) is the one home file written in place, on purpose: it is
 written inside every write transaction, and a fixed-width ``pwrite`` leaves no temporary file

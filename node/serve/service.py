@@ -6,9 +6,8 @@ by websockets clients (node/links/dial.py) that reconnect with exponential backo
 sync: every local commit, including one made by another process on the same home (seen through
 SQLite's ``data_version``), is pushed to every connected peer.
 
-Embedding runs in the background here (node/embedding.py), woken by local writes, merged pages
-and other processes' commits; searches use the vectors held in memory
-(storage/vectors/vector_index.py).
+Embedding runs in the background here (node/embedding.py), woken by local writes, merged pages and
+other processes' commits; searches use the vectors held in memory (storage/vectors/vector_index.py).
 
 Every task here is supervised: a link that fails for any reason (the peer, the network, this
 node's own database refusing a write because another process holds its lock) ends that link

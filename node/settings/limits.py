@@ -1,10 +1,10 @@
 """The limits on what settings, the HTTP API and the CLI accept, declared once as types.
 
-Each name here is an ``Annotated`` type whose :class:`msgspec.Meta` carries its bounds; the
-settings (node/settings/config.py), the API's request bodies (node/recall/search.py,
-node/api/routes.py) and the OpenAPI document (node/api/schema.py) all use these types, and the CLI
-builds its click ranges from the constants beside them (node/settings/bounds.py, re-exported here),
-so a limit changed there changes everywhere at once.
+Each name here is an ``Annotated`` type whose :class:`msgspec.Meta` carries its bounds; the settings
+(node/settings/config.py), the API's request bodies (node/recall/search.py, node/api/routes.py) and
+the OpenAPI document (node/api/schema.py) all use these types, and the CLI builds its click ranges
+from the constants beside them (node/settings/bounds.py, re-exported here), so a limit changed there
+changes everywhere at once.
 
 ``Meta.extra`` may hold two things for node/settings/validation.py: ``"requirement"``, the wording
 of an error about a value of the type, and ``"check"``, a test the bounds cannot say (a URL's shape,

@@ -6,11 +6,11 @@ record of what the user said, and ``gc`` (which archives stale session facts) mu
 conversation's history by itself. Facts are put in a session's scope with ``--scope session:ID``;
 ``distill`` promotes them to the user's.
 
-Scopes never move a row behind the user's back: a fact absorbed in a session's or agent's
-scope never rewrites or archives a row of another scope (node/absorb/pipeline.py's ``within_scope``:
-a new value of the user's doctor said in a session sits beside the user's, related, instead of
-archiving it), and a session repeating what the user already holds leaves the user's row where it
-is. The way up is ``distill`` (or the user stating the fact in their own scope).
+Scopes never move a row behind the user's back: a fact absorbed in a session's or agent's scope
+never rewrites or archives a row of another scope (node/absorb/pipeline.py's ``within_scope``: a new
+value of the user's doctor said in a session sits beside the user's, related, instead of archiving
+it), and a session repeating what the user already holds leaves the user's row where it is. The way
+up is ``distill`` (or the user stating the fact in their own scope).
 
 :data:`Scope` is the one declaration of the format, for settings-style checks in the API's
 bodies (node/settings/validation.py) and, through :func:`check_scope`, the CLI's options.

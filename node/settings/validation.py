@@ -1,9 +1,9 @@
 """One JSON parser and one validator, shared by ``settings.json`` and the HTTP API's bodies.
 
-:func:`parse_json` refuses what :mod:`json` would let through silently: a key repeated in one
-object (the last would win), ``NaN`` and the infinities (not JSON, RFC 8259 §6), and nesting deep
-enough to exhaust the stack. :func:`convert` hands the decoded value to :func:`msgspec.convert`,
-which checks it against the declared types (node/settings/limits.py, node/settings/config.py,
+:func:`parse_json` refuses what :mod:`json` would let through silently: a key repeated in one object
+(the last would win), ``NaN`` and the infinities (not JSON, RFC 8259 §6), and nesting deep enough to
+exhaust the stack. :func:`convert` hands the decoded value to :func:`msgspec.convert`, which checks
+it against the declared types (node/settings/limits.py, node/settings/config.py,
 node/recall/search.py), then runs the checks the types carry in ``Meta.extra``. msgspec says *where*
 a value failed (``$.sync.peers[0].url``); the wording people read comes from the type declared
 there, so a limit is written once and the message follows it: ``sync.max_clock_skew_ms must be a

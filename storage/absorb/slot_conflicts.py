@@ -1,13 +1,12 @@
 """Conflicts of a slot: one subject's single-valued slot holding several live values.
 
 A device that learns a new value of a single-valued slot (storage/memory/slot_rules.py) supersedes
-the one it holds, so one device alone never leaves two. Two devices apart that each set the
-slot (each superseding the same doctor, one with Dr. Lee and one with Dr. Patel) leave two live
-facts that no write had seen together: rows with ids of their own, so no row forked and no
-conflict record was written (storage/absorb/conflicts.py). These conflicts are derived when read
-from the replicated rows, never stored, so every device holding the same rows lists the same ones; a
-slot conflict ends when one value is left, by ``resolve`` or by any write that supersedes or
-archives the others.
+the one it holds, so one device alone never leaves two. Two devices apart that each set the slot
+(each superseding the same doctor, one with Dr. Lee and one with Dr. Patel) leave two live facts
+that no write had seen together: rows with ids of their own, so no row forked and no conflict record
+was written (storage/absorb/conflicts.py). These conflicts are derived when read from the replicated
+rows, never stored, so every device holding the same rows lists the same ones; a slot conflict ends
+when one value is left, by ``resolve`` or by any write that supersedes or archives the others.
 
 Two values one write had seen together are no conflict: a device that holds both and links
 them (``remember --keep-both`` writes a new value beside the stored one, linked by an edge)

@@ -191,10 +191,10 @@ CREATE INDEX exec_log_tombstones ON exec_log(id) WHERE deleted = 1;
 """,
     ),
     Migration(
-        # A truthful status (issue 11): what each peer last said it holds (its counts and its
-        # row digest, storage/log/row_digest.py, and the vector they were taken at), the progress of
-        # the stream it last announced, when its last link ended, and the links up now, one row per
-        # link and process, so a CLI beside ``feral serve`` sees the server's links.
+        # A truthful status (issue 11): what each peer last said it holds (its counts and its row
+        # digest, storage/log/row_digest.py, and the vector they were taken at), the progress of the
+        # stream it last announced, when its last link ended, and the links up now, one row per link
+        # and process, so a CLI beside ``feral serve`` sees the server's links.
         "0008_truthful_status",
         """
 ALTER TABLE peer_status ADD COLUMN entries TEXT NOT NULL DEFAULT '{}';

@@ -15,11 +15,11 @@ The files live in ``storage/encoders/models/<name>/``:
 - ``embeddings.npy``: the ``(vocabulary, dim)`` matrix, float16;
 - ``LICENSE`` and ``NOTICE``: all-MiniLM-L6-v2 is Apache-2.0.
 
-It is ``memory.embedder: "minilm-static-256"``, the choice for small devices: 15 MB, about 60
-times faster than the default encoder (storage/encoders/onnx_model.py), and much weaker on
-paraphrases among look-alike memories. storage/encoders/embedders.py maps the setting to a model. A
-missing or damaged model is a :class:`~feral.storage.db.errors.ModelUnavailable` naming the file,
-never a silent fallback to no vectors or to feature hashing.
+It is ``memory.embedder: "minilm-static-256"``, the choice for small devices: 15 MB, about 60 times
+faster than the default encoder (storage/encoders/onnx_model.py), and much weaker on paraphrases
+among look-alike memories. storage/encoders/embedders.py maps the setting to a model. A missing or
+damaged model is a :class:`~feral.storage.db.errors.ModelUnavailable` naming the file, never a
+silent fallback to no vectors or to feature hashing.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """Rows a received page may have forked, queued in the page's transaction (sync/conflicts.py).
 
-Finding and recording a conflict is a local write (it is stamped by this node's clock), which
-the page's transaction cannot make: only the node stamps. So the page's transaction queues each
-row where the log now holds another write that replaced the same version, and the node drains
-the queue in a write of its own right after (storage/absorb/conflicts.py ``record_queued``). The
-queue is local and travels nowhere; a crash between the two leaves the rows queued for the next
-drain.
+Finding and recording a conflict is a local write (it is stamped by this node's clock), which the
+page's transaction cannot make: only the node stamps. So the page's transaction queues each row
+where the log now holds another write that replaced the same version, and the node drains the queue
+in a write of its own right after (storage/absorb/conflicts.py ``record_queued``). The queue is
+local and travels nowhere; a crash between the two leaves the rows queued for the next drain.
 """
 
 from __future__ import annotations

@@ -380,10 +380,9 @@ def search_similar(
 ) -> list[tuple[int, float]]:
     """The ``k`` nearest rows of ``table`` as ``(rowid, cosine similarity)``, nearest first.
 
-    Reads every vector of ``table`` for this one query: a process that searches again holds
-    them instead (:class:`~feral.storage.vectors.vector_index.VectorIndex`). A zero vector (a text
-    with no words) has no direction: such a row is no match for anything, nor anything for a zero
-    query.
+    Reads every vector of ``table`` for this one query: a process that searches again holds them
+    instead (:class:`~feral.storage.vectors.vector_index.VectorIndex`). A zero vector (a text with
+    no words) has no direction: such a row is no match for anything, nor anything for a zero query.
     """
     from .vector_index import scan_table  # numpy: imported when a search runs
 
