@@ -24,13 +24,13 @@ from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import TYPE_CHECKING
 
-from feral.storage.absorb_store import Outcome, absorb_fact
+from feral.storage.absorb_store import Outcome
 from feral.storage.connection import Connection
 from feral.storage.memories import Stamp
 from feral.storage.memory_model import add_edge
 from feral.sync.types import NodeId
 
-from .absorb import Fact
+from .absorb_fact import Fact
 from .classify import decide, keep_both
 from .phrases import Triple
 from .write_turns import WriteTurns
@@ -123,21 +123,16 @@ def _absorb_chunk(
     *,
     now_ms: int,
 ) -> list[Outcome]:
-    """Each fact read, decided and written in turn, in the caller's one transaction."""
-    return [
-        absorb_fact(
-            conn,
-            origin,
-            stamp,
-            fact.candidates_of,
-            (lambda found: keep_both(decide(found), found.triple)) if keep else decide,
-            lambda memory_id, fact=fact: fact.meta(memory_id, now_ms),  # type: ignore[misc]
-            now_ms=now_ms,
-            vector=fact.vector,
-            source_episode=fact.source_episode,
-        )
-        for fact in facts
-    ]
+    """Each fact read, decided and written in turn, in the caller's one transaction (a later
+    fact's read sees what the earlier ones wrote)."""
+    outcomes = []
+    for fact in facts:
+        found = fact.candidates_of(conn)
+        decision = decide(found)
+        if keep:
+            decision = keep_both(decision, found.triple)
+        outcomes.append(fact.write(conn, origin, stamp, found, decision, now_ms=now_ms))
+    return outcomes
 
 
 async def absorb_groups(node: Node, episode_id: str, groups: Sequence[Sequence[Triple]]) -> int:

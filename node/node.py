@@ -40,7 +40,7 @@ from feral.sync.hlc import COUNTER_BITS, DEFAULT_MAX_DRIFT_MS, HybridClock
 from feral.sync.ids import new_ulid
 from feral.sync.types import NodeId, PackedHLC, RowId, VersionVector
 
-from .absorb import Absorbed, absorb
+from .absorb import Absorbed, Said, absorb
 from .absorb_batch import Absorbed as BulkAbsorbed, absorb_groups, absorb_many
 from .answers import EntityRow, MemoryRow
 from .clock_mark import read_mark, write_mark
@@ -51,7 +51,7 @@ from .home_paths import DATABASE_FILE, default_home
 from .identity import Identity, load_or_create_identity
 from .ingest_facts import FactExtractor
 from .node_reads import NodeReads
-from .phrases import Triple, parse_fact
+from .phrases import Triple
 from .prompt_files import rewrite_prompt_files
 from .search import SearchResult
 from .secret_scan import refuse_secrets, refuse_triple, refuse_triples, screened_messages
@@ -257,22 +257,20 @@ class Node(NodeReads):
         await self._committed()
         return cast(MemoryRow, row)
 
-    async def remember_text(self, text: str, *, scope: str | None = None) -> FactRow:
-        """Remember what a person said, as a triple when a phrasing rule fits (node/phrases.py)."""
-        refuse_secrets([text])
-        return await self.remember(parse_fact(text), scope=scope)
-
     async def absorb(
         self,
-        text: str | None = None,
+        text: str | Said | None = None,
         triple: Triple | None = None,
         scope: str | None = None,
         *,
         keep_both: bool = False,
     ) -> Absorbed:
         """Remember through the absorb pipeline (node/absorb.py): scanned, classified, linked;
-        ``keep_both`` writes what would be merged or superseded beside it instead."""
-        return await absorb(self, text, triple, scope=scope, keep=keep_both)
+        ``keep_both`` writes what would be merged or superseded beside it instead. ``text`` may
+        be what was said already checked (:class:`Said`: a command checks it before it opens
+        the node, node/absorb.py's ``absorbing``)."""
+        said = text if isinstance(text, Said) else Said.of(text, triple)
+        return await absorb(self, said, scope=scope, keep=keep_both)
 
     async def add_entity(self, entity_type: str, name: str) -> EntityRow:
         """Name an entity of the graph (node/graph.py checks the type and name; SecretRefused
