@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Concatenate, ParamSpec, Protocol, TypeVar, cast
 
 from feral.node.absorb.absorb_batch import Absorbed as BulkAbsorbed, absorb_groups, absorb_many
-from feral.node.absorb.phrases import Triple, parse_fact
-from feral.node.absorb.pipeline import Absorbed, absorb
+from feral.node.absorb.phrases import Triple
+from feral.node.absorb.pipeline import Absorbed, Said, absorb
 from feral.node.assistant.ingest_facts import FactExtractor
 from feral.node.assistant.sessions import IngestResult, SessionMemory, ingest
 from feral.node.assistant.summarise import summariser_for
@@ -252,23 +252,20 @@ class Node(NodeReads):
         await self._committed()
         return cast(MemoryRow, row)
 
-    async def remember_text(self, text: str, *, scope: str | None = None) -> FactRow:
-        """Remember what a person said, as a triple when a phrasing rule fits
-        (node/absorb/phrases.py)."""
-        refuse_secrets([text])
-        return await self.remember(parse_fact(text), scope=scope)
-
     async def absorb(
         self,
-        text: str | None = None,
+        text: str | Said | None = None,
         triple: Triple | None = None,
         scope: str | None = None,
         *,
         keep_both: bool = False,
     ) -> Absorbed:
         """Remember through the absorb pipeline (node/absorb/pipeline.py): scanned, classified,
-        linked; ``keep_both`` writes what would be merged or superseded beside it instead."""
-        return await absorb(self, text, triple, scope=scope, keep=keep_both)
+        linked; ``keep_both`` writes what would be merged or superseded beside it instead. ``text``
+        may be what was said already checked (:class:`Said`: a command checks it before it opens the
+        node, node/absorb/pipeline.py's ``absorbing``)."""
+        said = text if isinstance(text, Said) else Said.of(text, triple)
+        return await absorb(self, said, scope=scope, keep=keep_both)
 
     async def add_entity(self, entity_type: str, name: str) -> EntityRow:
         """Name an entity of the graph (node/recall/graph.py checks the type and name; SecretRefused

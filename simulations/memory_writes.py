@@ -4,10 +4,9 @@ in one transaction, as ``remember`` makes them), typed links and meta rows (boos
 
 from __future__ import annotations
 
-from feral.storage.absorb.absorb_store import Decision, Outcome, absorb_fact, read_candidates
+from feral.storage.absorb.absorb_store import Decision, Outcome, read_candidates, write_outcome
 from feral.storage.db.connection import Connection
 from feral.storage.memory.memories import Stamp
-from feral.storage.memory.memory_model import Meta
 from feral.sync.types import NodeId
 
 __all__ = ["supersede"]
@@ -27,12 +26,8 @@ def supersede(
 ) -> Outcome:
     """Absorb ``new`` as superseding the fact ``old_id`` (NotFoundError if that one is gone:
     the transaction rolls back and nothing is written)."""
-    return absorb_fact(
-        conn,
-        origin,
-        stamp,
-        lambda c: read_candidates(c, new, [], "not_", " ".join(new), None),
-        lambda _: Decision("supersede", supersedes=(old_id,)),
-        lambda memory_id: Meta(memory_id, category=category, updated_at=now_ms),
-        now_ms=now_ms,
+    found = read_candidates(conn, new, [], "not_", " ".join(new), None)
+    decision = Decision("supersede", supersedes=(old_id,))
+    return write_outcome(
+        conn, origin, stamp, found.triple, decision, category=category, now_ms=now_ms
     )

@@ -129,12 +129,13 @@ def _remember_here(
 ) -> dict[str, Any]:
     """``remember`` in this process: the node opened here, the model loaded here. The text
     goes to ``Node.absorb`` as the API sends it: the node scans, parses and classifies it
-    (node/absorb/pipeline.py), so a secret is refused there, before anything is read or written."""
+    (node/absorb/pipeline.py), and checks it before the home is opened (``absorbing``), so a secret
+    is refused before anything is read, written or made."""
+    from feral.node.absorb.pipeline import absorbing
+
     triple = (str(parts[0]), str(parts[1]), str(parts[2])) if all(parts) else None
-    absorbed = with_node(
-        home, lambda node: node.absorb(None if triple else text, triple, scope, keep_both=keep)
-    )
-    return dict(absorbed.as_dict())
+    absorb = absorbing(None if triple else text, triple, scope, keep_both=keep)
+    return dict(with_node(home, absorb).as_dict())
 
 
 @memory.command()

@@ -25,15 +25,15 @@ from itertools import combinations
 from typing import TYPE_CHECKING
 
 from feral.node.write_turns import WriteTurns
-from feral.storage.absorb.absorb_store import Outcome, absorb_fact
+from feral.storage.absorb.absorb_store import Outcome
 from feral.storage.db.connection import Connection
 from feral.storage.memory.memories import Stamp
 from feral.storage.memory.memory_model import add_edge
 from feral.sync.types import NodeId
 
+from .absorb_fact import Fact
 from .classify import decide, keep_both
 from .phrases import Triple
-from .pipeline import Fact
 
 if TYPE_CHECKING:
     from feral.node.node import Node
@@ -125,21 +125,16 @@ def _absorb_chunk(
     *,
     now_ms: int,
 ) -> list[Outcome]:
-    """Each fact read, decided and written in turn, in the caller's one transaction."""
-    return [
-        absorb_fact(
-            conn,
-            origin,
-            stamp,
-            fact.candidates_of,
-            (lambda found: keep_both(decide(found), found.triple)) if keep else decide,
-            lambda memory_id, fact=fact: fact.meta(memory_id, now_ms),  # type: ignore[misc]
-            now_ms=now_ms,
-            vector=fact.vector,
-            source_episode=fact.source_episode,
-        )
-        for fact in facts
-    ]
+    """Each fact read, decided and written in turn, in the caller's one transaction (a later
+    fact's read sees what the earlier ones wrote)."""
+    outcomes = []
+    for fact in facts:
+        found = fact.candidates_of(conn)
+        decision = decide(found)
+        if keep:
+            decision = keep_both(decision, found.triple)
+        outcomes.append(fact.write(conn, origin, stamp, found, decision, now_ms=now_ms))
+    return outcomes
 
 
 async def absorb_groups(node: Node, episode_id: str, groups: Sequence[Sequence[Triple]]) -> int:

@@ -1,8 +1,9 @@
 """The absorb pipeline, the path of every ``remember``: validate → scan → classify → write.
 
 1. **validate**: the text (or each part of a triple) must hold something besides white space.
-2. **scan**: :func:`scan_text` is the hook where text that must never be stored (a secret) is
-   refused before anything is read or written; today it accepts everything.
+2. **scan**: text that must never be stored (a secret) is refused before anything is read or
+   written (:class:`~feral.node.absorb.absorb_fact.Said`, node/secrets/scan.py); a command that has
+   yet to open its node checks first (:func:`absorbing`), so a refusal leaves the home as it was.
 3. **classify**: the phrasing rules (node/absorb/phrases.py) make the text a triple and give it a
    category (node/absorb/fact_rules.py); the new text is embedded at once with the node's embedder
    (before the write transaction: a model never runs inside one), and node/absorb/classify.py
@@ -10,9 +11,11 @@
    nearest stored facts come from the vectors the node holds in memory
    (storage/vectors/vector_index.py: loaded once, kept in step with every vector written, loaded
    again before the write transaction if stale).
-4. **write**: in the same transaction as the candidates were read: the fact, its meta row,
-   superseded facts archived, the edges (``supersedes``, ``contradicts``, ``related_to``),
-   and the vector made in step 3, so the embedding queue does not embed the text again.
+4. **write**: in the same transaction as the candidates were read, read → decide → write in
+   one straight sequence (:func:`_absorb_in_scope`; storage never calls back): the fact, its
+   meta row, superseded facts archived, the edges (``supersedes``, ``contradicts``,
+   ``related_to``), and the vector made in step 3, so the embedding queue does not embed the
+   text again.
 
 The answer is :class:`Absorbed`: ``{"status": "absorbed", "memory_id", "classification",
 "edges_created", "duplicates_merged"}``, with ``edges`` (the edges written) and the stored
@@ -31,52 +34,29 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from feral.node.answers import AbsorbedAnswer, EdgeRow
-from feral.node.secrets.scan import refuse_secrets, refuse_triple
-from feral.storage.absorb.absorb_store import (
-    Candidates,
-    Decision,
-    HeldVectors,
-    NewVector,
-    Outcome,
-    absorb_fact,
-    read_candidates,
-)
+from feral.storage.absorb.absorb_store import Candidates, Decision, Outcome
 from feral.storage.db.connection import Connection
 from feral.storage.db.rows import FactRow
 from feral.storage.memory.curation import set_scope
 from feral.storage.memory.memories import Row, Stamp
-from feral.storage.memory.memory_model import DEFAULT_SCOPE, Meta, read_meta
-from feral.storage.vectors.vectors import pack_vector
-from feral.sync.errors import InvalidInput
+from feral.storage.memory.memory_model import DEFAULT_SCOPE, read_meta
 from feral.sync.types import NodeId
 
+from .absorb_fact import Fact, Said, embed_facts, held_vectors
 from .classify import Thresholds, decide, fact_text, keep_both
-from .clauses import parse_facts
-from .fact_rules import category_of, is_single_valued, opposite, slot
-from .fact_values import about_slot
 from .llm_classify import llm_classifier_for, same_candidates
-from .phrases import Triple, parse_fact
+from .phrases import Triple
 from .same_fact import hard_tokens
 
 if TYPE_CHECKING:
     from feral.node.node import Node
 
-__all__ = [
-    "Absorbed",
-    "Fact",
-    "absorb",
-    "embed_facts",
-    "held_vectors",
-    "prepare_triple",
-    "prepare_triples",
-    "scan_text",
-    "within_scope",
-]
+__all__ = ["Absorbed", "Said", "absorb", "absorbing", "within_scope"]
 
 log = logging.getLogger("feral.classify")
 
@@ -126,122 +106,16 @@ class Absorbed:
         return cast(AbsorbedAnswer, answer)  # classification: one of the five
 
 
-def scan_text(texts: list[str]) -> None:
-    """The scan step: refuse what must never be stored, before anything is read or written.
-
-    The secret scan (node/secrets/scan.py): a refusal raises
-    :class:`~feral.node.secrets.scan.SecretRefused`, whose message names the kind, never the value.
-    """
-    refuse_secrets(texts)
-
-
-def prepare_triples(text: str | None, triple: Triple | None) -> list[Triple]:
-    """Validate and scan the input, and make it triples: the phrasing rules make a text one
-    triple per clause ("I live in Lisbon now and my dentist is Dr. Silva" says two facts).
-
-    Raises:
-        InvalidInput: neither or both given, or an empty part.
-    """
-    if text is not None and triple is None and text.strip():
-        scan_text([text])
-        return parse_facts(text)
-    return [prepare_triple(text, triple)]
-
-
-def prepare_triple(text: str | None, triple: Triple | None) -> Triple:
-    """Validate and scan the input, and make it a triple (phrasing rules for a text).
-
-    Raises:
-        InvalidInput: neither or both given, or an empty part.
-    """
-    if (text is None) == (triple is None):
-        raise InvalidInput("give a text or a triple, not both")
-    if triple is not None:
-        parts = tuple(part.strip() for part in triple)
-        if not all(parts):
-            raise InvalidInput("subject, predicate and object must not be empty")
-        checked = (parts[0], parts[1], parts[2])
-        refuse_triple(checked)  # also reads "predicate is object": user / wifi_password / x
-        return checked
-    assert text is not None
-    if not text.strip():
-        raise InvalidInput("the text is empty")
-    scan_text([text])
-    return parse_fact(text)
-
-
-async def embed_facts(node: Node, texts: list[str]) -> list[NewVector | None]:
-    """The texts' vectors, made now in one call on a worker thread (``None`` each with no model,
-    or a database that takes no writes, which has no vectors to compare with either)."""
-    embedder = node.embedder
-    if embedder is None or not node.embedding.active or not texts:
-        return [None] * len(texts)
-    vectors = await asyncio.to_thread(embedder.embed, texts)
-    return [
-        NewVector(embedder, t, v, node.embedding.index) for t, v in zip(texts, vectors, strict=True)
-    ]
-
-
-@dataclass(frozen=True)
-class Fact:
-    """One fact on its way through the pipeline: what classify reads it with, and its meta."""
-
-    triple: Triple
-    vector: NewVector | None
-    held: HeldVectors | None
-    source_episode: str | None = None
-    common_words: set[str] | None = None
-    """Words a bulk write found common so far, shared by its facts (not counted again)."""
-
-    @property
-    def words(self) -> str:
-        return fact_text(*self.triple)
-
-    def candidates_of(self, conn: Connection) -> Candidates:
-        subject, predicate, obj = self.triple
-        name = slot(predicate) if is_single_valued(slot(predicate)) else about_slot(predicate)
-        slot_predicates = [name, f"{name}_name"] if name is not None else []
-        vector = self.vector
-        packed = pack_vector(vector.values, vector.embedder.dim) if vector is not None else None
-        held = self.held if packed is not None else None
-        return read_candidates(
-            conn,
-            self.triple,
-            slot_predicates,
-            opposite(predicate),
-            self.words,
-            packed,
-            held,
-            self.common_words,
-        )
-
-    def meta(self, memory_id: str, now_ms: int) -> Meta | None:
-        """A note needs no meta row: the defaults say the same (category note, updated when
-        created), and one row per note is what replicates."""
-        category = category_of(self.triple[1], self.triple[2])
-        if category == "note":
-            return None
-        return Meta(memory_id, category=category, updated_at=now_ms)
-
-
-async def held_vectors(node: Node, vectors: list[NewVector | None]) -> HeldVectors | None:
-    """The vectors held in memory, current (a stale copy loads here, not in the write)."""
-    held = node.embedding.index
-    if held is not None and any(v is not None for v in vectors):
-        await node.store.read(held.refresh)
-    return held
-
-
 async def absorb(
     node: Node,
-    text: str | None = None,
-    triple: Triple | None = None,
+    said: Said,
     *,
     limits: Thresholds | None = None,
     scope: str | None = None,
     keep: bool = False,
 ) -> Absorbed:
-    """Run the pipeline on a text or a triple and answer what happened (module docstring).
+    """Run the pipeline on what was said (checked and parsed: :class:`Said`) and answer what
+    happened (module docstring).
 
     A text saying several facts is absorbed clause by clause, each alone (the answer is the first
     clause's, the others in its ``clauses``). ``scope`` (checked by the caller:
@@ -250,28 +124,35 @@ async def absorb(
     (``scope="user"``), lifted to the user's. A fact in a session's or agent's scope never archives
     a row of another scope (node/settings/scopes.py). ``keep`` (``--keep-both``) writes what would
     be merged or superseded beside it, linked ``related_to``."""
-    answers = [
-        await _absorb_one(node, parsed, limits, scope, keep)
-        for parsed in prepare_triples(text, triple)
-    ]
+    answers = [await _absorb_one(node, parsed, limits, scope, keep) for parsed in said.triples]
     return replace(answers[0], clauses=answers[1:])
+
+
+def absorbing(
+    text: str | None, triple: Triple | None, scope: str | None = None, *, keep_both: bool = False
+) -> Callable[[Node], Awaitable[Absorbed]]:
+    """``Node.absorb`` for a command whose node is not open yet: what was said is checked now
+    (:meth:`Said.of`: validated, scanned, parsed), so a refused fact is refused before the home
+    is opened (a home whose database is not made yet stays without one); the answer runs
+    ``Node.absorb`` on the node once it is open.
+
+    Raises:
+        InvalidInput: neither or both given, or an empty part.
+        SecretRefused: it holds what looks like a secret.
+    """
+    said = Said.of(text, triple)
+    return lambda node: node.absorb(said, scope=scope, keep_both=keep_both)
 
 
 async def _absorb_one(
     node: Node, parsed: Triple, limits: Thresholds | None, scope: str | None, keep: bool
 ) -> Absorbed:
+    """Embed, then read, decide and write in one transaction (:func:`_absorb_in_scope`)."""
     vectors = await embed_facts(node, [fact_text(*parsed)])
     fact = Fact(parsed, vectors[0], await held_vectors(node, vectors))
     decide_now = await _decider(node, fact, limits)
     outcome: Outcome = await node._write(
-        _absorb_in_scope,
-        scope,
-        keep,
-        fact.candidates_of,
-        decide_now,
-        lambda memory_id: fact.meta(memory_id, node.now_ms()),
-        now_ms=node.now_ms(),
-        vector=fact.vector,
+        _absorb_in_scope, fact, decide_now, scope, keep, now_ms=node.now_ms()
     )
     if outcome.decision.duplicate_of is None or scope is not None:
         await node._committed()
@@ -333,22 +214,21 @@ def _absorb_in_scope(
     conn: Connection,
     origin: NodeId,
     stamp: Stamp,
+    fact: Fact,
+    decide_now: Callable[[Candidates], Decision],
     scope: str | None,
     keep: bool,
-    candidates_of: Callable[[Connection], Candidates],
-    decide_now: Callable[[Candidates], Decision],
-    *args: Any,
-    **kwargs: Any,
+    *,
+    now_ms: int,
 ) -> Outcome:
-    """:func:`~feral.storage.absorb.absorb_store.absorb_fact` with the decision held to ``scope``
-    and ``keep``, then a written fact put in ``scope`` (a duplicate only lifted to the user's,
-    never moved down: node/settings/scopes.py)."""
-
-    def decide_here(found: Candidates) -> Decision:
-        decision = within_scope(conn, decide_now(found), scope)
-        return keep_both(decision, found.triple) if keep else decision
-
-    outcome = absorb_fact(conn, origin, stamp, candidates_of, decide_here, *args, **kwargs)
+    """Read, decide and write in this one transaction, in that order: the candidates read,
+    the decision held to ``scope`` and ``keep``, the outcome written, then a written fact put in
+    ``scope`` (a duplicate only lifted to the user's, never moved down: node/settings/scopes.py)."""
+    found = fact.candidates_of(conn)
+    decision = within_scope(conn, decide_now(found), scope)
+    if keep:
+        decision = keep_both(decision, found.triple)
+    outcome = fact.write(conn, origin, stamp, found, decision, now_ms=now_ms)
     row_id = str(outcome.row["id"])
     if scope is not None and (outcome.decision.duplicate_of is None or scope == DEFAULT_SCOPE):
         set_scope(conn, origin, stamp, row_id, scope)

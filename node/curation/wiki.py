@@ -91,7 +91,7 @@ class WikiPage:
 
     @property
     def needs_review(self) -> bool:
-        return REVIEW_HEADING in self.body or RACES_HEADING in self.body
+        return _needs_review(self.body)
 
     def entry(self) -> dict[str, Any]:
         """The JSON-friendly index entry: ``{"topic", "path", "sources", "needs_review"}``."""
@@ -312,7 +312,13 @@ def _frontmatter(path: Path) -> dict[str, Any] | None:
             return None
     if not isinstance(topic, str):
         return None
-    return {"topic": topic, "sources": sources, "needs_review": REVIEW_HEADING in body}
+    return {"topic": topic, "sources": sources, "needs_review": _needs_review(body)}
+
+
+def _needs_review(body: str) -> bool:
+    """Whether a page's body asks for review: conflicting values, or a memory edited on two
+    devices (the same rule when a page is compiled and when the folder is listed)."""
+    return REVIEW_HEADING in body or RACES_HEADING in body
 
 
 def list_pages(home: Path) -> list[dict[str, Any]]:

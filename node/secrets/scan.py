@@ -6,7 +6,7 @@ stored, so nothing is replicated. :func:`find_secret` is pure and fast: the patt
 once, and each runs only when one of its trigger literals (``sk-``, ``AKIA``, ``password``, ...)
 is in the text, which most text never holds (benchmarks/secret_bench.py measures it on an
 import). :func:`refuse_secrets` raises :class:`SecretRefused`, whose message names the kind and
-never repeats the value. The callers: ``Node.remember``, ``remember_text``, ``add_episode``,
+never repeats the value. The callers: ``Node.remember``, ``Node.absorb``, ``add_episode``,
 ``log_execution``, ``import_facts``, ``ingest``, ``add_entity`` and ``relate``, a link's note
 and a boost's reason (so the CLI, the API and the MCP tools), and the absorb pipeline's scan
 step; ``feral memory import``/``ingest`` screen every line first

@@ -1,13 +1,13 @@
 """The storage side of absorbing a fact: what is stored near it, and one write for the outcome.
 
-:func:`absorb_fact` runs in the write transaction: it reads the candidates (the fact itself,
-the live facts of the same subject and predicates, the opposite fact, and the nearest facts by
-vector, or by full text for rows still in the embedding queue), hands them to the caller's
-``decide`` (node/absorb/classify.py, pure), and writes what it decided through
-:func:`~feral.storage.memory.memories.commit_local`: the new fact, its meta row, the facts it
-supersedes archived, and the edges. Nothing is overwritten; every write replicates. Reading
-and writing in one transaction means two processes absorbing into one home never both
-supersede from a stale view.
+The caller runs both in one write transaction, in a straight line: :func:`read_candidates` reads
+what a new fact is compared with (the fact itself, the live facts of the same subject and
+predicates, the opposite fact, and the nearest facts by vector, or by full text for rows still in
+the embedding queue); the caller decides (node/absorb/classify.py, pure); :func:`write_outcome`
+writes that decision through :func:`~feral.storage.memory.memories.commit_local`: the new fact, its
+meta row, the facts it supersedes archived, and the edges. Nothing here calls back into the caller,
+and nothing is overwritten; every write replicates. Reading and writing in one transaction means two
+processes absorbing into one home never both supersede from a stale view.
 
 Vectors are compared here only as given: the caller embeds the new text before the
 transaction opens (a model never runs inside one).
@@ -15,7 +15,7 @@ transaction opens (a model never runs inside one).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, cast
 
@@ -54,10 +54,10 @@ __all__ = [
     "Decision",
     "NewVector",
     "Outcome",
-    "absorb_fact",
     "facts_in_slots",
     "read_candidates",
     "slot_rows",
+    "write_outcome",
 ]
 
 NEIGHBOURS = 8
@@ -115,7 +115,7 @@ class NewVector:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What :func:`absorb_fact` wrote: the row that holds the fact and the edges made."""
+    """What :func:`write_outcome` wrote: the row that holds the fact and the edges made."""
 
     row: FactRow
     decision: Decision
@@ -181,7 +181,7 @@ def read_candidates(
     held: HeldVectors | None = None,
     common: set[str] | None = None,
 ) -> Candidates:
-    """Everything :func:`absorb_fact`'s ``decide`` compares a new fact with (``held``: the
+    """Everything the caller's decision compares a new fact with (``held``: the
     vectors this process holds in memory, if it does; ``common``: the words a bulk write has
     found common so far, storage/absorb/word_neighbours.py)."""
     subject, predicate, obj = (part.strip() for part in triple)
@@ -199,36 +199,32 @@ def read_candidates(
     )
 
 
-def absorb_fact(
+def write_outcome(
     conn: Connection,
     origin: NodeId,
     stamp: Stamp,
-    candidates_of: Callable[[Connection], Candidates],
-    decide: Callable[[Candidates], Decision],
-    meta: Callable[[str], Meta | None],
+    triple: Triple,
+    decision: Decision,
     *,
+    category: str | None,
     now_ms: int,
     vector: NewVector | None = None,
     source_episode: str | None = None,
 ) -> Outcome:
-    """Read the candidates, decide, and write the outcome, all in this one transaction.
+    """Write what was decided for ``triple`` (read by :func:`read_candidates` in this same
+    transaction): nothing for a duplicate, whose answer is the stored row.
 
-    A duplicate writes nothing and answers the stored row. Otherwise the fact is remembered
-    (an archived copy comes back), its meta row written (``meta`` gets the row's id; ``None``
-    writes none: the row keeps storage/memory/memory_model.py's defaults), each
-    superseded fact archived, and one edge written per link, from the new row.
-    ``source_episode`` names the episode a fact was extracted from (a new row only).
+    Otherwise the fact is remembered (an archived copy comes back), its meta row written with
+    ``category`` (``None`` writes none: the row keeps storage/memory/memory_model.py's defaults),
+    its ``vector`` stored, each superseded fact archived, and one edge written per link, from the
+    new row. ``source_episode`` names the episode a fact was extracted from (a new row only).
     """
-    candidates = candidates_of(conn)
-    decision = decide(candidates)
     if decision.duplicate_of is not None:
         return Outcome(cast(FactRow, find_row(conn, decision.duplicate_of)[1]), decision)
-    row = remember_fact(
-        conn, origin, stamp, candidates.triple, now_ms=now_ms, source_episode=source_episode
-    )
-    described = meta(str(row["id"]))
-    if described is not None:
-        write_meta(conn, origin, stamp, described)
+    row = remember_fact(conn, origin, stamp, triple, now_ms=now_ms, source_episode=source_episode)
+    if category is not None:
+        meta = Meta(str(row["id"]), category=category, updated_at=now_ms)
+        write_meta(conn, origin, stamp, meta)
     if vector is not None:
         _store_vector(conn, str(row["id"]), vector)
     edges: list[Row] = []

@@ -18,8 +18,8 @@ query is weak lexical evidence, and one that holds every word is strong. The fus
 :data:`NOISE_FLOOR` are dropped.
 
 Giving a lexical-only candidate its real cosine instead of 0 changed no ranking on the household
-set and cost 60 ms a query at 20k episodes (sqlite-vec reads vectors by rowid slowly), so it is
-not done.
+set and cost 60 ms a query at 20k episodes (measured when vectors were read by rowid from the
+store), so it is not done.
 
 A question that asks *when* (:func:`asks_when`) is answered by what someone said about a time:
 "yesterday", "last week", "two weekends ago", "in May". Every remembered chat turn carries the

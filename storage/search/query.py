@@ -215,7 +215,7 @@ def search_vector(
     """Cosine similarity over every embedded tier, best first (similarity clamped to [0, 1]).
 
     With ``index`` (``feral serve``'s copy of the vectors in memory) the nearest rows come from
-    it, else from sqlite-vec: the same rows either way.
+    it, else from the stored float32 BLOBs read once: the same rows either way.
     """
     hits: list[Hit] = []
     for table in VECTOR_TABLES:

@@ -20,20 +20,20 @@ async def _facts(node: Node) -> int:
 
 
 async def test_a_write_after_the_file_was_written_over_is_refused_at_once(node: Node, tmp_path):
-    await node.remember_text("I live in Porto")
+    await node.absorb("I live in Porto")
     watch = watch_database(node.store.path, writable=True)
     assert watch is not None and watch.problem() is None
     node.store.write_check = watch.problem
-    await node.remember_text("my doctor is Dr. Chen")  # its own writes are fine
+    await node.absorb("my doctor is Dr. Chen")  # its own writes are fine
     copy = tmp_path / "copy.db"
     shutil.copyfile(node.store.path, copy)
     inode = os.stat(node.store.path).st_ino
     shutil.copyfile(copy, node.store.path)  # as cp does: the same inode
     assert os.stat(node.store.path).st_ino == inode
     with pytest.raises(StorageError, match="written over by another program"):
-        await node.remember_text("backups run at 2am")
+        await node.absorb("backups run at 2am")
     with pytest.raises(StorageError, match="written over"):
-        await node.remember_text("and nothing after")
+        await node.absorb("and nothing after")
     assert watch.problem() is not None, "the problem stays found"
 
 
@@ -41,7 +41,7 @@ async def test_a_deleted_wal_is_found_and_its_own_checkpoints_are_not(node: Node
     watch = watch_database(node.store.path, writable=True)
     assert watch is not None
     for n in range(30):
-        await node.remember_text(f"note number {n} " + "words " * 200)
+        await node.absorb(f"note number {n} " + "words " * 200)
         await node.store.read(lambda c: c.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall())
         assert watch.problem() is None
     assert await _facts(node) >= 30

@@ -38,7 +38,7 @@ async def node(tmp_path: Path) -> AsyncIterator[Node]:
     mesh.add("a")
     node = await mesh.open("a")
     for text in HOUSEHOLD:
-        await node.remember_text(text)
+        await node.absorb(text)
     yield node
     await mesh.aclose()
 

@@ -28,9 +28,9 @@ async def node(tmp_path: Path) -> AsyncIterator[Node]:
     node = await mesh.open("a")
     for text in ("My son is Leo", "Leo's school is Hillside Primary",
                  "Hillside Primary's head teacher is Mrs Grant"):  # fmt: skip
-        await node.remember_text(text)
+        await node.absorb(text)
     for text in ("My son is Max", "Max's school is Elm Grove"):
-        await node.remember_text(text, scope=SESSION)
+        await node.absorb(text, scope=SESSION)
     yield node
     await mesh.aclose()
 

@@ -15,7 +15,7 @@ from .test_api import Api, error_code
 
 
 async def test_a_query_parameter_on_search_is_refused(api: Api, node: Node) -> None:
-    await node.remember_text("I live in Porto")
+    await node.absorb("I live in Porto")
     answer = await api.post("/api/memory/search?top_k=1", {"query": "Porto"})
     assert answer.status == 422
     assert error_code(answer) == "invalid_request"

@@ -32,11 +32,11 @@ async def rows(node: Node) -> str:
     return "".join(await node.export_lines())
 
 
-async def test_remember_and_remember_text_refuse_before_writing(node: Node) -> None:
+async def test_remember_and_absorb_refuse_before_writing(node: Node) -> None:
     with pytest.raises(SecretRefused, match="GitHub token"):
         await node.remember(("user", "note", f"deploy with {KEY}"))
     with pytest.raises(SecretRefused, match="a password"):
-        await node.remember_text("my email password is Qx7-lantern-88")
+        await node.absorb("my email password is Qx7-lantern-88")
     assert await rows(node) == ""
 
 

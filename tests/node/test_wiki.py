@@ -258,12 +258,12 @@ async def exchange(a: Node, b: Node) -> None:
 
 async def test_two_synced_devices_compile_identical_pages(pair):
     a, b = pair
-    await a.remember_text("my doctor's name is Dr. Chen")
-    await a.remember_text("Alice's birthday is on May 4")
-    await b.remember_text("my doctor's name is Dr. Lee")
-    await b.remember_text("Alice's birthday is on May 4")
+    await a.absorb("my doctor's name is Dr. Chen")
+    await a.absorb("Alice's birthday is on May 4")
+    await b.absorb("my doctor's name is Dr. Lee")
+    await b.absorb("Alice's birthday is on May 4")
     await b.add_episode("trip", "We fly to Porto with Alice.", ["Porto", "Alice"])
-    forgotten = await a.remember_text("I like olives")
+    forgotten = (await a.absorb("I like olives")).row
     await a.set_archived(forgotten["id"], True)
     await exchange(a, b)
     assert await a.export_lines() == await b.export_lines()
