@@ -1,7 +1,7 @@
 """Retrieval quality on the household set (benchmarks/retrieval_set.py), through ``Node.search``.
 
 For each embedder feral knows, a fresh home is made with ``memory.embedder`` set to it, and the
-set is stored the way a person stores it: facts through :meth:`~feral.node.node.Node.remember_text`
+set is stored the way a person stores it: facts through :meth:`~feral.node.node.Node.absorb`
 (``feral memory remember TEXT``), episodes through :meth:`~feral.node.node.Node.add_episode`,
 in a real SQLite file. Every query then runs through :meth:`~feral.node.node.Node.search` with
 each strategy (``fts``, ``vector``, ``hybrid`` with the settings' defaults, and ``hybrid`` with
@@ -105,7 +105,7 @@ async def store_memories(node: Node, memories: Sequence[Memory]) -> dict[str, st
     rows: dict[str, str] = {}
     for memory in memories:
         if memory.tier == "fact":
-            row: dict[str, Any] = dict(await node.remember_text(memory.text))
+            row: dict[str, Any] = dict((await node.absorb(memory.text)).row)
         else:
             row = dict(await node.add_episode(SESSION, memory.text))
         rows[str(row["id"])] = memory.id

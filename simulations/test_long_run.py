@@ -59,6 +59,7 @@ def log_size(node: SimNode) -> int:
     return int(node.conn.execute("SELECT count(*) FROM delta_log").fetchone()[0])
 
 
+@pytest.mark.slow
 def test_ninety_days_of_pruning_then_a_device_off_all_along_comes_back_from_a_snapshot(
     mesh: Cluster,
 ) -> None:
@@ -108,6 +109,7 @@ def _same_exports(cluster: Cluster) -> bool:
     return len(exports) == 1
 
 
+@pytest.mark.slow
 def test_a_new_device_joins_from_a_snapshot_then_relays_live_writes_to_a_third() -> None:
     cluster = Cluster(2, "chain")
     try:

@@ -91,6 +91,7 @@ def test_our_own_layers_are_told_apart_by_their_second_name(tmp_path):
     assert not imported_modules(allowed) & FORBIDDEN["storage"]
 
 
+@pytest.mark.slow
 def test_no_module_imports_a_layer_by_its_old_top_level_name():
     """Installed, there is no top-level ``node`` or ``storage``: only ``feral.node``."""
     old = {"node", "sync", "storage", "cli"}

@@ -88,6 +88,7 @@ def synthetic_scores():
 
 
 @pytest.mark.parametrize("split", ["all", "tune", "held"])
+@pytest.mark.slow
 def test_hybrid_is_never_worse_than_its_better_leg_on_the_synthetic_conversations(
     synthetic_scores, split
 ):
@@ -102,6 +103,7 @@ def test_hybrid_is_never_worse_than_its_better_leg_on_the_synthetic_conversation
 
 
 @pytest.mark.parametrize("strategy", ["fts", "vector", "hybrid"])
+@pytest.mark.slow
 def test_through_ingest_every_turn_is_found_as_turn_by_turn(synthetic_scores, strategy):
     """``feral memory ingest`` of the conversations keeps each turn an episode citing it: each
     strategy finds the evidence about as well as when the turns are stored one by one (the
@@ -112,6 +114,7 @@ def test_through_ingest_every_turn_is_found_as_turn_by_turn(synthetic_scores, st
     assert ingested[1] >= by_turn[1] - 0.05
 
 
+@pytest.mark.slow
 def test_the_vector_leg_is_the_plain_cosine_of_the_same_text(synthetic_scores):
     """Turns are stored as episodes and embedded as written: feral's vector leg ranks as a
     bare cosine over the same model does."""

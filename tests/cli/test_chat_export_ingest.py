@@ -61,6 +61,7 @@ def test_a_real_process_ingests_every_turn_as_an_episode_citing_it(tmp_path):
     assert stored(home) == turns
 
 
+@pytest.mark.slow
 def test_speaker_and_date_are_searchable(tmp_path):
     home = init_home(tmp_path / "home")
     feral(home, "memory", "ingest", str(SYNTHETIC))

@@ -128,6 +128,7 @@ def test_a_client_reads_the_digest_logs_a_call_and_appends_messages_over_http(
     assert [(e["session_id"], e["summary"]) for e in episodes] == [("c1", "I like ferns.")]
 
 
+@pytest.mark.slow
 def test_a_foreign_host_is_refused(mesh: Mesh) -> None:
     (node,) = mesh.add("a")
     mesh.start(node)
@@ -162,6 +163,7 @@ async def node_id_with_token(port: int, token: str) -> str:
     return node_id
 
 
+@pytest.mark.slow
 def test_off_loopback_a_missing_token_is_refused(mesh: Mesh) -> None:
     (node,) = mesh.add("a")
     serve_off_loopback(node)

@@ -95,6 +95,7 @@ def test_a_lost_key_says_so_and_is_never_replaced(tmp_path: Path) -> None:
     assert not (home / "node.key").exists()
 
 
+@pytest.mark.slow
 def test_init_says_what_it_made_and_what_it_renamed(tmp_path: Path) -> None:
     home = tmp_path / "h"
     made = run("--home", str(home), "init", "--name", "laptop")

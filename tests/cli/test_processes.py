@@ -12,6 +12,7 @@ from feral.storage.encoders.embedders import STATIC_EMBEDDER
 from .helpers import feral_command, feral_process, set_embedder
 
 
+@pytest.mark.slow
 def test_demo_runs_to_the_end():
     result = subprocess.run([*feral_command(), "demo"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr

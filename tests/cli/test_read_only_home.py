@@ -62,6 +62,7 @@ def _one_note(result: subprocess.CompletedProcess[str]) -> None:
     assert len(lines) == 1 and NOTE in lines[0] and "read-only" in lines[0], result.stderr
 
 
+@pytest.mark.slow
 def test_reads_answer_on_a_read_only_home_and_say_writes_are_refused(read_only_home):
     node = read_only_home
     files = _listing(node.home)

@@ -146,6 +146,7 @@ def _plant_runtime(node: FeralNode, port: int) -> None:
     (node.home / RUNTIME_FILE).write_text(json.dumps(runtime), encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_a_file_whose_home_no_serve_holds_is_stale_and_nothing_is_sent_there(mesh):
     (node,) = mesh.add("device")
     with socket.socket() as stranger:  # another program on the port the file names

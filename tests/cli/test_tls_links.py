@@ -154,6 +154,7 @@ def test_wss_to_a_plain_server_says_the_tls_handshake_failed(mesh: Mesh) -> None
     assert "the TLS handshake failed" in result.stderr and "feral serve --tls" in result.stderr
 
 
+@pytest.mark.slow
 def test_plain_ws_to_another_machine_needs_the_insecure_option(mesh: Mesh) -> None:
     (alice,) = mesh.add("alice")
     peer_id = "a" * 32
@@ -185,6 +186,7 @@ def test_a_plain_url_edited_into_settings_is_refused_when_dialled(mesh: Mesh) ->
     assert "unencrypted" in result.stderr
 
 
+@pytest.mark.slow
 def test_curl_reaches_the_api_over_tls_with_the_printed_certificate(
     mesh: Mesh, tmp_path: Path
 ) -> None:

@@ -89,6 +89,7 @@ def committed(home: Path, sql: str) -> int:
         conn.close()
 
 
+@pytest.mark.slow
 async def test_an_import_commits_and_returns_before_anything_is_embedded(mesh: Mesh) -> None:
     embedder = SlowEmbedder()
     node = await mesh.open("a", embedder=embedder)

@@ -81,6 +81,7 @@ def test_the_model_is_named_and_sized_as_its_config_says(model: OnnxEmbedder) ->
 # -- the vectors -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_vectors_follow_all_minilm_l6_v2_run_by_torch(
     model: OnnxEmbedder, reference: tuple[list[str], np.ndarray]
 ) -> None:

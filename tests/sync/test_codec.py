@@ -100,6 +100,7 @@ def assert_refused_or_valid(data: bytes) -> None:
 
 @settings(max_examples=100)
 @given(pages())
+@pytest.mark.slow
 def test_a_valid_page_survives_encode_then_decode(page):
     decoded = decode_page(encode_page(page))
     assert decoded == page

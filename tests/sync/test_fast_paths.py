@@ -168,6 +168,7 @@ def texts_near_cap(column: Column) -> st.SearchStrategy[object]:
 
 @settings(max_examples=400)
 @given(st.data())
+@pytest.mark.slow
 def test_a_column_accepts_a_batch_exactly_when_check_accepts_each_value(data):
     column = data.draw(columns)
     values = data.draw(column_values(column))

@@ -658,6 +658,7 @@ operations = st.lists(
     offsets=st.lists(st.integers(-60_000, 60_000), min_size=3, max_size=3),
     ops=operations,
 )
+@pytest.mark.slow
 def test_random_writes_and_pair_sessions_converge_to_the_last_writer(count, offsets, ops):
     keys = FakeKeys()
     nodes = [SimNode(f"node{i}", keys) for i in range(count)]
