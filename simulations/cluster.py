@@ -24,7 +24,7 @@ from .cluster_oracles import check_converged, check_step
 from .conflict_oracle import Sightings
 from .files import remove_database, scratch_directory, template_database
 from .keys import FakeKeys, fingerprint
-from .model import Ledger, SimulationError, log_stamps
+from .model import Ledger, SimulationError, log_stamps, store_records
 from .network import Link, ManualClock, SimNetwork, SimTime
 from .nuking import Secrets
 from .pruning import Collected
@@ -238,6 +238,10 @@ class Cluster:
         floors = [snapshot.log_floors(n.conn) for n in self.nodes]  # pruned entries were held
         surviving |= {(o, h) for o, h in self.ledger.all_stamps()
                       if h <= max((f.get(o, 0) for f in floors), default=0)}  # fmt: skip
+        # A write held only as a row (a snapshot page whose final page never came) survives too.
+        held = {(r[2], r[1]) for n in self.nodes for r in store_records(n.conn).values()}
+        self.ledger.rows_only |= held - surviving
+        surviving |= held
         self.ledger.keep_only(surviving)
         self.stats["restores"] += 1
 

@@ -51,6 +51,9 @@ class Ledger:
         self.problems: list[str] = []
         self.lost = 0
         """Writes that existed on no node any more after a restore from backup (by design)."""
+        self.rows_only: set[tuple[NodeId, int]] = set()
+        """Writes that, after a restore, some node held as a row and none in its log (a
+        snapshot whose final page never came): they survive, and no log will hold them."""
 
     def record(self, deltas: Iterable[Delta]) -> None:
         for delta in deltas:

@@ -7,6 +7,7 @@ one place: the handler calls :func:`answer_snapshot` before it answers a request
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from feral.storage.db.connection import Connection, DatabaseError
@@ -33,21 +34,47 @@ SNAPSHOT_EVENTS = (SnapshotRequested, SnapshotReceived, SnapshotAcked)
 
 
 def answer_snapshot(link: LinkHandler, conn: Connection, event: DeltasRequested) -> bool:
-    """Start a snapshot if the log cannot serve the peer's request; returns whether it did.
+    """Start a snapshot if the log cannot serve the peer's request, or the peer, whose rows
+    differ from ours at equal holdings, asks for everything; returns whether it did.
 
-    A limit of 0 asks only for a fresh CaughtUp, which the log answers as ever.
+    Rows may differ at equal holdings where one side holds rows no log holds: those of a
+    snapshot whose final page never came (its sender went away, or was restored from an older
+    copy, so no device's log holds those writes any more). Replaying the log cannot carry
+    them; a snapshot carries every row, and merges without dropping any on either side, so the
+    two sides' snapshots to each other leave both with the same rows (docs/REPLICATION.md §5,
+    "Divergence"). A limit of 0 asks only for a fresh CaughtUp, which the log answers as ever.
     """
     session = link.session
     if not isinstance(session, SnapshotSession) or event.limit == 0:
         return False
-    if not snapshot.needs_snapshot(conn, event.since, link.snapshot_above):
+    mend = _asks_for_everything(link, conn, event)
+    if not mend and not snapshot.needs_snapshot(conn, event.since, link.snapshot_above):
         return False
     cursor = snapshot.start_snapshot(conn)
     if event.announce:
         session.send_pending(snapshot.snapshot_rows(conn))
-    link.log.info("link with %s: sending a snapshot (the log cannot serve it)", link.result.peer)
+    why = "rows differ at equal holdings" if mend else "the log cannot serve it"
+    link.log.info("link with %s: sending a snapshot (%s)", link.result.peer, why)
     session.send_snapshot(snapshot.snapshot_pages(conn, cursor, event.limit))
     return True
+
+
+def _asks_for_everything(link: LinkHandler, conn: Connection, event: DeltasRequested) -> bool:
+    """Whether the peer's new Vector names nothing although it held something: it found our
+    rows differ from its own at equal holdings and asks for everything (storage/link/handler.py
+    does, once a link), or its rows were found to differ here. A peer that never held anything (a
+    new device) is answered by the usual rule."""
+    if event.since or not event.announce:
+        return False
+    if link.result.diverged:
+        return True
+    peer = link.result.peer
+    told = (
+        None
+        if peer is None
+        else conn.execute("SELECT vector FROM peer_status WHERE node_id = ?", (peer,)).fetchone()
+    )
+    return told is not None and bool(json.loads(told[0] or "{}"))
 
 
 def handle_snapshot_event(link: LinkHandler, conn: Connection, event: object) -> Handled:

@@ -31,7 +31,7 @@ from feral.sync.snapshot import SnapshotCursor, SnapshotPage
 from feral.sync.text import printable
 from feral.sync.types import NodeId, RowId, VersionVector
 
-from . import delta_log
+from . import delta_log, integrity
 from .collected import collected_through
 
 __all__ = [
@@ -151,12 +151,40 @@ def apply_snapshot_page(
             check_skew(delta.hlc, now_ms, max_skew_ms, peer, delta.origin)
         except ClockSkewError as exc:
             raise exc.named(printable(delta.origin[:8])) from None
-    rows = _not_collected_here(conn, page)
+    rows = _without_collisions(conn, _not_collected_here(conn, page), peer, now_ms)
     if rows:
         delta_log.merge_rows(conn, rows)
     if page.final:
         _adopt_holdings(conn, page.vector, page.entries)
     return len(page.rows)
+
+
+def _without_collisions(
+    conn: Connection, rows: tuple[Delta, ...], peer: str | None, now_ms: int
+) -> tuple[Delta, ...]:
+    """``rows`` but the live ones whose version this node's log holds with other content: the
+    same collision as an entry's (storage/log/integrity.py), found, counted and never applied alike.
+    A tombstone row is not compared: it stands at the version of its row's newest write, whose
+    entry a node that has not met the tombstone holds with its words (sync/merge.py).
+
+    A snapshot also answers a peer that asks for everything because our rows differ at equal
+    holdings (storage/link/snapshot_link.py); without this check, a forged entry one side took first
+    would travel as a row and be taken by the other side with no alarm.
+    """
+    by_origin: dict[NodeId, list[Delta]] = {}
+    for delta in rows:
+        if delta.values is not None:  # a tombstone row stands at its newest write's version
+            by_origin.setdefault(delta.origin, []).append(delta)
+    collided = [
+        delta
+        for origin, deltas in by_origin.items()
+        for delta in integrity.find_collisions(conn, origin, deltas)
+    ]
+    if not collided:
+        return rows
+    integrity.record_collisions(conn, collided, peer or "", now_ms)
+    refused = {(d.origin, d.hlc) for d in collided}
+    return tuple(d for d in rows if (d.origin, d.hlc) not in refused)
 
 
 def _not_collected_here(conn: Connection, page: SnapshotPage) -> tuple[Delta, ...]:

@@ -1,0 +1,41 @@
+"""A snapshot whose final page never came, from a device restored since: its rows must spread.
+
+The convergence machine found it (CI profile): the server writes, a new device starts taking a
+snapshot from it and the link ends before the final page; the server is then restored from an
+older copy under a new id. The new device now holds the server's later writes as rows that no
+log holds any more (its vector never rose over them), so a replay of the log can never carry
+them, and every device said "in sync" by vectors and counts while their rows differed. Both
+ends of such a link find the rows differ at equal holdings; the one that asks for everything
+must then be answered with a snapshot (storage/link/snapshot_link.py), which carries every row.
+"""
+
+from __future__ import annotations
+
+from .test_convergence import ConvergenceMachine
+
+
+def test_rows_held_only_from_an_unfinished_snapshot_reach_every_device() -> None:
+    state = ConvergenceMachine()
+    tea, coffee = ("alice", "likes", "tea"), ("alice", "likes", "coffee")
+    steps: list[tuple[str, dict[str, object]]] = [
+        ("start", {"topology": "chain", "page_limit": 1, "n": 2, "skews": [0, 0, 0, 0, 0]}),
+        ("away_past_the_window", {"node": 0}),
+        ("link", {"a": tea, "b": tea, "edge_type": "supersedes", "node": 0, "note": ""}),
+        ("node_life", {"action": "restore-as-new", "node": 0}),  # no copy yet: takes one
+        ("write_newer_column", {"node": 0, "triple": tea, "value": "teal"}),
+        ("boost", {"category": "preference", "importance": 1.0, "node": 0, "triple": tea}),
+        ("link", {"a": tea, "b": tea, "edge_type": "related_to", "node": 0, "note": ""}),
+        ("away_past_the_window", {"node": 0}),
+        ("new_device", {"sponsor": 0}),
+        ("relate_entities", {"node": 0, "other": "Berlin", "source": "Berlin"}),
+        ("write_on_two", {"node": 0, "other": 1, "triple": coffee}),
+        ("away_past_the_window", {"node": 4}),
+        ("node_life", {"action": "restore-as-new", "node": 0}),
+    ]
+    try:
+        for name, arguments in steps:
+            getattr(state, name)(**arguments)
+            state.safe()
+        state.converge()
+    finally:
+        state.c.close()
