@@ -147,8 +147,11 @@ class LinkHandler:
         self.max_skew_ms = max_skew_ms or (lambda: session.local.max_skew_ms)
         self.result = LinkResult(peer=expected)
         self.holes = HoleRepair()
-        self.asked_whole = False
-        """Whether this link asked the peer for everything once, on finding rows that differ."""
+        self.asked_whole: tuple[bytes, bytes] | None = None
+        """The two row digests (ours, the peer's) when this link last asked the peer for
+        everything, on finding rows that differ: it asks again only once they change (a
+        snapshot that mended part of it, rows that arrived from a third device since), so a
+        difference no snapshot mends (a forged entry) is asked about once."""
         """Origins whose log this node is taking again from the start (a hole was found)."""
         self.log = logger
         self.held_back: set[NodeId] = set()
@@ -365,10 +368,10 @@ class LinkHandler:
             return Handled()
         if found.ask:
             self.session.send_vector(found.request(vector))
-        elif diverged and not self.asked_whole:
-            # Rows differ at equal holdings: ask once for everything, which a pruned log
-            # answers with a snapshot, whose rules settle a row one side collected (§7).
-            self.asked_whole = True
+        elif diverged and self.asked_whole != (ours := (row_digest.row_digest(conn), event.digest)):
+            # Rows differ at equal holdings: ask for everything, which the peer answers with a
+            # snapshot (storage/snapshot_link.py; docs/REPLICATION.md §5, "Divergence").
+            self.asked_whole = ours
             self.session.send_vector({})
         return Handled(holes=found.holes, diverged=diverged)
 
