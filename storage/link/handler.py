@@ -370,7 +370,7 @@ class LinkHandler:
             self.session.send_vector(found.request(vector))
         elif diverged and self.asked_whole != (ours := (row_digest.row_digest(conn), event.digest)):
             # Rows differ at equal holdings: ask for everything, which the peer answers with a
-            # snapshot (storage/snapshot_link.py; docs/REPLICATION.md §5, "Divergence").
+            # snapshot (storage/link/snapshot_link.py; docs/REPLICATION.md §5, "Divergence").
             self.asked_whole = ours
             self.session.send_vector({})
         return Handled(holes=found.holes, diverged=diverged)
