@@ -147,6 +147,9 @@ class LinkHandler:
         self.max_skew_ms = max_skew_ms or (lambda: session.local.max_skew_ms)
         self.result = LinkResult(peer=expected)
         self.holes = HoleRepair()
+        self.peer_held_something = False
+        """The peer's CaughtUp on this link named something it holds (storage/link/snapshot_link.py:
+        a Vector naming nothing after that asks for everything)."""
         self.asked_whole: tuple[bytes, bytes] | None = None
         """The two row digests (ours, the peer's) when this link last asked the peer for
         everything, on finding rows that differ: it asks again only once they change (a
@@ -344,6 +347,7 @@ class LinkHandler:
         restored from an older copy, or lost its log): ask the peer for the whole origin again
         and merge every entry. If a repair did not close the hole, stop rather than loop.
         """
+        self.peer_held_something = self.peer_held_something or bool(event.vector)
         if self.result.peer is not None:
             peer_status.record_sync(conn, self.result.peer, event.vector,
                                     self.session.local.now_ms(), entries=event.entries,

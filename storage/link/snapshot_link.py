@@ -7,7 +7,6 @@ one place: the handler calls :func:`answer_snapshot` before it answers a request
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from feral.storage.db.connection import Connection, DatabaseError
@@ -47,7 +46,7 @@ def answer_snapshot(link: LinkHandler, conn: Connection, event: DeltasRequested)
     session = link.session
     if not isinstance(session, SnapshotSession) or event.limit == 0:
         return False
-    mend = _asks_for_everything(link, conn, event)
+    mend = _asks_for_everything(link, event)
     if not mend and not snapshot.needs_snapshot(conn, event.since, link.snapshot_above):
         return False
     cursor = snapshot.start_snapshot(conn)
@@ -59,22 +58,12 @@ def answer_snapshot(link: LinkHandler, conn: Connection, event: DeltasRequested)
     return True
 
 
-def _asks_for_everything(link: LinkHandler, conn: Connection, event: DeltasRequested) -> bool:
-    """Whether the peer's new Vector names nothing although it held something: it found our
-    rows differ from its own at equal holdings and asks for everything (storage/link/handler.py
-    does, once a link), or its rows were found to differ here. A peer that never held anything (a
-    new device) is answered by the usual rule."""
-    if event.since or not event.announce:
-        return False
-    if link.result.diverged:
-        return True
-    peer = link.result.peer
-    told = (
-        None
-        if peer is None
-        else conn.execute("SELECT vector FROM peer_status WHERE node_id = ?", (peer,)).fetchone()
-    )
-    return told is not None and bool(json.loads(told[0] or "{}"))
+def _asks_for_everything(link: LinkHandler, event: DeltasRequested) -> bool:
+    """Whether the peer's new Vector names nothing although it told us on this link that it
+    holds something: it found our rows differ from its own at equal holdings and asks for
+    everything (storage/link/handler.py). A peer whose first Vector on a link names nothing (a
+    new or wiped device) is answered by the usual rule."""
+    return not event.since and event.announce and link.peer_held_something
 
 
 def handle_snapshot_event(link: LinkHandler, conn: Connection, event: object) -> Handled:

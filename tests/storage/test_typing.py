@@ -23,7 +23,7 @@ from __future__ import annotations
 import sqlite3
 
 from feral.node.node import Node
-from feral.storage import memories
+from feral.storage.memory import memories
 from feral.storage.db.connection import Connection
 from feral.storage.db.rows import EpisodeRow
 from feral.storage.store import open_sync, run_write
