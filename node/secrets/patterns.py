@@ -95,9 +95,17 @@ _NUMBERED = re.compile(
 )
 
 
+_CARD_WORD = re.compile(r"(?i:card|karte|carte|tarjeta|cartão|visa|mastercard|amex)")
+"""A card named before the number: "card nr 4111 ..." is a card number, not an identifier."""
+
+
 def numbered_thing(text: str, start: int, _end: int) -> bool:
-    """A card-shaped number just after ``order``, ``IMEI``, ``id``...: an identifier."""
-    return bool(_NUMBERED.search(text, max(0, start - 30), start))
+    """A card-shaped number just after ``order``, ``IMEI``, ``id``...: an identifier, unless
+    a card is named just before it."""
+    window = max(0, start - 30)
+    return bool(_NUMBERED.search(text, window, start)) and not _CARD_WORD.search(
+        text, window, start
+    )
 
 
 def _entropy(token: str) -> float:
