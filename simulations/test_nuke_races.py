@@ -19,7 +19,7 @@ from .model import store_records
 from .nuking import erased_words_held
 from .pruning import RETENTION_MS, prune_device
 from .simnode import SimNode
-from .test_convergence import ConvergenceMachine
+from .test_partial_snapshot import run_steps
 
 
 @pytest.fixture
@@ -113,24 +113,18 @@ def test_an_echo_with_its_words_of_a_write_on_a_dead_row_raises_no_alarm_after_p
     the tablet's boost erased and the server, which never met the nuke, sends it with its
     words: the row is dead on the phone, so the copy is the same write, not a forgery (it was
     an integrity alarm between honest devices, standing for good)."""
-    state = ConvergenceMachine()
     coffee = ("alice", "likes", "coffee")
-    steps: list[tuple[str, dict[str, object]]] = [
-        ("start", {"n": 5, "skews": [0, 60_000, 0, 0, 0], "topology": "mesh", "page_limit": 2}),
-        ("write_newer_column", {"node": 0, "triple": coffee, "value": "teal"}),
-        ("boost", {"category": "preference", "importance": 1.0, "node": 0, "triple": coffee}),
-        ("away_past_the_window", {"node": 2}),
-        ("hard_delete", {"node": 4, "triple": coffee}),
-        ("set_clock", {"node": 0, "skew": 3_600_000}),
-        ("away_past_the_window", {"node": 4}),
-        ("boost", {"category": "identity", "importance": 1.0, "node": 3, "triple": coffee}),
-        ("partition_or_heal", {"i": 10}),
-        ("away_past_the_window", {"node": 3}),
-    ]
-    try:
-        for name, arguments in steps:
-            getattr(state, name)(**arguments)
-            state.safe()
-        state.converge()
-    finally:
-        state.c.close()
+    run_steps(
+        [
+            ("start", {"n": 5, "skews": [0, 60_000, 0, 0, 0], "topology": "mesh", "page_limit": 2}),
+            ("write_newer_column", {"node": 0, "triple": coffee, "value": "teal"}),
+            ("boost", {"category": "preference", "importance": 1.0, "node": 0, "triple": coffee}),
+            ("away_past_the_window", {"node": 2}),
+            ("hard_delete", {"node": 4, "triple": coffee}),
+            ("set_clock", {"node": 0, "skew": 3_600_000}),
+            ("away_past_the_window", {"node": 4}),
+            ("boost", {"category": "identity", "importance": 1.0, "node": 3, "triple": coffee}),
+            ("partition_or_heal", {"i": 10}),
+            ("away_past_the_window", {"node": 3}),
+        ]
+    )

@@ -16,7 +16,9 @@ from .test_convergence import ConvergenceMachine
 Steps = list[tuple[str, dict[str, object]]]
 
 
-def run(steps: Steps) -> None:
+def run_steps(steps: Steps) -> None:
+    """Run a shrunk program of the convergence machine's rules, its invariant after each
+    step, then its final convergence (as its teardown does)."""
     state = ConvergenceMachine()
     try:
         for name, arguments in steps:
@@ -29,7 +31,7 @@ def run(steps: Steps) -> None:
 
 def test_rows_held_only_from_an_unfinished_snapshot_reach_every_device() -> None:
     tea, coffee = ("alice", "likes", "tea"), ("alice", "likes", "coffee")
-    run(
+    run_steps(
         [
             ("start", {"topology": "chain", "page_limit": 1, "n": 2, "skews": [0, 0, 0, 0, 0]}),
             ("away_past_the_window", {"node": 0}),
@@ -55,7 +57,7 @@ def test_a_link_asks_for_everything_again_when_the_rows_differ_anew() -> None:
     write wins). The link used to ask for everything once, and stayed diverged; it now asks
     again whenever the two digests differ from those it last asked about."""
     tea, coffee = ("alice", "likes", "tea"), ("bob", "knows", "coffee")
-    run(
+    run_steps(
         [
             ("start", {"n": 2, "page_limit": 1, "skews": [0, 0, 0, 0, 0], "topology": "chain"}),
             ("link", {"a": tea, "b": tea, "edge_type": "supersedes", "node": 0, "note": ""}),
