@@ -65,11 +65,7 @@ def _erased_copy(conn: Connection, delta: Delta, held: tuple[int, str, bytes | N
     """
     if not _erasure_apart(delta, held):
         return False
-    return (
-        _erased_above(conn, held[0], held[1], delta)
-        or _dead_here(conn, delta)
-        or _outgrown_here(conn, delta)
-    )
+    return _erased_above(conn, held[0], held[1], delta) or _row_explains(conn, delta)
 
 
 def _erasure_apart(delta: Delta, held: tuple[int, str, bytes | None]) -> bool:
@@ -81,34 +77,25 @@ def _erasure_apart(delta: Delta, held: tuple[int, str, bytes | None]) -> bool:
     return (payload is None) != (delta.values is None)
 
 
-def _dead_here(conn: Connection, delta: Delta) -> bool:
-    """Whether this node's row of ``delta`` is a tombstone.
+def _row_explains(conn: Connection, delta: Delta) -> bool:
+    """Whether this node's row of ``delta`` explains a copy that differs only by its words:
+    one read of the row.
 
-    Every entry of a dead row is erased here (storage/log/erase.py), whichever copy arrives, so a
-    copy that differs from the held entry only by its words changes nothing. Tombstone rows
-    are kept for good (storage/log/prune.py) while the log entries that would otherwise explain
-    the copy may be pruned: the row is the witness that outlives them.
+    * The row is a tombstone: every entry of a dead row is erased here (storage/log/erase.py),
+      whichever copy arrives, and tombstone rows are kept for good (storage/log/prune.py) while
+      the log entries that would otherwise explain the copy may be pruned.
+    * The row is at a newer version than the write: the write lost here whatever its copy
+      holds, and the tombstone that would explain an erased copy may never come (a device that
+      had the write first erased it; docs/REPLICATION.md §5, Collisions).
+
+    Either way the copy changes nothing here.
     """
     name = table_by_name(delta.table).name
-    dead = conn.execute(f'SELECT 1 FROM "{name}" WHERE id = ? AND deleted = 1', (delta.row_id,))
-    return dead.fetchone() is not None
-
-
-def _outgrown_here(conn: Connection, delta: Delta) -> bool:
-    """Whether this node's row is at a newer version than ``delta``'s write.
-
-    Then the write lost here whatever its copy holds, and the tombstone that would explain an
-    erased copy may never come: a device that collected it before this older write reached it
-    kept the write's words, while a peer that had the write first erased it (docs/REPLICATION.md
-    §5, Collisions). A copy that differs only by its words, of a write no longer the row's
-    state, changes nothing here either way.
-    """
-    name = table_by_name(delta.table).name
-    newer = conn.execute(
-        f'SELECT 1 FROM "{name}" WHERE id = ? AND (hlc, origin) > (?, ?)',
+    explained = conn.execute(
+        f'SELECT 1 FROM "{name}" WHERE id = ? AND (deleted = 1 OR (hlc, origin) > (?, ?))',
         (delta.row_id, delta.hlc, delta.origin),
     ).fetchone()
-    return newer is not None
+    return explained is not None
 
 
 def _erased_above(conn: Connection, code: int, row_id: str, delta: Delta) -> bool:
