@@ -212,6 +212,7 @@ def now(home: Path, target: str | None, as_json: bool) -> None:
             "ok": r.error is None and r.quiet and not r.diverged,
             "error": _round_error(r),
             "diverged": r.diverged,
+            "by_snapshot": r.by_snapshot,
         }
         for r in results
     ]
@@ -220,7 +221,8 @@ def now(home: Path, target: str | None, as_json: bool) -> None:
     else:
         for r, o in zip(results, outcomes, strict=True):
             state = "ok" if o["ok"] else f"failed: {o['error']}"
-            click.echo(f"{short_id(r.peer)}  received {count(r.received)} row(s)  {state}")
+            how = " by snapshot" if r.by_snapshot else ""
+            click.echo(f"{short_id(r.peer)}  received {count(r.received)} row(s){how}  {state}")
     failed = [o for o in outcomes if not o["ok"]]
     if failed:
         raise click.ClickException(f"sync with {failed[0]['peer']} failed: {failed[0]['error']}")

@@ -76,6 +76,9 @@ class LinkResult:
     """The peer holds other rows at equal vectors and counts (divergence)."""
     authenticated: bool = False
     """The peer proved itself and the link opened (a joiner's invitation was accepted)."""
+    by_snapshot: bool = False
+    """Rows arrived as a snapshot: the peer's log could not serve this device (it was away
+    longer than the retention window, is new, or was restored), or the two held other rows."""
 
 
 @dataclass(frozen=True)

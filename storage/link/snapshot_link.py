@@ -100,6 +100,7 @@ def _apply(
         return Handled(refused=link._refuse_page(exc))
     session.ack_snapshot(event.page)
     link.result.received += rows
+    link.result.by_snapshot = True
     progress = None
     if peer is not None:
         if rows:

@@ -61,7 +61,10 @@ def test_a_device_back_from_past_the_window_neither_diverges_nor_brings_a_nuke_b
 
     came_back = phone.run("sync", "now", check=False)
     assert came_back.returncode == 0, came_back.stdout + came_back.stderr
-    laptop.run("sync", "now")
+    # One line says what happened: the server's log could not serve it, a snapshot did.
+    (line,) = came_back.stdout.splitlines()
+    assert "by snapshot" in line and line.endswith("ok"), line
+    assert "by snapshot" not in laptop.run("sync", "now").stdout  # the log served the laptop
     for node in (laptop, phone, server):
         assert row_of(node, secret_id)["deleted"], f"{node.name} holds the nuked row live"
         assert files_holding(node, SECRET) == [], node.name
