@@ -145,7 +145,14 @@ def _terms_held(
     conn: Connection, table: Table, terms: list[str], rowids: list[int]
 ) -> Counter[int]:
     """How many of ``terms`` each row holds, as its full-text index matches them (by stem in
-    an index that stems): one lookup per term, limited to the rows."""
+    an index that stems): one statement per term, its matches kept to the rows.
+
+    The ``+`` before ``rowid`` keeps the row list out of the index's hands: given ``rowid IN
+    (...)``, FTS5 opens a cursor and parses the term again for each listed row (50 lookups a
+    term, 2.9 ms a hybrid query at 6k episodes); without it the term's list of rows is read
+    once and filtered (0.24 ms). Either way the same rows match. That read is never longer
+    than the one the ranked query made for the same term just before.
+    """
     held: Counter[int] = Counter()
     if not rowids:
         return held
@@ -153,7 +160,7 @@ def _terms_held(
     for term in terms:
         found = conn.execute(
             f"SELECT rowid FROM {table.name}_fts WHERE {table.name}_fts MATCH ? "
-            f"AND rowid IN ({marks})",
+            f"AND +rowid IN ({marks})",
             (term, *rowids),
         )
         held.update(int(r[0]) for r in found)
