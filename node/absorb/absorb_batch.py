@@ -36,7 +36,7 @@ from .classify import decide, keep_both
 from .phrases import Triple
 
 if TYPE_CHECKING:
-    from feral.node.node import Node
+    from feral.node.kernel import Kernel
 
 __all__ = ["TRANSACTION", "Absorbed", "Notice", "absorb_groups", "absorb_many"]
 
@@ -89,7 +89,7 @@ class Absorbed:
 
 
 async def absorb_many(
-    node: Node,
+    node: Kernel,
     triples: Sequence[Triple],
     *,
     source_episode: str | None = None,
@@ -137,7 +137,7 @@ def _absorb_chunk(
     return outcomes
 
 
-async def absorb_groups(node: Node, episode_id: str, groups: Sequence[Sequence[Triple]]) -> int:
+async def absorb_groups(node: Kernel, episode_id: str, groups: Sequence[Sequence[Triple]]) -> int:
     """The facts of an episode's messages (one group per message), through the pipeline, with
     the episode as their ``source_episode``; the rows holding one message's facts are linked
     pairwise by ``co_extracted`` edges (a duplicate's stored row included). Returns how many

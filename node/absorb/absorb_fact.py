@@ -36,7 +36,7 @@ from .fact_values import about_slot
 from .phrases import Triple, parse_fact
 
 if TYPE_CHECKING:
-    from feral.node.node import Node
+    from feral.node.kernel import Kernel
 
 __all__ = ["Fact", "Said", "embed_facts", "held_vectors", "prepare_triple", "scan_text"]
 
@@ -97,7 +97,7 @@ def prepare_triple(text: str | None, triple: Triple | None) -> Triple:
     return parse_fact(text)
 
 
-async def embed_facts(node: Node, texts: list[str]) -> list[NewVector | None]:
+async def embed_facts(node: Kernel, texts: list[str]) -> list[NewVector | None]:
     """The texts' vectors, made now in one call on a worker thread (``None`` each with no model,
     or a database that takes no writes, which has no vectors to compare with either)."""
     embedder = node.embedder
@@ -109,7 +109,7 @@ async def embed_facts(node: Node, texts: list[str]) -> list[NewVector | None]:
     ]
 
 
-async def held_vectors(node: Node, vectors: list[NewVector | None]) -> HeldVectors | None:
+async def held_vectors(node: Kernel, vectors: list[NewVector | None]) -> HeldVectors | None:
     """The vectors held in memory, current (a stale copy loads here, not in the write)."""
     held = node.embedding.index
     if held is not None and any(v is not None for v in vectors):

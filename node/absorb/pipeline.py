@@ -54,7 +54,7 @@ from .phrases import Triple
 from .same_fact import hard_tokens
 
 if TYPE_CHECKING:
-    from feral.node.node import Node
+    from feral.node.kernel import Kernel
 
 __all__ = ["Absorbed", "Said", "absorb", "absorbing", "within_scope"]
 
@@ -107,7 +107,7 @@ class Absorbed:
 
 
 async def absorb(
-    node: Node,
+    node: Kernel,
     said: Said,
     *,
     limits: Thresholds | None = None,
@@ -130,7 +130,7 @@ async def absorb(
 
 def absorbing(
     text: str | None, triple: Triple | None, scope: str | None = None, *, keep_both: bool = False
-) -> Callable[[Node], Awaitable[Absorbed]]:
+) -> Callable[[Kernel], Awaitable[Absorbed]]:
     """``Node.absorb`` for a command whose node is not open yet: what was said is checked now
     (:meth:`Said.of`: validated, scanned, parsed), so a refused fact is refused before the home
     is opened (a home whose database is not made yet stays without one); the answer runs
@@ -141,11 +141,11 @@ def absorbing(
         SecretRefused: it holds what looks like a secret.
     """
     said = Said.of(text, triple)
-    return lambda node: node.absorb(said, scope=scope, keep_both=keep_both)
+    return lambda node: absorb(node, said, scope=scope, keep=keep_both)
 
 
 async def _absorb_one(
-    node: Node, parsed: Triple, limits: Thresholds | None, scope: str | None, keep: bool
+    node: Kernel, parsed: Triple, limits: Thresholds | None, scope: str | None, keep: bool
 ) -> Absorbed:
     """Embed, then read, decide and write in one transaction (:func:`_absorb_in_scope`)."""
     vectors = await embed_facts(node, [fact_text(*parsed)])
@@ -171,7 +171,7 @@ def _absorbed(outcome: Outcome) -> Absorbed:
 
 
 async def _decider(
-    node: Node, fact: Fact, limits: Thresholds | None
+    node: Kernel, fact: Fact, limits: Thresholds | None
 ) -> Callable[[Candidates], Decision]:
     """How the write decides: the rules, or (``memory.classifier: "llm"``) the model's answer
     to a question asked now, outside any transaction, if the write finds what it was asked
