@@ -50,8 +50,9 @@ def test_a_tiny_cost_run_reports_positive_ratios(capsys):
 def test_the_labelled_set_is_large_and_each_line_has_a_fixed_half():
     pairs, sentences = load_set(PAIRS), load_set(SENTENCES)
     assert len(pairs) >= 300 and len(sentences) >= 100
-    for tuning, held_out in (PAIRS, SENTENCES):  # each file is one half, whole
-        assert {line["split"] for line in load_lines(tuning)} == {"tune"}
+    for *tuning, held_out in (PAIRS, SENTENCES):  # each file is one half, whole
+        for path in tuning:
+            assert {line["split"] for line in load_lines(path)} == {"tune"}
         assert {line["split"] for line in load_lines(held_out)} == {"held"}
     assert sum(line["split"] == "held" for line in pairs + sentences) >= 220
     for line in pairs + sentences:
