@@ -19,7 +19,7 @@ from feral.sync.types import PackedHLC
 from feral.sync.units import format_ms
 
 from .clock_mark import read_mark, write_mark
-from .node import Node
+from .node_kernel import NodeKernel
 
 __all__ = ["ClockState", "ahead_warning", "clock_state", "reset_clock"]
 
@@ -48,7 +48,7 @@ def ahead_warning(ahead_ms: int, window_ms: int) -> str | None:
     )
 
 
-async def clock_state(node: Node) -> ClockState:
+async def clock_state(node: NodeKernel) -> ClockState:
     """Read the newest own stamp (database and clock mark) and compare it with the clock."""
     newest = max(
         read_mark(node.home),
@@ -58,7 +58,7 @@ async def clock_state(node: Node) -> ClockState:
     return ClockState(newest, ahead, ahead_warning(ahead, node.settings.sync.max_clock_skew_ms))
 
 
-async def reset_clock(node: Node) -> Restamped:
+async def reset_clock(node: NodeKernel) -> Restamped:
     """Stamp this node's writes that lie ahead of its clock again, just above the clock.
 
     One transaction: the log, the rows, the vector and the clock mark move together (every

@@ -50,6 +50,9 @@ class Kernel(Protocol):
     embedder: Embedder | None
     embedding: Embedding
 
+    @property
+    def node_id(self) -> NodeId: ...
+
     async def commit(
         self,
         fn: Callable[Concatenate[Connection, NodeId, Stamp, P], T],

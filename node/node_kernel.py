@@ -1,4 +1,6 @@
-"""The ``Node`` facade: one device's identity, settings, clock and store, used by the CLI.
+"""The node's kernel: one device's identity, settings, clock and store, its write path and its
+change notification, without the features built on it (the ``Node`` users hold, node/node/, adds
+them; the features see this class through node/kernel.py's protocol).
 
 This is the only place that stamps HLCs (DESIGN §3): every local write hands the node's
 :meth:`HybridClock.tick` to storage, which calls it inside the write transaction with the
@@ -10,29 +12,16 @@ so a database restored from an older copy never reuses a stamp.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator
-from itertools import islice
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Concatenate, ParamSpec, Protocol, TypeVar, cast
+from typing import Concatenate, ParamSpec, Protocol, Self, TypeVar, cast
 
-from feral.node.absorb.absorb_batch import Absorbed as BulkAbsorbed, absorb_groups, absorb_many
-from feral.node.absorb.phrases import Triple
-from feral.node.absorb.pipeline import Absorbed, Said, absorb
-from feral.node.assistant.ingest_facts import FactExtractor
-from feral.node.assistant.sessions import IngestResult, SessionMemory, ingest
-from feral.node.assistant.summarise import summariser_for
-from feral.node.assistant.working_memory import Message
-from feral.node.curation.conflicts import record_conflicts
-from feral.node.curation.prompt_files import rewrite_prompt_files
-from feral.node.curation.wiki import pages_citing
-from feral.node.home.home_paths import DATABASE_FILE, default_home
+from feral.node.home.home_paths import DATABASE_FILE
 from feral.node.home.identity import Identity, load_or_create_identity
-from feral.node.recall.search import SearchResult
-from feral.node.secrets.scan import refuse_secrets, refuse_triple, refuse_triples, screened_messages
+from feral.node.secrets.scan import refuse_secrets, refuse_triple
 from feral.node.settings.config import Settings, load_settings
 from feral.storage.db.connection import Connection
 from feral.storage.db.rows import EpisodeRow, ExecutionRow, FactRow
@@ -40,7 +29,7 @@ from feral.storage.encoders.embedders import load_embedder
 from feral.storage.encoders.model_stamps import STAMPS_FILE
 from feral.storage.log import delta_log
 from feral.storage.log.erase import finish_erasing
-from feral.storage.memory import curation, graph, memories, memory_model, stats
+from feral.storage.memory import curation, export, graph, memories, memory_model, stats
 from feral.storage.memory.memories import Stamp
 from feral.storage.store import Store
 from feral.storage.vectors.vectors import Embedder
@@ -52,12 +41,10 @@ from feral.sync.types import NodeId, PackedHLC, RowId, VersionVector
 from .answers import EntityRow, MemoryRow
 from .clock_mark import read_mark, write_mark
 from .embedding import Embedding
-from .node_reads import NodeReads
-from .write_turns import WriteTurns
+from .kernel import RowsArrived, RowsErased
 
-__all__ = ["DATABASE_FILE", "IMPORT_BATCH", "Node", "SearchResult", "default_home", "wall_clock_ms"]
+__all__ = ["CLOCK_OFFSET_ENV", "Link", "NodeKernel", "wall_clock_ms"]
 
-IMPORT_BATCH = 5_000
 CLOCK_OFFSET_ENV = "FERAL_CLOCK_OFFSET_MS"
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -83,8 +70,8 @@ class Link(Protocol):
     async def local_changed(self) -> None: ...
 
 
-class Node(NodeReads):
-    """One device's memory store. Create with :meth:`open`; always :meth:`close`."""
+class NodeKernel:
+    """One device's store, clock and write path. Create with :meth:`open`; always :meth:`close`."""
 
     def __init__(
         self,
@@ -117,6 +104,8 @@ class Node(NodeReads):
         # Resume above every stamp ever issued here, even if the database is an older copy.
         self.clock = HybridClock(identity.node_id, now_ms, read_mark(home), max_drift_ms=drift)
         self.stamped_ahead_ms = 0  # how far ahead of the clock the last local stamp was
+        self._arrived: list[RowsArrived] = []
+        self._erased: list[RowsErased] = []
 
     @property
     def node_id(self) -> NodeId:
@@ -130,7 +119,7 @@ class Node(NodeReads):
         now_ms: Callable[[], int] | None = None,
         embedder: Embedder | None = None,
         check: bool = False,
-    ) -> Node:
+    ) -> Self:
         """Open the node in ``home``, creating its key, settings and database on first use.
 
         ``check`` runs SQLite's integrity check first (``feral serve`` does; short commands
@@ -169,6 +158,14 @@ class Node(NodeReads):
         for link in list(self.links.values()):
             if link is not exclude:
                 self.spawn(link.local_changed())
+
+    def on_rows_arrived(self, listener: RowsArrived) -> None:
+        """Call ``listener`` after every page a peer's link applies here, in subscription order."""
+        self._arrived.append(listener)
+
+    def on_rows_erased(self, listener: RowsErased) -> None:
+        """Call ``listener`` with the ids erased after every commit that erased rows."""
+        self._erased.append(listener)
 
     def spawn(self, work: Awaitable[None]) -> None:
         """Run ``work`` as a task that :meth:`close` waits for."""
@@ -252,21 +249,6 @@ class Node(NodeReads):
         await self._committed()
         return cast(MemoryRow, row)
 
-    async def absorb(
-        self,
-        text: str | Said | None = None,
-        triple: Triple | None = None,
-        scope: str | None = None,
-        *,
-        keep_both: bool = False,
-    ) -> Absorbed:
-        """Remember through the absorb pipeline (node/absorb/pipeline.py): scanned, classified,
-        linked; ``keep_both`` writes what would be merged or superseded beside it instead. ``text``
-        may be what was said already checked (:class:`Said`: a command checks it before it opens the
-        node, node/absorb/pipeline.py's ``absorbing``)."""
-        said = text if isinstance(text, Said) else Said.of(text, triple)
-        return await absorb(self, said, scope=scope, keep=keep_both)
-
     async def add_entity(self, entity_type: str, name: str) -> EntityRow:
         """Name an entity of the graph (node/recall/graph.py checks the type and name; SecretRefused
         if the name holds a secret)."""
@@ -284,71 +266,6 @@ class Node(NodeReads):
         row = await self._write(graph.relate, source, relation, target, now_ms=self.now_ms())
         await self._committed()
         return row
-
-    async def remember_extracted(self, episode_id: str, groups: list[list[Triple]]) -> int:
-        """Remember facts taken from an episode's messages (node/assistant/ingest_facts.py), through
-        the absorb pipeline (node/absorb/absorb_batch.py)."""
-        return await absorb_groups(self, episode_id, groups)
-
-    def open_sessions(self) -> SessionMemory:
-        """Working memory for sessions (DESIGN §2): in this process's RAM, episodes replicate."""
-        memory = self.settings.memory
-        return SessionMemory(memory, summariser_for(memory), self.add_episode)
-
-    async def ingest(
-        self, messages: Iterable[Message], progress: Callable[[int], None] | None = None
-    ) -> IngestResult:
-        """Stream a transcript through fresh working memory; every remainder is flushed, and
-        the facts users state become facts of the episodes they are in. A message holding a
-        secret is refused when reached (the CLI screens every line first)."""
-        extractor = FactExtractor(self.remember_extracted)
-        sessions = self.open_sessions()
-        sessions.on_episode = extractor.episode_stored
-        result = await ingest(sessions, screened_messages(messages), progress)
-        return dataclasses.replace(result, facts=extractor.facts)
-
-    async def import_facts(
-        self,
-        triples: Iterable[tuple[str, str, str]],
-        progress: Callable[[int], None] | None = None,
-        batch: int = IMPORT_BATCH,
-        *,
-        classify: bool = True,
-    ) -> int:
-        """Remember many facts, ``batch`` per check; ``progress`` gets each written chunk's size.
-        A batch holding a secret is refused whole (the CLI screens every line first). Facts go
-        through the absorb pipeline (node/absorb/absorb_batch.py); ``classify=False`` writes them as
-        given (the facts of an export: classified where they were made). Returns how many
-        facts were written."""
-        if classify:
-            return (await self.absorb_facts(triples, progress, batch)).written
-        written = 0
-        turns = WriteTurns(self.home)
-        for number, chunk in enumerate(_chunks(triples, batch)):
-            refuse_triples(chunk, first=number * batch + 1)
-            write = self._write(memories.import_facts, chunk, now_ms=self.now_ms())
-            written += await turns.run(write)  # a serve beside the bulk keeps its turns
-            await self._committed()
-            if progress:
-                progress(len(chunk))
-        return written
-
-    async def absorb_facts(
-        self,
-        triples: Iterable[tuple[str, str, str]],
-        progress: Callable[[int], None] | None = None,
-        batch: int = IMPORT_BATCH,
-        *,
-        keep_both: bool = False,
-    ) -> BulkAbsorbed:
-        """``import_facts`` through the absorb pipeline, answering what it did to each fact:
-        the counts, and a notice for each fact merged or superseding (``keep_both``: written
-        beside instead)."""
-        result = BulkAbsorbed()
-        for number, chunk in enumerate(_chunks(triples, batch)):
-            refuse_triples(chunk, first=number * batch + 1)
-            result.extend(await absorb_many(self, chunk, progress=progress, keep=keep_both))
-        return result
 
     async def commit(
         self,
@@ -399,13 +316,12 @@ class Node(NodeReads):
 
     async def _finish_erasing(self) -> None:
         """After a commit that erased rows (a nuke, here or from a peer: storage/log/erase.py):
-        empty the WAL, which still holds the pages as they were, recompile at once any wiki
-        page that showed one of those rows, and rewrite the prompt files."""
+        empty the WAL, which still holds the pages as they were, then tell the subscribers
+        which rows went (curation recompiles what showed them: node/curation/upkeep.py)."""
         erased = await self.store.read(finish_erasing)
-        if erased and pages_citing(self.home, erased):
-            await self.compile_wiki()
         if erased:
-            await rewrite_prompt_files(self)
+            for listener in self._erased:
+                await listener(erased)
 
     async def embed_queued(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Embed every queued row now (no-op with no model); ``progress`` gets ``(done, total)``.
@@ -416,21 +332,31 @@ class Node(NodeReads):
         """Drop every vector and embed every row again (:meth:`Embedding.reembed`)."""
         return await self.embedding.reembed(progress)
 
+    # -- reads ---------------------------------------------------------------------------------
+
+    async def get(self, row_id: str) -> MemoryRow:
+        _, row = await self.store.read(memories.find_row, row_id)
+        return cast(MemoryRow, row)
+
+    async def episodes(self, limit: int = 20) -> list[EpisodeRow]:
+        return await self.store.read(memories.list_episodes, limit)
+
+    async def export_lines(self) -> list[str]:
+        return await self.store.read(lambda conn: list(export.export_lines(conn)))
+
+    async def state_digest(self) -> str:
+        return await self.store.read(export.state_digest)
+
     # -- replication (the peer layer drives these) ---------------------------------------------
 
     async def version_vector(self) -> VersionVector:
         return await self.store.read(delta_log.version_vector)
 
     async def remote_applied(self, exclude: object = None) -> None:
-        """A peer's page added rows here: wake the embedding queue, erase, record the conflicts
-        it made (node/curation/conflicts.py), then the other links."""
+        """A peer's page added rows here: wake the embedding queue, erase, tell the subscribers
+        (curation records the conflicts it made), then the other links."""
         self.embedding.wake()
         await self._finish_erasing()
-        await record_conflicts(self)
+        for listener in self._arrived:
+            await listener()
         self.notify_changed(exclude=exclude)
-
-
-def _chunks(items: Iterable[Triple], size: int) -> Iterator[list[Triple]]:
-    iterator = iter(items)
-    while chunk := list(islice(iterator, size)):
-        yield chunk

@@ -26,7 +26,7 @@ from feral.storage.memory.exec_log_reads import list_executions, search_executio
 from feral.sync.errors import InvalidInput
 
 if TYPE_CHECKING:  # the node and its store: not for a CLI listing its commands
-    from feral.node.node import Node
+    from feral.node.kernel import Kernel
 
 __all__ = [
     "DEFAULT_LOG_LIMIT",
@@ -84,7 +84,7 @@ def json_argument(option: str, text: str | None) -> object:
         raise InvalidInput(f"{option} is not JSON: {exc}") from exc
 
 
-async def record_tool_call(node: Node, call: ToolCall) -> ExecutionRow:
+async def record_tool_call(node: Kernel, call: ToolCall) -> ExecutionRow:
     """Append ``call`` to the log (SecretRefused if it holds a secret): the stored row."""
     return await node.log_execution(
         call.session,
@@ -97,14 +97,14 @@ async def record_tool_call(node: Node, call: ToolCall) -> ExecutionRow:
 
 
 async def list_tool_calls(
-    node: Node, *, session: str | None = None, limit: int = DEFAULT_LOG_LIMIT
+    node: Kernel, *, session: str | None = None, limit: int = DEFAULT_LOG_LIMIT
 ) -> list[ExecutionRow]:
     """The newest calls first (of one session, or of all)."""
     return await node.store.read(list_executions, session_id=session, limit=limit)
 
 
 async def search_tool_calls(
-    node: Node, query: str, *, session: str | None = None, limit: int = DEFAULT_LOG_LIMIT
+    node: Kernel, query: str, *, session: str | None = None, limit: int = DEFAULT_LOG_LIMIT
 ) -> list[ExecutionRow]:
     """Calls whose tool, arguments or result contain ``query``
     (storage/memory/exec_log_reads.py)."""

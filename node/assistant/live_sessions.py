@@ -23,13 +23,13 @@ from typing import Annotated, Literal
 from msgspec import Meta, Struct
 
 from feral.node.answers import SessionAppended, SessionEnded, SessionEpisode, SessionState
-from feral.node.node import Node
+from feral.node.kernel import Kernel
 from feral.node.secrets.scan import refuse_secrets
 from feral.node.settings.limits import Text
 from feral.storage.db.rows import EpisodeRow
 from feral.sync.errors import InvalidInput
 
-from .ingest_facts import FactExtractor
+from .node_sessions import fact_extractor, open_sessions
 from .working_memory import MAX_SESSION_BYTES, Message
 
 __all__ = ["ROLES", "LiveSessions", "Role", "SessionMessage", "SessionName", "SessionRef"]
@@ -61,10 +61,10 @@ def _episode(row: EpisodeRow) -> SessionEpisode:
 class LiveSessions:
     """One process's working memory for the sessions its clients append to."""
 
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: Kernel) -> None:
         self.node = node
-        self._extractor = FactExtractor(node.remember_extracted)
-        self._sessions = node.open_sessions()
+        self._extractor = fact_extractor(node)
+        self._sessions = open_sessions(node)
         self._sessions.on_episode = self._extractor.episode_stored
         self._lock = asyncio.Lock()
         """One change at a time, so a session's episodes are written in the order said."""

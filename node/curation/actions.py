@@ -1,7 +1,7 @@
-"""Curating a node's memories: boost, list, stats by scope, gc and distill.
+"""Curating a node's memories: boost, list, stats (by scope), gc and distill.
 
 The commands (cli/memory/memory_rank_commands.py) and the API (node/api/routes.py) call these with
-an open :class:`~feral.node.node.Node`; each write goes through :meth:`Node.commit`, so it is
+an open :class:`~feral.node.node.Node`; each write goes through :meth:`Kernel.commit`, so it is
 stamped by the node's clock and reaches live links like any other. Ranges and formats are checked
 here (the API's bodies check them again on the way in, with the same limits), so a caller that skips
 the CLI's options still cannot store an importance of 0 or a malformed scope. A dry run reads and
@@ -22,21 +22,24 @@ from feral.node.answers import (
     MetaAnswer,
     PruneFigures,
     ScopedStats,
+    StatsAnswer,
     TierCounts,
 )
 from feral.node.secrets.scan import refuse_secrets
 from feral.node.settings.limits import MAX_IMPORTANCE
 from feral.node.settings.scopes import DEFAULT_SCOPE, check_scope, session_scope
-from feral.storage.memory import curation, listing
+from feral.storage.absorb.conflicts import conflict_count
+from feral.storage.memory import curation, listing, stats
 from feral.storage.search import gc
 from feral.storage.search.gc import GcPlan
 from feral.storage.search.query import content_of
 from feral.sync.errors import InvalidInput
 
+from .memory_graph import conflicting_values
 from .prune import prune_figures
 
 if TYPE_CHECKING:
-    from feral.node.node import Node
+    from feral.node.kernel import Kernel
 
 __all__ = [
     "DEFAULT_COMPACT_ABOVE",
@@ -45,6 +48,7 @@ __all__ = [
     "boost",
     "distill",
     "list_memories",
+    "memory_stats",
     "nuke_scope",
     "run_gc",
     "scoped_stats",
@@ -66,7 +70,7 @@ def check_importance(importance: float) -> float:
     return float(importance)
 
 
-async def boost(node: Node, row_id: str, importance: float, reason: str = "") -> MetaAnswer:
+async def boost(node: Kernel, row_id: str, importance: float, reason: str = "") -> MetaAnswer:
     """Set a memory's replicated importance multiplier; returns its meta row."""
     check_importance(importance)
     if len(reason) > MAX_REASON_CHARS or not reason.isprintable():
@@ -77,7 +81,7 @@ async def boost(node: Node, row_id: str, importance: float, reason: str = "") ->
 
 
 async def list_memories(
-    node: Node, *, tier: str | None, scope: str | None, status: str, limit: int
+    node: Kernel, *, tier: str | None, scope: str | None, status: str, limit: int
 ) -> list[ListedMemory]:
     """Memories newest first with their meta and status (storage/memory/listing.py)."""
     if tier is not None and tier not in listing.LISTED_TIERS:
@@ -95,10 +99,24 @@ async def list_memories(
     return cast(list[ListedMemory], rows)
 
 
-async def scoped_stats(node: Node, scope: str | None) -> ScopedStats:
+async def memory_stats(node: Kernel) -> StatsAnswer:
+    """The counts ``Node.stats`` answers: tiers, vectors, conflicts, whether vectors search."""
+    result = cast(StatsAnswer, await node.store.read(stats.database_stats))
+    result["node_id"] = node.node_id
+    result["conflicts"] = await node.store.read(conflict_count)  # as ``sync status``
+    result["conflicting_values"] = len(await node.store.read(conflicting_values))
+    result["vector_search"] = (
+        "on"
+        if node.embedder is not None
+        else 'off: no embedding model is configured (memory.embedder is "none")'
+    )
+    return result
+
+
+async def scoped_stats(node: Kernel, scope: str | None) -> ScopedStats:
     """``feral memory stats``, its tiers counted within ``scope`` when one is given."""
     prune = cast(PruneFigures, await prune_figures(node))
-    result = cast(ScopedStats, {**await node.stats(), "prune": prune})
+    result = cast(ScopedStats, {**await memory_stats(node), "prune": prune})
     if scope is not None:
         result["scope"] = check_scope(scope)
         result["tiers"] = cast(dict[str, TierCounts],
@@ -125,7 +143,7 @@ def _gc_report(plan: GcPlan, made: list[str], dry_run: bool) -> GcAnswer:
 
 
 async def run_gc(
-    node: Node, *, ttl_days: int, compact_above: int, dry_run: bool = False
+    node: Kernel, *, ttl_days: int, compact_above: int, dry_run: bool = False
 ) -> GcAnswer:
     """Archive stale session facts and consolidate crowded groups (storage/search/gc.py)."""
     if ttl_days < 0 or compact_above < 1:
@@ -138,7 +156,7 @@ async def run_gc(
     return _gc_report(plan, made, False)
 
 
-async def nuke_scope(node: Node, scope: str) -> list[str]:
+async def nuke_scope(node: Kernel, scope: str) -> list[str]:
     """Hard-delete every memory of an ``agent:`` or ``session:`` scope; the ids erased.
 
     The user's scope is refused: it holds every memory without a scope, and erasing all of them
@@ -149,7 +167,7 @@ async def nuke_scope(node: Node, scope: str) -> list[str]:
     return await node.commit(curation.nuke_scope, scope)
 
 
-async def distill(node: Node, session_id: str, *, dry_run: bool = False) -> DistillAnswer:
+async def distill(node: Kernel, session_id: str, *, dry_run: bool = False) -> DistillAnswer:
     """Promote a session's live facts to the user's scope."""
     scope = session_scope(session_id)
     if dry_run:

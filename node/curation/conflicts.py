@@ -16,28 +16,28 @@ from feral.storage.absorb.conflicts import ConflictRow
 from feral.storage.log.fork_queue import has_queued
 
 if TYPE_CHECKING:
-    from feral.node.node import Node
+    from feral.node.kernel import Kernel
 
 __all__ = ["conflict_count", "list_conflicts", "record_conflicts", "resolve"]
 
 
-async def record_conflicts(node: Node) -> int:
+async def record_conflicts(node: Kernel) -> int:
     """Record the conflicts of the rows a peer's page queued; returns how many are new."""
     if not await node.store.read(has_queued):
         return 0
     return await node.commit(conflicts.record_queued)
 
 
-async def list_conflicts(node: Node, *, include_resolved: bool = False) -> list[ConflictRow]:
+async def list_conflicts(node: Kernel, *, include_resolved: bool = False) -> list[ConflictRow]:
     """The records, open ones only unless ``include_resolved``; the same list on every device."""
     return await node.store.read(conflicts.list_conflicts, include_resolved=include_resolved)
 
 
-async def conflict_count(node: Node) -> int:
+async def conflict_count(node: Kernel) -> int:
     return await node.store.read(conflicts.conflict_count)
 
 
-async def resolve(node: Node, conflict: str, keep: str) -> ConflictRow:
+async def resolve(node: Kernel, conflict: str, keep: str) -> ConflictRow:
     """Keep version ``keep`` of an open conflict: a write that supersedes both sides.
 
     Raises:

@@ -30,7 +30,7 @@ from feral.sync.ids import normalise
 from feral.sync.types import NodeId
 
 if TYPE_CHECKING:
-    from feral.node.node import Node
+    from feral.node.kernel import Kernel
     from feral.storage.memory.memories import Stamp
 
 __all__ = ["FOLLOW_MODES", "Follow", "conflicting_values", "follow", "link", "read_followed"]
@@ -56,7 +56,7 @@ def _link_rows(
     return add_edge(conn, origin, stamp, edge_type, from_id, to_id, now_ms=now_ms, note=note)
 
 
-async def link(node: Node, from_id: str, to_id: str, edge_type: str, note: str = "") -> EdgeRow:
+async def link(node: Kernel, from_id: str, to_id: str, edge_type: str, note: str = "") -> EdgeRow:
     """Link two memories with a typed edge; the same link again writes nothing new.
 
     Raises:
@@ -129,7 +129,7 @@ def read_followed(conn: Connection, memory_id: str, mode: Follow) -> Followed:
     return cast(Followed, result)  # built in the order the JSON has always had
 
 
-async def follow(node: Node, memory_id: str, mode: Follow) -> Followed:
+async def follow(node: Kernel, memory_id: str, mode: Follow) -> Followed:
     """A memory with what ``mode`` follows (NotFoundError for an unknown id)."""
     if mode not in FOLLOW_MODES:
         raise InvalidInput(f"--follow must be one of {', '.join(FOLLOW_MODES)}")

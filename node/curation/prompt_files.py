@@ -33,7 +33,7 @@ from feral.storage.memory import listing
 from feral.storage.memory.memory_model import DEFAULT_SCOPE
 
 if TYPE_CHECKING:
-    from feral.node.node import Node
+    from feral.node.kernel import Kernel
 
 __all__ = [
     "PROMPT_DIR",
@@ -119,7 +119,7 @@ def render(heading: str, categories: tuple[str, ...], facts: list[dict[str, Any]
     return "\n".join(text).rstrip("\n") + "\n", shown, left_out
 
 
-async def write_prompt_files(node: Node, *, scope: str = DEFAULT_SCOPE) -> list[PromptFile]:
+async def write_prompt_files(node: Kernel, *, scope: str = DEFAULT_SCOPE) -> list[PromptFile]:
     """Render both files from ``scope``'s live facts and write them under ``HOME/prompt/``."""
     facts = await node.store.read(
         lambda conn: listing.list_memories(
@@ -138,7 +138,7 @@ async def write_prompt_files(node: Node, *, scope: str = DEFAULT_SCOPE) -> list[
     return written
 
 
-async def rewrite_prompt_files(node: Node) -> None:
+async def rewrite_prompt_files(node: Kernel) -> None:
     """Write the files again, for the scope they show, if ``feral memory prompt`` ever wrote
     them: called after rows are erased (a nuke, here or from a peer), so a nuked fact's words
     leave the files with the row instead of waiting for the next ``memory prompt``."""

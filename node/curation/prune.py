@@ -10,7 +10,7 @@ import asyncio
 import logging
 from typing import Any
 
-from feral.node.node import Node
+from feral.node.kernel import Kernel
 from feral.storage.log import prune
 from feral.sync.errors import FeralError
 from feral.sync.types import NodeId
@@ -20,7 +20,7 @@ __all__ = ["prune_figures", "prune_now", "prune_on_schedule"]
 log = logging.getLogger("feral.serve")
 
 
-def _arguments(node: Node) -> dict[str, Any]:
+def _arguments(node: Kernel) -> dict[str, Any]:
     sync = node.settings.sync
     return {
         "paired": [NodeId(peer.node_id) for peer in sync.peers],
@@ -29,14 +29,14 @@ def _arguments(node: Node) -> dict[str, Any]:
     }
 
 
-async def prune_figures(node: Node) -> dict[str, object]:
+async def prune_figures(node: Kernel) -> dict[str, object]:
     """What a prune would collect now, and which peer holds it back longest (a read)."""
     arguments = _arguments(node)
     plan = await node.store.read(lambda conn: prune.plan_prune(conn, **arguments))
     return plan.as_dict()
 
 
-async def prune_now(node: Node, *, dry_run: bool) -> dict[str, object]:
+async def prune_now(node: Kernel, *, dry_run: bool) -> dict[str, object]:
     """Collect what may go (or only say what, on a dry run); returns the plan's figures."""
     if dry_run:
         return {"dry_run": True, **await prune_figures(node)}
@@ -45,7 +45,7 @@ async def prune_now(node: Node, *, dry_run: bool) -> dict[str, object]:
     return {"dry_run": False, **plan.as_dict()}
 
 
-async def prune_on_schedule(node: Node) -> None:
+async def prune_on_schedule(node: Kernel) -> None:
     """``feral serve``'s prune, every ``sync.prune_every_s``; a failure is logged, not fatal."""
     while True:
         await asyncio.sleep(node.settings.sync.prune_every_s)

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake, InvalidURI
 
-from feral.node.node import Node
+from feral.node.node_kernel import NodeKernel
 from feral.node.settings.config import PeerSettings
 from feral.sync.codec import MAX_FRAME_BYTES
 from feral.sync.errors import FeralError
@@ -40,7 +40,7 @@ def sync_url(url: str) -> str:
 
 
 async def dial(
-    node: Node,
+    node: NodeKernel,
     peer: PeerSettings,
     *,
     until_quiet: bool,
@@ -101,7 +101,7 @@ async def dial(
 
 
 async def _failed(
-    node: Node,
+    node: NodeKernel,
     failures: FailureLog | None,
     peer: PeerSettings,
     message: str,
@@ -118,7 +118,7 @@ async def _failed(
 
 
 async def _bookkeep(
-    node: Node,
+    node: NodeKernel,
     failures: FailureLog | None,
     peer: PeerSettings,
     fn: Callable[..., None],

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from feral.node.node import Node
+from feral.node.node_kernel import NodeKernel
 from feral.node.settings.config import (
     PeerSettings,
     Settings,
@@ -57,11 +57,11 @@ log = logging.getLogger("feral.peer")
 RATE_LIMITED = "join_rate_limited"
 """The error code of a join refused because too many joins failed just before it."""
 
-_LIMITERS: weakref.WeakKeyDictionary[Node, JoinLimiter] = weakref.WeakKeyDictionary()
+_LIMITERS: weakref.WeakKeyDictionary[NodeKernel, JoinLimiter] = weakref.WeakKeyDictionary()
 """One limiter per node in this process: the server's count of failed joins."""
 
 
-def _limiter(node: Node) -> JoinLimiter:
+def _limiter(node: NodeKernel) -> JoinLimiter:
     return _LIMITERS.setdefault(node, JoinLimiter())
 
 
@@ -79,7 +79,9 @@ class MadeInvitation:
     expires_ms: int
 
 
-async def make_invitation(node: Node, url: str, label: str, lifetime_ms: int) -> MadeInvitation:
+async def make_invitation(
+    node: NodeKernel, url: str, label: str, lifetime_ms: int
+) -> MadeInvitation:
     """Draw a secret, keep its invitation key (never the secret) and return the invitation."""
     secret = secrets.token_bytes(SECRET_BYTES)
     _, key = _keys(secret)
@@ -97,7 +99,7 @@ def claim_for(invitation: Invitation) -> JoinClaim:
     return JoinClaim(invitation.inviter, key, private.sign)
 
 
-async def answer_join(node: Node, session: SyncSession, event: JoinOffered) -> None:
+async def answer_join(node: NodeKernel, session: SyncSession, event: JoinOffered) -> None:
     """Judge a proven join: open invitation, used now, joiner paired, link opened; or refused.
 
     The invitation is marked used in the transaction that finds it open, so it pairs one
@@ -126,7 +128,7 @@ async def answer_join(node: Node, session: SyncSession, event: JoinOffered) -> N
     session.accept_join()
 
 
-def _paired(node: Node, peer: PeerSettings) -> Settings:
+def _paired(node: NodeKernel, peer: PeerSettings) -> Settings:
     """Add ``peer`` to settings.json as it is on disk now (another process may have changed
     it), and return the settings this node runs with from now on."""
     settings = with_peer(load_settings(node.home), peer)
@@ -134,7 +136,7 @@ def _paired(node: Node, peer: PeerSettings) -> Settings:
     return settings
 
 
-async def joins_expected(node: Node) -> bool:
+async def joins_expected(node: NodeKernel) -> bool:
     """Whether an unpaired peer may be joining: this node made an invitation recently."""
     return await node.store.read(invitations.recent_invitations, node.now_ms())
 
@@ -144,7 +146,7 @@ def is_join_refusal(event: Failed) -> bool:
     return not event.remote and event.code in (REFUSED, RATE_LIMITED)
 
 
-def join_refused(node: Node, session: SyncSession, event: Failed) -> None:
+def join_refused(node: NodeKernel, session: SyncSession, event: Failed) -> None:
     """Say once in the serve log what join was refused and why (never the secret), and count
     it against the rate limit (a refusal for the limit itself is not counted again)."""
     hello = session.offered
@@ -154,6 +156,6 @@ def join_refused(node: Node, session: SyncSession, event: Failed) -> None:
         _limiter(node).failed(node.now_ms())
 
 
-def pair_inviter(node: Node, invitation: Invitation) -> None:
+def pair_inviter(node: NodeKernel, invitation: Invitation) -> None:
     """The joiner's half: pair the inviter with its URL, so this node dials it from now on."""
     node.settings = _paired(node, PeerSettings(invitation.inviter, invitation.url))

@@ -1,9 +1,10 @@
 """One live link per peer: which of a node's links with a peer pushes to it, and which wait.
 
 Kept apart from node/links/peer.py so the rule (who pushes, who stands by, who yields when both ends
-dialled at once) reads on its own. It works on :attr:`Node.links` and :attr:`Node.standby`
-through the :class:`~feral.node.node.Link` protocol only; what makes a link one this node
-dialled is the caller's to say (``dialled``), so this module never imports the link class.
+dialled at once) reads on its own. It works on :attr:`NodeKernel.links` and
+:attr:`NodeKernel.standby` through the :class:`~feral.node.node_kernel.Link` protocol only; what
+makes a link one this node dialled is the caller's to say (``dialled``), so this module never
+imports the link class.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from feral.node.node import Link, Node
+from feral.node.node_kernel import Link, NodeKernel
 from feral.sync.types import NodeId
 
 __all__ = ["register", "unregister"]
@@ -20,7 +21,7 @@ Dialled = TypeVar("Dialled")
 
 
 def register(
-    node: Node, link: Link, peer: NodeId, dialled: Callable[[Link], Dialled | None]
+    node: NodeKernel, link: Link, peer: NodeId, dialled: Callable[[Link], Dialled | None]
 ) -> list[Dialled]:
     """Make ``link`` the one that pushes to ``peer``; an older one waits on standby.
 
@@ -46,7 +47,7 @@ def register(
     return []
 
 
-def unregister(node: Node, link: Link, peer: NodeId | None) -> None:
+def unregister(node: NodeKernel, link: Link, peer: NodeId | None) -> None:
     """``link`` ended: if it was pushing, the newest link on standby takes over, and looks for
     what was committed meanwhile (live sync must not wait for anti-entropy)."""
     if peer is None:

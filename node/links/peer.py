@@ -16,7 +16,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 
 from feral.node.home.identity import sign, verify
-from feral.node.node import Link, Node
+from feral.node.node_kernel import Link, NodeKernel
 from feral.storage.link import peers as peer_status
 from feral.storage.link.handler import FailureLog, Handled, LinkHandler, LinkResult, writes
 from feral.sync.errors import FeralError
@@ -85,7 +85,7 @@ class PeerLink:
 
     def __init__(
         self,
-        node: Node,
+        node: NodeKernel,
         transport: Transport,
         *,
         expected: NodeId | None = None,

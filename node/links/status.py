@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from feral.node.clock_state import ClockState, clock_state
 from feral.node.home.serve_runtime import process_alive
-from feral.node.node import Node
+from feral.node.node_kernel import NodeKernel
 from feral.node.settings.config import PeerSettings
 from feral.storage.absorb import conflicts
 from feral.storage.link import peers as peer_status
@@ -146,7 +146,7 @@ def _peer_row(here: _Here, peer: PeerSettings, seen: dict[str, Any], backlog: in
     }
 
 
-async def peer_rows(node: Node) -> list[PeerRow]:
+async def peer_rows(node: NodeKernel) -> list[PeerRow]:
     """Each paired peer with what the links recorded about it."""
     store = node.store
     recorded = await store.read(peer_status.peer_statuses)
@@ -171,7 +171,7 @@ def _clock(state: ClockState) -> ClockAnswer:
     return {"newest_own_hlc": state.newest, "ahead_ms": state.ahead_ms, "warning": state.warning}
 
 
-async def sync_status(node: Node) -> StatusAnswer:
+async def sync_status(node: NodeKernel) -> StatusAnswer:
     """This node's clock and state digest, and each peer's row (DESIGN §6)."""
     return {
         "node_id": node.node_id,

@@ -36,7 +36,7 @@ from typing import Annotated, Any
 import msgspec
 
 from feral.node.answers import DigestAnswer, DigestLine
-from feral.node.node import Node
+from feral.node.kernel import Kernel
 from feral.node.settings.scopes import Scope
 from feral.storage.db.connection import Connection
 from feral.storage.encoders.token_count import count_tokens, count_tokens_each
@@ -217,7 +217,7 @@ def _fit(
 
 
 async def build_digest(
-    node: Node,
+    node: Kernel,
     *,
     topic: str | None = None,
     max_tokens: int = DEFAULT_MAX_TOKENS,

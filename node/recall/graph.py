@@ -22,7 +22,7 @@ from feral.sync.errors import InvalidInput
 
 if TYPE_CHECKING:  # the node and its store: not for a CLI listing its commands
     from feral.node.answers import EntityRow
-    from feral.node.node import Node
+    from feral.node.kernel import Kernel
 
     from .answers_graph import GraphEntity, GraphQueryAnswer, GraphReached
 
@@ -86,17 +86,17 @@ def relation_name(text: str) -> str:
     return relation
 
 
-async def add_entity(node: Node, entity_type: str, name: str) -> EntityRow:
+async def add_entity(node: Kernel, entity_type: str, name: str) -> EntityRow:
     """Name an entity (the same type and normalised name is always one row)."""
     return await node.add_entity(*check_entity(entity_type, name))
 
 
-async def relate(node: Node, source: str, relation: str, target: str) -> FactRow:
+async def relate(node: Kernel, source: str, relation: str, target: str) -> FactRow:
     """Relate ``TYPE:NAME`` to ``TYPE:NAME``: both entities named, the fact remembered."""
     return await node.relate(parse_ref(source), relation_name(relation), parse_ref(target))
 
 
-async def list_graph(node: Node, entity_type: str | None = None) -> list[GraphEntity]:
+async def list_graph(node: Kernel, entity_type: str | None = None) -> list[GraphEntity]:
     """Every live entity (of one type, if given) with its attributes and conflicts."""
     kind = entity_type.strip().lower() if entity_type else None
     listed = await node.store.read(graph.list_entities, kind, SINGLE_VALUED)
@@ -104,7 +104,7 @@ async def list_graph(node: Node, entity_type: str | None = None) -> list[GraphEn
 
 
 async def query_graph(
-    node: Node,
+    node: Kernel,
     start: str,
     *,
     relations: Sequence[str] = (),

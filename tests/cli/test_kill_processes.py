@@ -33,7 +33,8 @@ import pytest
 import sqlean
 
 from feral.node.absorb.absorb_batch import TRANSACTION
-from feral.node.node import CLOCK_OFFSET_ENV, IMPORT_BATCH
+from feral.node.node import IMPORT_BATCH
+from feral.node.node_kernel import CLOCK_OFFSET_ENV
 from feral.node.settings.config import load_settings, save_settings
 from feral.sync.delta import MAX_PAGE_DELTAS
 

@@ -19,7 +19,8 @@ from typing import Any
 
 from feral.node.home.identity import load_or_create_identity
 from feral.node.links.status import sync_status
-from feral.node.node import Node, wall_clock_ms
+from feral.node.node import Node
+from feral.node.node_kernel import wall_clock_ms
 from feral.node.serve.service import SyncService
 from feral.node.settings.config import PeerSettings, load_settings, save_settings, with_peer
 from feral.storage.encoders.embedders import NO_EMBEDDER
