@@ -2,8 +2,9 @@
 
 :class:`SimNode` pumps each link's session over the simulated network and answers its events with
 the product's own handler (storage/link/handler.py's ``LinkHandler``, which node/links/peer.py's
-``PeerLink`` drives too), and writes exactly as node/node.py's ``Node`` does (``memories.*`` under
-``run_write`` with the clock's ``tick`` as the stamp, then ``local_changed`` on every open link).
+``PeerLink`` drives too), and writes exactly as node/node_kernel.py's ``NodeKernel`` does
+(``memories.*`` under ``run_write`` with the clock's ``tick`` as the stamp, then ``local_changed``
+on every open link).
 Storage functions are looked up on their modules at call time, so a test can swap one for a broken
 variant.
 
@@ -65,7 +66,7 @@ SIM_LOG.addHandler(logging.NullHandler())
 SIM_LOG.propagate = False
 
 DRIFT_MS = max(DEFAULT_MAX_DRIFT_MS, MAX_SKEW_MS)
-"""The clock's drift limit, chosen as node/node.py chooses it."""
+"""The clock's drift limit, chosen as node/node_kernel.py chooses it."""
 
 
 def read_mark(node: SimNode) -> int:
@@ -165,7 +166,7 @@ class SimNode:
         )
         return SnapshotSession(local, page_limit=page_limit)
 
-    # -- local writes (node/node.py) -----------------------------------------------------------
+    # -- local writes (node/node_kernel.py) ----------------------------------------------------
 
     def commit(
         self,

@@ -1,6 +1,6 @@
 """The names of a home's files that every command checks, and where the home is by default.
 
-Kept apart from node/node.py and node/home/identity.py (which re-export them) so that the CLI can
+Kept apart from node/node/ and node/home/identity.py (which re-export them) so that the CLI can
 find and check a home without importing the store, the key handling or the models: a command
 handed to a running ``feral serve`` (cli/serve_handoff.py) never imports them at all.
 """
