@@ -21,7 +21,10 @@ from .phrases import NOTE, USER, Triple, parse_fact
 __all__ = ["clauses", "parse_facts", "sentences"]
 
 _TITLES = ("Dr", "Mr", "Mrs", "Ms", "Mx", "Prof", "St")
-_SENTENCE_END = re.compile("".join(rf"(?<!\b{t}\.)" for t in _TITLES) + r"(?<=[.!?])\s+|\n+")
+_SENTENCE_END = re.compile(
+    "".join(rf"(?<!\b{t}\.)(?<!\b{t.lower()}\.)" for t in _TITLES) + r"(?<=[.!?])\s+|\n+"
+)
+"""A full stop ends a sentence, unless it is a title's, in either case ("dr. Silva")."""
 _OPENER = (
     r"(?:(?i:my|i|i['’]m|i['’]ve|i['’]d|we|we['’]re|we['’]ve|our|he|she|they|he['’]s|she['’]s)\b"
     r"|[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*){0,3}['’]s\s"

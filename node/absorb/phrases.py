@@ -11,16 +11,21 @@ text                                 triple
 ``Alice's birthday is on May 4``     ``("Alice", "birthday", "May 4")``
 ``I live in Porto``                  ``("user", "lives_in", "Porto")``
 ``I moved to Berlin`` (relocated to,  ``("user", "lives_in", "Berlin")``
-``I'm now living in``, ``... now``)
+``I'm now living in``, ``... now``,
+``moved from Paris to``, ``reside
+in``, ``settled in``)
 ``my sister is called Ines``         ``("user", "sister_name", "Ines")``
 ``my doctor is on holiday``          ``("user", "doctor_state", "on holiday")``
 ``my doctor is not Dr. Lee``         ``("user", "not_doctor", "Dr. Lee")``
+``my dentist isn't Dr. Costa``       ``("user", "not_dentist", "Dr. Costa")``
+``my new dentist is Dr. Costa``      ``("user", "dentist", "Dr. Costa")``
 ``I work at Acme`` / ``for Acme``    ``("user", "works_at", "Acme")`` / ``works_for``
 ``I like X`` / ``I love X``          ``("user", "likes", "X")``
 ``I dislike X`` / ``I hate X``       ``("user", "dislikes", "X")``
 ``I don't like X``                   ``("user", "dislikes", "X")``
 ``Bob likes X`` / ``Bob loves X``    ``("Bob", "likes", "X")`` (and the other verbs)
 ``Bob does not like X``              ``("Bob", "dislikes", "X")``
+``my sister lives in Bergen``        ``("user", "sister_lives_in", "Bergen")``
 ``Alice is not a nurse``             ``("Alice", "is_not", "a nurse")``
 ``Alice is a nurse``                 ``("Alice", "is", "a nurse")``
 anything else                        ``("user", "note", text)``
@@ -38,6 +43,8 @@ Details:
   a ``_name``; a negation makes ``not_``; a value that is not what a single-valued slot (or a
   person) holds is a ``_state`` of it; a trailing "now" goes. A text of several clauses is
   cut by node/absorb/clauses.py before these rules see it.
+* A time said first ("these days", "nowadays", "currently", "since March") is left out when
+  what follows is a fact: "these days I live in Turin" is ``lives_in / Turin``.
 * Third parties: ``OWNER likes|loves|dislikes|hates|lives in|works at|works for VALUE`` with
   OWNER a name as for ``X is Y``, so "Bob likes green tea" is about Bob, not the user.
 * Negation: "don't like", "do not like", "doesn't like", "does not like" give ``dislikes``
@@ -60,7 +67,7 @@ from __future__ import annotations
 import re
 
 from .fact_rules import is_single_valued
-from .fact_values import refine
+from .fact_values import PEOPLE, refine
 
 __all__ = ["NOTE", "USER", "Triple", "parse_fact", "snake_case"]
 
@@ -69,7 +76,8 @@ Triple = tuple[str, str, str]
 USER = "user"
 NOTE = "note"
 
-_VERB = r"(?i:is|are|was)"
+_VERB = r"(?i:is|are|was)(?P<negated>(?i:n['’]t))?"
+"""The possessive's verb; "isn't" says the value is not so ("my dentist isn't Dr. Costa")."""
 _TITLE = r"(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof|St)\.\s+)"
 _CAP_WORD = r"[^\W\d_][\w'’.-]*"
 _PROPER = rf"{_TITLE}?{_CAP_WORD}(?:\s+{_CAP_WORD}){{0,3}}"
@@ -78,12 +86,20 @@ _ATTRIBUTE = r"(?P<attr>\S+(?:\s+\S+){0,4}?)"
 """One to five words: a longer "attribute" is a sentence, not a predicate."""
 _MY = re.compile(rf"(?i:my)\s+{_ATTRIBUTE}\s+{_VERB}\s+(?P<value>.+)", re.S)
 _OWNER = re.compile(rf"(?P<owner>{_PROPER})['’]s\s+{_ATTRIBUTE}\s+{_VERB}\s+(?P<value>.+)", re.S)
-_NEGATED = r"(?i:do\s+not|don['’]t|does\s+not|doesn['’]t)\s+"
-_MOVED = r"(?i:(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)(?:\s+house)?\s+to)"
+_NEGATED = r"(?i:do\s+not|don['’]t|does\s+not|doesn['’]t)\s+(?:(?i:really)\s+)?"
+_MOVED = (
+    r"(?i:(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)(?:\s+house)?(?:\s+back)?"
+    r"(?:\s+from\s+\S.*?)?\s+to)"
+)
+"""A move names where to: "I moved to Rome", "I moved from Paris to Rome" (never "from" alone)."""
 _VERBS = (
-    (r"(?i:(?:now\s+)?live\s+in)", r"(?i:(?:now\s+)?lives\s+in)", "lives_in"),
+    (
+        r"(?i:(?:now\s+)?(?:live|reside)\s+in)",
+        r"(?i:(?:now\s+)?(?:lives|resides)\s+in)",
+        "lives_in",
+    ),
     (rf"(?i:(?:have\s+|['’]ve\s+)?{_MOVED})", rf"(?i:(?:has\s+)?{_MOVED})", "lives_in"),
-    (r"(?i:work\s+at)", r"(?i:works\s+at)", "works_at"),
+    (r"(?i:(?:now\s+)?work\s+at)", r"(?i:(?:now\s+)?works\s+at)", "works_at"),
     (r"(?i:work\s+for)", r"(?i:works\s+for)", "works_for"),
     (r"(?i:like|love|enjoy|adore)", r"(?i:likes|loves|enjoys|adores)", "likes"),
     (r"(?i:dislike|hate)", r"(?i:dislikes|hates)", "dislikes"),
@@ -92,7 +108,13 @@ _VERBS = (
 _I_AM = r"(?i:i\s+am|i['’]m|we\s+are|we['’]re)\s+"
 _FIRST_PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"(?i:i)\s+{_NEGATED}(?i:like|love)\s+(?P<value>.+)", re.S), "dislikes"),
-    (re.compile(rf"(?i:i['’]ve|we['’]ve|we)\s+{_MOVED}\s+(?P<value>.+)", re.S), "lives_in"),
+    (
+        re.compile(
+            rf"(?i:i|i['’]ve|i\s+have|we['’]ve|we)\s+(?:{_MOVED}|(?i:settled\s+in))\s+(?P<value>.+)",
+            re.S,
+        ),
+        "lives_in",
+    ),
     (
         re.compile(rf"{_I_AM}(?i:now\s+)?(?i:living|based|settled)\s+in\s+(?P<value>.+)", re.S),
         "lives_in",
@@ -123,6 +145,22 @@ _IS = re.compile(
     r"(?P<value>.+)",
     re.S,
 )
+_WHEN = re.compile(
+    r"(?i:these\s+days|nowadays|currently|at\s+the\s+moment|since\s+\w+(?:\s+\w+)?),?\s+"
+    r"(?=(?i:i|we|my)\b)"
+)
+"""A time said first ("these days I live in Turin"): the fact is what follows it."""
+_RELATIVE = re.compile(
+    r"(?i:my)\s+(?P<who>(?:[^\W\d_]+\s+)?(?P<kin>[^\W\d_]+))\s+(?P<rest>(?i:does|doesn|do|"
+    r"likes|loves|enjoys|adores|dislikes|hates|lives|resides|has|moved|relocated|just|recently|"
+    r"finally|now|works|really)\b.+)",
+    re.S,
+)
+"""A relative or someone of the user's ("my sister", "my best friend") doing something: the
+third-person verbs, read as about the user's ``sister``."""
+_CHANGED = re.compile(r"(?i:new|current|present)\s+(?=\S)")
+"""An attribute's "new" is a new value of the slot: "my new dentist is Dr. Costa" fills
+``dentist``."""
 _NOT_NAMES = frozenset(
     """a an the this that these those it its he she they we you i there here what who which
     where when why how my our your his her their everything nothing something everyone
@@ -145,8 +183,21 @@ def snake_case(text: str) -> str:
 def parse_fact(text: str) -> Triple:
     """The triple for ``text`` (see the module docstring for the rules)."""
     text = text.strip()
-    found = _possessive(text) or _first_person(text) or _third_person(text) or _is(text)
-    return found or (USER, NOTE, text)
+    if (when := _WHEN.match(text)) is not None:
+        found = _parsed(text[when.end() :])
+        if found is not None:
+            return found
+    return _parsed(text) or (USER, NOTE, text)
+
+
+def _parsed(text: str) -> Triple | None:
+    return (
+        _possessive(text)
+        or _first_person(text)
+        or _third_person(text)
+        or _relatives(text)
+        or _is(text)
+    )
 
 
 def _value(raw: str) -> str | None:
@@ -162,9 +213,12 @@ def _possessive(text: str) -> Triple | None:
         if match is None or not _is_name(match["owner"]):
             return None
         subject = " ".join(match["owner"].split())
-    predicate, value = snake_case(match["attr"]), _value(match["value"])
+    attribute = _CHANGED.sub("", match["attr"], count=1) if subject == USER else match["attr"]
+    predicate, value = snake_case(attribute), _value(match["value"])
     if not predicate or value is None or "," in match["attr"]:
         return None  # "my doctor, Dr. Chen, is ...": an aside, not an attribute
+    if match["negated"]:
+        value = f"not {value}"
     return refine(subject, predicate, value)  # a state, a negation, "called" (fact_values.py)
 
 
@@ -184,6 +238,19 @@ def _third_person(text: str) -> Triple | None:
         if (value := _value(match["value"])) is not None:
             return _slot_value(" ".join(match["subject"].split()), predicate, value)
     return None
+
+
+def _relatives(text: str) -> Triple | None:
+    """ "my sister lives in Bergen": ``user / sister_lives_in / Bergen``, a fact about the user's
+    sister, never the user's own ``lives_in``."""
+    match = _RELATIVE.fullmatch(text)
+    if match is None or match["kin"].casefold() not in PEOPLE:
+        return None
+    found = _third_person(f"Relative {match['rest']}")
+    if found is None:
+        return None
+    _, predicate, value = found
+    return (USER, f"{snake_case(match['who'])}_{predicate}", value)
 
 
 def _slot_value(subject: str, predicate: str, value: str) -> Triple | None:

@@ -1,0 +1,89 @@
+"""Phrasings of a change the absorb rules used to miss (issue 24): a new value said as "my new
+dentist", a move said "from X to Y" or after "these days", a negation said "isn't", a relative's
+home or work, and a lower-case title that is not the end of a sentence. Each is read as the slot
+it fills, so a replacement supersedes and a repeat merges; what is not a change stays a note."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from feral.node.absorb.clauses import parse_facts
+from feral.node.node import Node
+from feral.storage.encoders.embedders import load_embedder
+
+READINGS = [
+    ("My new dentist is Dr. Costa", [("user", "dentist", "Dr. Costa")]),
+    ("my current manager is Tom", [("user", "manager", "Tom")]),
+    ("My new home is in Vienna", [("user", "lives_in", "Vienna")]),
+    ("my old doctor was Dr. Weiss", [("user", "old_doctor", "Dr. Weiss")]),
+    ("These days I live in Vienna", [("user", "lives_in", "Vienna")]),
+    ("Nowadays, I work at Initech", [("user", "works_at", "Initech")]),
+    ("I moved from Paris to Rome", [("user", "lives_in", "Rome")]),
+    ("we moved from Porto to Braga last year", [("user", "lives_in", "Braga")]),
+    ("I've settled in Rome", [("user", "lives_in", "Rome")]),
+    ("I now reside in Rome", [("user", "lives_in", "Rome")]),
+    ("I now work at Initech", [("user", "works_at", "Initech")]),
+    ("My dentist isn't Dr. Costa", [("user", "not_dentist", "Dr. Costa")]),
+    ("my manager wasn't Tom", [("user", "not_manager", "Tom")]),
+    ("I don't really like running", [("user", "dislikes", "running")]),
+    ("My dentist is dr. Silva", [("user", "dentist", "dr. Silva")]),
+    ("my sister lives in Bergen", [("user", "sister_lives_in", "Bergen")]),
+    ("My wife works at Initech", [("user", "wife_works_at", "Initech")]),
+    (
+        "I moved to Porto and my new doctor is Dr. Ramos",
+        [("user", "lives_in", "Porto"), ("user", "doctor", "Dr. Ramos")],
+    ),
+    (
+        "I live in Oslo now, my sister lives in Bergen",
+        [("user", "lives_in", "Oslo"), ("user", "sister_lives_in", "Bergen")],
+    ),
+    # Not a change of where the user lives or what a slot holds: left as they were.
+    ("These days are long", [("user", "note", "These days are long")]),
+    ("I moved from Paris", [("user", "note", "I moved from Paris")]),
+    ("my new car is red", [("user", "car", "red")]),
+    ("the new doctor is Dr. Ramos", [("user", "note", "the new doctor is Dr. Ramos")]),
+]
+
+
+@pytest.mark.parametrize(("text", "triples"), READINGS)
+def test_a_change_is_read_as_the_slot_it_fills(text, triples):
+    assert parse_facts(text) == triples
+
+
+@pytest.fixture
+async def node(tmp_path: Path) -> AsyncIterator[Node]:
+    opened = await Node.open(tmp_path, embedder=load_embedder())
+    yield opened
+    await opened.close()
+
+
+async def test_a_title_in_lower_case_repeats_the_value_and_archives_nothing(node: Node):
+    silva = await node.absorb(text="My dentist is Dr. Silva")
+    again = await node.absorb(text="my dentist is dr. Silva")
+    assert again.classification == "duplicate" and again.archived == []
+    assert not (await node.get(silva.memory_id))["archived"]
+
+
+@pytest.mark.parametrize(
+    ("stored", "said"),
+    [
+        ("My dentist is Dr. Silva", "My new dentist is Dr. Costa"),
+        ("I live in Paris", "I moved from Paris to Rome"),
+        ("I live in Paris", "These days I live in Vienna"),
+        ("I work at Acme", "I now work at Initech"),
+    ],
+)
+async def test_a_new_value_said_another_way_supersedes_the_old(node: Node, stored, said):
+    old = await node.absorb(text=stored)
+    new = await node.absorb(text=said)
+    assert new.classification == "supersede" and new.archived == [old.memory_id]
+
+
+async def test_a_negation_said_isnt_contradicts_the_value(node: Node):
+    silva = await node.absorb(text="My dentist is Dr. Silva")
+    said = await node.absorb(text="My dentist isn't Dr. Silva")
+    assert said.classification == "contradict" and said.archived == []
+    assert not (await node.get(silva.memory_id))["archived"]
