@@ -216,6 +216,27 @@ def search_fts(conn: Connection, query: str, limit: int, coverage: bool = False)
     return hits[:limit]
 
 
+def _clamped(similarity: float) -> float:
+    return max(0.0, min(1.0, similarity))
+
+
+def _live_nearest(
+    conn: Connection, table: Table, nearest: list[tuple[int, float]], limit: int
+) -> dict[int, Row]:
+    """The live rows among ``nearest`` (best first) that can be among the first ``limit`` hits.
+
+    The leg asks for twice ``limit`` neighbours so that archived or deleted ones leave enough,
+    but when the first ``limit`` are all live and the next scores lower, no later one can place:
+    their rows are not read (half the leg's row reads: benchmarks/README.md). A tie at the
+    cut reads them all, since the order among equal scores is by id.
+    """
+    rows = live_rows(conn, table, [rowid for rowid, _ in nearest[:limit]])
+    rest = nearest[limit:]
+    if rest and (len(rows) < limit or _clamped(rest[0][1]) == _clamped(nearest[limit - 1][1])):
+        rows.update(live_rows(conn, table, [rowid for rowid, _ in rest]))
+    return rows
+
+
 def search_vector(
     conn: Connection, query_vector: bytes, limit: int, index: VectorIndex | None = None
 ) -> list[Hit]:
@@ -230,11 +251,10 @@ def search_vector(
             nearest = index.nearest(conn, table, query_vector, limit * 2)
         else:
             nearest = search_similar(conn, table, query_vector, limit * 2)
-        rows = live_rows(conn, table, [rowid for rowid, _ in nearest])
+        rows = _live_nearest(conn, table, nearest, limit)
         for rowid, similarity in nearest:
             if rowid in rows:
-                score = max(0.0, min(1.0, similarity))
-                hits.append(Hit(rows[rowid], vector_score=score, rowid=rowid))
+                hits.append(Hit(rows[rowid], vector_score=_clamped(similarity), rowid=rowid))
     hits.sort(key=lambda h: (-h.vector_score, h.id))
     return hits[:limit]
 
