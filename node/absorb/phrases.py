@@ -120,6 +120,10 @@ _FIRST_PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
         "lives_in",
     ),
     (re.compile(rf"(?:{_I_AM}(?i:called|named)|(?i:call\s+me))\s+(?P<value>.+)", re.S), "name"),
+    (
+        re.compile(rf"{_I_AM}(?P<value>\d{{1,3}})(?:\s+(?i:years?\s+old))?(?:\s+(?i:now))?\.?"),
+        "age",
+    ),
     *(
         (re.compile(rf"(?i:i)\s+(?:(?i:really)\s+)?{verb}\s+(?P<value>.+)", re.S), predicate)
         for verb, _, predicate in _VERBS
@@ -169,8 +173,17 @@ _NOT_NAMES = frozenset(
 _TRAILING = ".!?,;: \t\r\n"
 
 
-_SPELLINGS = {"favorite": "favourite", "color": "colour", "neighbor": "neighbour"}
+_SPELLINGS = {
+    "favorite": "favourite",
+    "color": "colour",
+    "neighbor": "neighbour",
+    "mum": "mother",
+    "mom": "mother",
+    "dad": "father",
+}
 """One spelling per attribute, so "my favorite color" fills "my favourite colour"'s slot."""
+_SLOT_NAMES = {"phone_number": "phone", "mobile_number": "phone", "email_address": "email"}
+"""Attributes said in more words than their slot's name: "my phone number" is ``phone``."""
 
 
 def snake_case(text: str) -> str:
@@ -215,6 +228,7 @@ def _possessive(text: str) -> Triple | None:
         subject = " ".join(match["owner"].split())
     attribute = _CHANGED.sub("", match["attr"], count=1) if subject == USER else match["attr"]
     predicate, value = snake_case(attribute), _value(match["value"])
+    predicate = _SLOT_NAMES.get(predicate, predicate)
     if not predicate or value is None or "," in match["attr"]:
         return None  # "my doctor, Dr. Chen, is ...": an aside, not an attribute
     if match["negated"]:

@@ -7,10 +7,10 @@ two texts are the same fact only when their *content tokens*, in order, are equa
 number, unit, name, negation, preposition and antonym must agree. What may differ is filler
 ("really", "a lot", articles, the verb "to be"), a plural ``s``, a company suffix ("Acme
 Corp"), a few plain synonyms ("love" for "like"), a present-tense contraction ("don't" for "do
-not"), a number from two to twelve written as a word, a reminder's opening ("remember to ...")
-and where a time is said ("every morning I drink coffee": only a block of time words moves).
-Anything else is kept as a distinct fact and linked to the close one (``related_to``): when
-unsure, keep both.
+not"), a number from two to twelve written as a word, a reminder's opening ("remember to ..."),
+a date's order and ordinal ("30 April", "April 30th") and where a time is said ("every
+morning I drink coffee": only a block of time words moves). Anything else is kept as a
+distinct fact and linked to the close one (``related_to``): when unsure, keep both.
 
 Pure and deterministic: every device decides the same.
 """
@@ -63,6 +63,12 @@ SYNONYMS = {
 """Plain synonyms and spellings folded onto one word (checked after the plural ``s``)."""
 
 _WORD = re.compile(r"[\w'’.@+-]+")
+_ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
+"""A day said as an ordinal ("June 12th") is the day's number (the small ones are words)."""
+_MONTHS = frozenset(
+    """january february march april may june july august september october november
+    december jan feb mar apr jun jul aug sep sept oct nov dec""".split()
+)
 _EDGE = ".'’-"
 
 
@@ -76,7 +82,8 @@ def _token(word: str) -> str:
         word = word[:-3] + "y"
     elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word[:-1]
-    return SYNONYMS.get(word, word)
+    word = SYNONYMS.get(word, word)
+    return ordinal[1] if (ordinal := _ORDINAL.fullmatch(word)) else word
 
 
 _REMINDERS = (("remember",), ("not", "forget"))
@@ -95,11 +102,22 @@ def content_tokens(text: str) -> tuple[str, ...]:
     filler left out, plurals and the synonyms of :data:`SYNONYMS` folded, a reminder's opening
     dropped."""
     words = (_token(w) for w in _WORD.findall(text.replace("_", " ")))
-    tokens = tuple(w for w in words if w and w not in FILLER)
+    tokens = _month_first(tuple(w for w in words if w and w not in FILLER))
     for opening in _REMINDERS:  # "remember to", "don't forget to", after "user note"
         if tokens[: len(opening)] == opening and len(tokens) > len(opening):
             return tokens[len(opening) :]
     return tokens
+
+
+def _month_first(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """A day before its month ("30 April") in the month's order ("April 30"), so a date is
+    one date however it is written."""
+    found = list(tokens)
+    for at in range(len(found) - 1):
+        day, month = found[at], found[at + 1]
+        if day.isdigit() and len(day) <= 2 and month in _MONTHS:
+            found[at], found[at + 1] = month, day
+    return tuple(found)
 
 
 def same_fact(a: str, b: str) -> bool:

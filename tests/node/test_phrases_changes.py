@@ -40,9 +40,14 @@ READINGS = [
         "I live in Oslo now, my sister lives in Bergen",
         [("user", "lives_in", "Oslo"), ("user", "sister_lives_in", "Bergen")],
     ),
+    ("I'm 35 years old", [("user", "age", "35")]),
+    ("I am 29", [("user", "age", "29")]),
+    ("My phone number is now 555-0199", [("user", "phone", "555-0199")]),
+    ("My mum is Ana", [("user", "mother", "Ana")]),
     # Not a change of where the user lives or what a slot holds: left as they were.
     ("These days are long", [("user", "note", "These days are long")]),
     ("I moved from Paris", [("user", "note", "I moved from Paris")]),
+    ("I'm 35 minutes late", [("user", "note", "I'm 35 minutes late")]),
     ("my new car is red", [("user", "car", "red")]),
     ("the new doctor is Dr. Ramos", [("user", "note", "the new doctor is Dr. Ramos")]),
 ]
@@ -74,6 +79,8 @@ async def test_a_title_in_lower_case_repeats_the_value_and_archives_nothing(node
         ("I live in Paris", "I moved from Paris to Rome"),
         ("I live in Paris", "These days I live in Vienna"),
         ("I work at Acme", "I now work at Initech"),
+        ("I'm 34 years old", "I'm 35 years old"),
+        ("My phone number is 555-0101", "My phone number is now 555-0199"),
     ],
 )
 async def test_a_new_value_said_another_way_supersedes_the_old(node: Node, stored, said):

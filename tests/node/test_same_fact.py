@@ -20,6 +20,8 @@ REPHRASINGS = [
     ("I drink coffee every morning", "every morning I drink coffee"),
     ("I swim on Saturdays", "on Saturdays I swim"),
     ("the bins go out on Tuesday night", "on Tuesday night the bins go out"),
+    ("our anniversary is on June 12", "Our anniversary is on June 12th"),
+    ("the tax deadline is April 30", "the tax deadline is 30 April"),
 ]
 
 DISTINCT = [
@@ -32,6 +34,9 @@ DISTINCT = [
     ("I swim on Saturdays", "on Sundays I swim"),
     ("the cat sleeps in the garage", "in the garage sleeps the cat"),
     ("I will call Bob", "I won't call Bob"),
+    ("the deadline is April 3", "the deadline is April 30th"),
+    ("the deadline is 30 April", "the deadline is April 3"),
+    ("flight 30 April 2027", "flight 2027 April 30"),
 ]
 
 
