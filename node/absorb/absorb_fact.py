@@ -29,7 +29,7 @@ from feral.storage.vectors.vectors import pack_vector
 from feral.sync.errors import InvalidInput
 from feral.sync.types import NodeId
 
-from .classify import fact_text
+from .classify import fact_text, same_values
 from .clauses import parse_facts
 from .fact_rules import category_of, is_single_valued, opposite, slot
 from .fact_values import about_slot
@@ -144,7 +144,7 @@ class Fact:
         """The read: what is stored near this fact (storage/absorb/absorb_store.py)."""
         subject, predicate, obj = self.triple
         name = slot(predicate) if is_single_valued(slot(predicate)) else about_slot(predicate)
-        slot_predicates = [name, f"{name}_name"] if name is not None else []
+        slot_predicates = [name, f"{name}_name", *same_values(name)] if name is not None else []
         vector = self.vector
         packed = pack_vector(vector.values, vector.embedder.dim) if vector is not None else None
         held = self.held if packed is not None else None

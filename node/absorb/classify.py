@@ -4,7 +4,8 @@ Pure and deterministic (the candidates come from storage/absorb/absorb_store.py)
 order:
 
 1. **duplicate**: the same fact (same normalised triple, stored live, or the same value of its
-   single-valued slot: "my doctor's name is Dr. Chen" and "my doctor is Dr. Chen").
+   single-valued slot: "my doctor's name is Dr. Chen" and "my doctor is Dr. Chen", or of a slot
+   saying the same: "I work for Acme" repeats "I work at Acme").
 2. **contradict**: the same subject and object are stored under the opposite predicate
    ("likes green tea" and "dislikes green tea"): both stay, linked by ``contradicts``.
 3. **duplicate** again, for the same words: a stored fact of the same kind (two notes, a note
@@ -55,6 +56,7 @@ __all__ = [
     "keep_both",
     "marks",
     "negated",
+    "same_values",
     "word_overlap",
 ]
 
@@ -74,6 +76,14 @@ _PEOPLE = frozenset(
     manager colleague neighbour doctor dentist he she""".split()
 )
 _NEGATIONS = frozenset("not no never dislikes dislike hates hate don doesn isn t".split())
+_SAME_VALUES = {"works_at": ("works_for",), "works_for": ("works_at",)}
+"""Slots whose equal values say the same thing ("I work at Acme", "I work for Acme"), though a
+new value of one never replaces the other's (a place of work is not always the employer)."""
+
+
+def same_values(name: str) -> tuple[str, ...]:
+    """The slots whose equal value repeats ``name``'s (read with it, never superseded by it)."""
+    return _SAME_VALUES.get(name, ())
 
 
 class Thresholds:
@@ -182,7 +192,10 @@ def decide(candidates: Candidates, limits: Thresholds | None = None) -> Decision
         return Decision("duplicate", duplicate_of=str(exact["id"]))
     name = slot(predicate)
     own_slot = [r for r in candidates.slot if slot(str(r["predicate"])) == name]
-    for row in own_slot:  # "my doctor's name is Dr. Chen", then "my doctor is Dr. Chen"
+    alike = (name, *same_values(name))
+    for row in candidates.slot:  # "my doctor's name is Dr. Chen", then "my doctor is Dr. Chen"
+        if slot(str(row["predicate"])) not in alike:
+            continue
         if " ".join(str(row["object"]).split()).casefold() == " ".join(obj.split()).casefold():
             return Decision("duplicate", duplicate_of=str(row["id"]))
     if candidates.opposite is not None:

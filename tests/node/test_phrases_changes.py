@@ -94,3 +94,16 @@ async def test_a_negation_said_isnt_contradicts_the_value(node: Node):
     said = await node.absorb(text="My dentist isn't Dr. Silva")
     assert said.classification == "contradict" and said.archived == []
     assert not (await node.get(silva.memory_id))["archived"]
+
+
+async def test_working_for_the_same_employer_repeats_working_at_it(node: Node):
+    acme = await node.absorb(text="I work at Acme")
+    again = await node.absorb(text="I work for Acme")
+    assert again.classification == "duplicate" and again.as_dict()["merged_into"] == acme.memory_id
+
+
+async def test_working_for_someone_else_never_archives_where_one_works(node: Node):
+    hospital = await node.absorb(text="I work at the hospital")
+    employer = await node.absorb(text="I work for the NHS")
+    assert employer.classification != "supersede" and employer.archived == []
+    assert not (await node.get(hospital.memory_id))["archived"]
