@@ -62,17 +62,17 @@ class Kernel(Protocol):
         """Run the local write ``fn(conn, node_id, stamp, ...)``, then what follows a commit."""
         ...
 
-    async def _write(
+    async def write(
         self,
         fn: Callable[Concatenate[Connection, NodeId, Stamp, P], T],
         *args: P.args,
         **kwargs: P.kwargs,
     ) -> T:
         """Run the local write in one transaction, leaving what follows a commit to the caller
-        (a bulk write runs :meth:`_committed` once its transaction is done)."""
+        (a bulk write runs :meth:`after_write` once its transaction is done)."""
         ...
 
-    async def _committed(self) -> None:
+    async def after_write(self) -> None:
         """After a local write: the embedding queue, erasing, the live links."""
         ...
 

@@ -183,14 +183,14 @@ class NodeKernel:
         is. A fact holding what looks like a secret is refused (SecretRefused,
         node/secrets/scan.py)."""
         refuse_triple(triple)
-        row = await self._write(
+        row = await self.write(
             curation.remember_scoped,
             triple,
             now_ms=self.now_ms(),
             confidence=confidence,
             scope=scope,
         )
-        await self._committed()
+        await self.after_write()
         return row
 
     async def add_episode(
@@ -199,7 +199,7 @@ class NodeKernel:
         """Store an episode under a new ULID (SecretRefused if it holds a secret)."""
         entities = list(entities)
         refuse_secrets([summary, *entities])
-        row = await self._write(
+        row = await self.write(
             memories.add_episode,
             self._new_id(),
             session_id=session_id,
@@ -207,7 +207,7 @@ class NodeKernel:
             entities=entities,
             now_ms=self.now_ms(),
         )
-        await self._committed()
+        await self.after_write()
         return row
 
     async def log_execution(
@@ -223,7 +223,7 @@ class NodeKernel:
         """Append a tool call to the execution log (SecretRefused if it holds a secret)."""
         fields = (args, result, latency_ms, success)
         refuse_secrets([session_id, tool, *(str(value) for value in fields)])
-        row = await self._write(
+        row = await self.write(
             memories.log_execution,
             self._new_id(),
             session_id=session_id,
@@ -239,21 +239,21 @@ class NodeKernel:
 
     async def set_archived(self, row_id: str, archived: bool) -> FactRow | EpisodeRow:
         """``forget`` (archive) or ``restore`` a memory; raises NotFoundError for unknown ids."""
-        row = await self._write(memories.set_archived, row_id, archived)
+        row = await self.write(memories.set_archived, row_id, archived)
         self.notify_changed()
         return cast(FactRow | EpisodeRow, row)  # the execution log is insert-only
 
     async def nuke(self, row_id: str) -> MemoryRow:
         """Hard-delete a memory, leaving a replicated tombstone."""
-        row = await self._write(memories.nuke, row_id)
-        await self._committed()
+        row = await self.write(memories.nuke, row_id)
+        await self.after_write()
         return cast(MemoryRow, row)
 
     async def add_entity(self, entity_type: str, name: str) -> EntityRow:
         """Name an entity of the graph (node/recall/graph.py checks the type and name; SecretRefused
         if the name holds a secret)."""
         refuse_secrets([entity_type, name])
-        row = await self._write(memory_model.add_entity, entity_type, name, now_ms=self.now_ms())
+        row = await self.write(memory_model.add_entity, entity_type, name, now_ms=self.now_ms())
         self.notify_changed()
         return cast(EntityRow, row)
 
@@ -263,8 +263,8 @@ class NodeKernel:
         """Name two entities and remember the fact relating them, in one write (SecretRefused
         if it holds a secret: ``person:Sam wifi_password thing:...``)."""
         refuse_triple((source[1], relation, target[1]))
-        row = await self._write(graph.relate, source, relation, target, now_ms=self.now_ms())
-        await self._committed()
+        row = await self.write(graph.relate, source, relation, target, now_ms=self.now_ms())
+        await self.after_write()
         return row
 
     async def commit(
@@ -275,11 +275,11 @@ class NodeKernel:
     ) -> T:
         """Run the local write ``fn(conn, node_id, stamp, ...)`` and what follows a commit: the
         way other modules write (node/curation/actions.py)."""
-        result = await self._write(fn, *args, **kwargs)
-        await self._committed()
+        result = await self.write(fn, *args, **kwargs)
+        await self.after_write()
         return result
 
-    async def _write(
+    async def write(
         self,
         fn: Callable[Concatenate[Connection, NodeId, Stamp, P], T],
         *args: P.args,
@@ -308,7 +308,7 @@ class NodeKernel:
     def _new_id(self) -> RowId:
         return new_ulid(self.now_ms(), secrets.token_bytes(10))
 
-    async def _committed(self) -> None:
+    async def after_write(self) -> None:
         """After a local write: wake the embedding queue, erase, then live links (DESIGN §5)."""
         self.embedding.wake()
         await self._finish_erasing()

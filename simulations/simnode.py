@@ -196,7 +196,7 @@ class SimNode:
         except FeralError:  # the disk is full: the user's write fails, nothing is written
             self.stats["refused_local_storage"] += 1
             return 0
-        erase.finish_erasing(self.conn)  # Node._committed: a nuke empties the WAL
+        erase.finish_erasing(self.conn)  # Node.after_write: a nuke empties the WAL
         if issued:
             self.mark = max(self.mark, issued[-1])  # Node writes it inside the transaction
         # Its own newest stamp: another origin's stamps never lift the clock (sync/hlc.py).

@@ -108,9 +108,9 @@ async def absorb_many(
     turns = WriteTurns(node.home)  # a serve beside the bulk keeps its turns (node/write_turns.py)
     for start in range(0, len(facts), TRANSACTION):
         chunk = facts[start : start + TRANSACTION]
-        write = node._write(_absorb_chunk, chunk, keep, now_ms=node.now_ms())
+        write = node.write(_absorb_chunk, chunk, keep, now_ms=node.now_ms())
         result.add(await turns.run(write))
-        await node._committed()
+        await node.after_write()
         if progress:
             progress(len(chunk))
     return result

@@ -151,11 +151,11 @@ async def _absorb_one(
     vectors = await embed_facts(node, [fact_text(*parsed)])
     fact = Fact(parsed, vectors[0], await held_vectors(node, vectors))
     decide_now = await _decider(node, fact, limits)
-    outcome: Outcome = await node._write(
+    outcome: Outcome = await node.write(
         _absorb_in_scope, fact, decide_now, scope, keep, now_ms=node.now_ms()
     )
     if outcome.decision.duplicate_of is None or scope is not None:
-        await node._committed()
+        await node.after_write()
     return _absorbed(outcome)
 
 

@@ -69,7 +69,7 @@ async def link(node: Kernel, from_id: str, to_id: str, edge_type: str, note: str
     if from_id == to_id:
         raise InvalidInput("a memory cannot be linked to itself")
     refuse_secrets([note])
-    edge = await node._write(_link_rows, edge_type, from_id, to_id, note=note, now_ms=node.now_ms())
+    edge = await node.write(_link_rows, edge_type, from_id, to_id, note=note, now_ms=node.now_ms())
     node.notify_changed()
     return cast(EdgeRow, edge)
 

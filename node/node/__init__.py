@@ -114,9 +114,9 @@ class Node(NodeKernel):
         turns = WriteTurns(self.home)
         for number, chunk in enumerate(_chunks(triples, batch)):
             refuse_triples(chunk, first=number * batch + 1)
-            write = self._write(memories.import_facts, chunk, now_ms=self.now_ms())
+            write = self.write(memories.import_facts, chunk, now_ms=self.now_ms())
             written += await turns.run(write)  # a serve beside the bulk keeps its turns
-            await self._committed()
+            await self.after_write()
             if progress:
                 progress(len(chunk))
         return written

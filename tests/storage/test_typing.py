@@ -1,6 +1,6 @@
 """The typed storage boundary: mypy rejects a call that does not fit the function it runs.
 
-``Store.read``/``Store.write``, ``run_write`` and ``Node._write`` take ``fn`` and its arguments
+``Store.read``/``Store.write``, ``run_write`` and ``Node.write`` take ``fn`` and its arguments
 (``ParamSpec``), storage functions take a ``Connection`` protocol rather than ``Any``, and the
 rows written and listed have ``TypedDict`` shapes (storage/db/rows.py). The snippet below is checked
 by mypy, as the project's own code is: each line marked ``# rejected`` must be reported, and
@@ -31,8 +31,8 @@ from feral.storage.store import open_sync, run_write
 
 async def rejected(node: Node, conn: Connection) -> None:
     await node.store.write(memories.remember_fact, 123, "x", now_ms="later")  # rejected
-    await node._write(memories.remember_fact, 123, now_ms="later")  # rejected
-    await node._write(memories.remember_fact, ("s", "p", "o"), now_ms=1, colour="red")  # rejected
+    await node.write(memories.remember_fact, 123, now_ms="later")  # rejected
+    await node.write(memories.remember_fact, ("s", "p", "o"), now_ms=1, colour="red")  # rejected
     await node.store.read(memories.list_episodes, "ten")  # rejected
     await node.store.read(memories.find_row)  # rejected
     run_write(conn, memories.nuke, node.node_id)  # rejected
@@ -47,7 +47,7 @@ async def rejected(node: Node, conn: Connection) -> None:
 async def accepted(node: Node, conn: Connection) -> None:
     triple = ("s", "p", "o")
     await node.store.write(memories.remember_fact, node.node_id, node.clock.tick, triple, now_ms=1)
-    await node._write(memories.remember_fact, triple, now_ms=1, confidence=0.5)
+    await node.write(memories.remember_fact, triple, now_ms=1, confidence=0.5)
     episodes: list[EpisodeRow] = await node.store.read(memories.list_episodes, 10)
     await node.store.read(memories.find_row, "some-id", live_only=False)
     count: int = await node.store.read(lambda c: int(c.execute("SELECT 1").fetchone()[0]))
