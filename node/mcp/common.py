@@ -1,4 +1,4 @@
-"""What every MCP tool module shares (node/mcp_tools_*.py): the annotations, argument checking
+"""What every MCP tool module shares (node/mcp/tools_*.py): the annotations, argument checking
 and the translation of a refusal into the tool error the model reads.
 
 The annotations say what a call may do to the memory, for a client deciding what to allow
@@ -18,7 +18,8 @@ pushing writes to paired peers is replication of the same memory, not a call out
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Mapping
+import inspect
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
 from mcp.server.mcpserver import MCPServer
@@ -29,6 +30,8 @@ from feral.node.api.bodies import fit
 from feral.node.api.errors import ApiError
 from feral.sync.errors import FeralError
 
+from .outputs import structured
+
 __all__ = [
     "DESTRUCTIVE",
     "IDEMPOTENT",
@@ -36,7 +39,6 @@ __all__ = [
     "WRITES",
     "add_tool",
     "given",
-    "plain",
     "refusal_text",
     "resource_errors",
 ]
@@ -60,17 +62,25 @@ def refusal_text(exc: ApiError | FeralError) -> str:
     return f"{exc.code}: {exc}"
 
 
-def _tool_errors(fn: F) -> F:
-    """A refusal as the tool error the model reads, never a traceback."""
+class _Tool:
+    """A tool's function as the SDK registers it: a refusal becomes the tool error the model
+    reads, never a traceback; and the answer type the function declares is shown to the SDK as
+    :func:`~feral.node.mcp.outputs.structured` of it, so the tool advertises that type's schema
+    and answers the plain dict the function returns."""
 
-    @functools.wraps(fn)
-    async def call(*args: Any, **kwargs: Any) -> Any:
+    def __init__(self, fn: Callable[..., Awaitable[object]]) -> None:
+        self._fn = fn
+        signature = inspect.signature(fn, eval_str=True)
+        answer = structured(signature.return_annotation)
+        self.__signature__ = signature.replace(return_annotation=answer)
+        self.__name__ = fn.__name__.rstrip("_")
+        self.__doc__ = fn.__doc__
+
+    async def __call__(self, **arguments: object) -> object:
         try:
-            return await fn(*args, **kwargs)
+            return await self._fn(**arguments)
         except (ApiError, FeralError) as exc:
             raise ToolError(refusal_text(exc)) from None
-
-    return cast(F, call)
 
 
 def resource_errors(fn: F) -> F:
@@ -92,14 +102,10 @@ def given(type_: type[S], **arguments: Any) -> S:
     return fit({k: v for k, v in arguments.items() if v is not None}, type_, top="the arguments")
 
 
-def plain(answer: Mapping[str, object]) -> dict[str, Any]:
-    """A node's typed answer (node/answers.py) as the plain dict a tool declares it returns.
-
-    The SDK makes a tool's output schema from its return annotation with pydantic, which
-    refuses ``typing.TypedDict`` before Python 3.12; the JSON the tool answers is the same."""
-    return dict(answer)
-
-
-def add_tool(server: MCPServer[Any], fn: F, annotations: ToolAnnotations) -> None:
-    """Register ``fn`` under its name (a trailing ``_``, which dodges a Python name, dropped)."""
-    server.add_tool(_tool_errors(fn), name=fn.__name__.rstrip("_"), annotations=annotations)
+def add_tool(
+    server: MCPServer[Any], fn: Callable[..., Awaitable[object]], annotations: ToolAnnotations
+) -> None:
+    """Register ``fn`` under its name (a trailing ``_``, which dodges a Python name, dropped),
+    advertising the schema of the answer type it declares."""
+    tool = _Tool(fn)
+    server.add_tool(tool, name=tool.__name__, annotations=annotations)

@@ -10,14 +10,18 @@ from typing import Any, Literal
 from mcp.server.mcpserver import MCPServer
 from msgspec import Struct
 
+from feral.node.answers import EntityRow, FactRow, StatsAnswer
 from feral.node.api.graph_routes import EntityRequest, GraphQuery
+from feral.node.links.answers_sync import StatusAnswer
 from feral.node.links.status import sync_status
 from feral.node.node import Node
 from feral.node.recall import graph
+from feral.node.recall.answers_graph import GraphQueryAnswer
 from feral.node.settings.limits import Text
 from feral.sync.errors import InvalidInput
 
-from .common import IDEMPOTENT, READ_ONLY, WRITES, add_tool, given, plain
+from .answers import EntitiesListed, WikiCompiled
+from .common import IDEMPOTENT, READ_ONLY, WRITES, add_tool, given
 
 __all__ = ["GRAPH_TOOLS", "add_graph_tools"]
 
@@ -43,7 +47,9 @@ class GraphRelation(Struct, frozen=True, forbid_unknown_fields=True):
     target: Text
 
 
-async def _graph_add(node: Node, entity: dict[str, Any], relation: dict[str, Any]) -> Any:
+async def _graph_add(
+    node: Node, entity: dict[str, str | None], relation: dict[str, str | None]
+) -> EntityRow | FactRow:
     """An entity named, or a relation remembered: whichever the arguments give."""
     named = {k: v for k, v in entity.items() if v is not None}
     related = {k: v for k, v in relation.items() if v is not None}
@@ -67,15 +73,15 @@ def _add_graph_writes(server: MCPServer[Any], node: Node) -> None:
         source: str | None = None,
         relation: str | None = None,
         target: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> EntityRow | FactRow:
         """Name an entity (`type`, one word such as person or place, and `name`), or relate
         two (`source` and `target` as TYPE:NAME, e.g. person:Ana, and a `relation` such as
         lives_in): both entities are named and the fact `source relation target` remembered."""
         entity = {"type": type, "name": name}
         ends = {"source": source, "relation": relation, "target": target}
-        return dict(await _graph_add(node, entity, ends))
+        return await _graph_add(node, entity, ends)
 
-    async def wiki_compile() -> dict[str, Any]:
+    async def wiki_compile() -> WikiCompiled:
         """Rebuild the wiki's pages (the feral://wiki resources) from the live memories: one
         page per topic; pages with conflicting facts say they need review."""
         return {"pages": await node.compile_wiki()}
@@ -85,7 +91,7 @@ def _add_graph_writes(server: MCPServer[Any], node: Node) -> None:
 
 
 def _add_graph_reads(server: MCPServer[Any], node: Node) -> None:
-    async def graph_list(type: str | None = None) -> dict[str, Any]:
+    async def graph_list(type: str | None = None) -> EntitiesListed:
         """The entities (of one `type`, if given) with their attributes and conflicts."""
         body = given(EntityType, type=type)
         return {"entities": await graph.list_graph(node, body.type)}
@@ -96,28 +102,28 @@ def _add_graph_reads(server: MCPServer[Any], node: Node) -> None:
         direction: Literal["outbound", "inbound", "both"] | None = None,
         hops: int | None = None,
         limit: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> GraphQueryAnswer:
         """Walk the entity graph from `start` (TYPE:NAME), following `relations` (all if
         none), `direction` outbound, inbound or both, up to `hops` steps."""
         body = given(GraphQuery, start=start, relations=relations, direction=direction,
                      hops=hops, limit=limit)  # fmt: skip
-        return plain(await graph.query_graph(
+        return await graph.query_graph(
             node, body.start, relations=body.relations, direction=body.direction,
             hops=body.hops, limit=body.limit,
-        ))  # fmt: skip
+        )  # fmt: skip
 
     add_tool(server, graph_list, READ_ONLY)
     add_tool(server, graph_query, READ_ONLY)
 
 
 def _add_node_tools(server: MCPServer[Any], node: Node) -> None:
-    async def stats() -> dict[str, Any]:
+    async def stats() -> StatsAnswer:
         """How many memories of each tier, the node id, whether vector search is on."""
-        return plain(await node.stats())
+        return await node.stats()
 
-    async def sync_status_() -> dict[str, Any]:
+    async def sync_status_() -> StatusAnswer:
         """Each paired peer: linked or not, how far behind, the last error."""
-        return plain(await sync_status(node))
+        return await sync_status(node)
 
     add_tool(server, stats, READ_ONLY)
     add_tool(server, sync_status_, READ_ONLY)

@@ -12,6 +12,15 @@ from typing import Any, Literal
 import msgspec
 from mcp.server.mcpserver import MCPServer
 
+from feral.node.answers import (
+    AbsorbedAnswer,
+    EdgeRow,
+    EpisodeRow,
+    FactRow,
+    Followed,
+    MetaAnswer,
+    SearchAnswer,
+)
 from feral.node.api.bodies import RememberRequest
 from feral.node.api.curation import ArchiveRequest, BoostRequest, ListQuery
 from feral.node.curation import actions as curation
@@ -20,7 +29,8 @@ from feral.node.node import Node
 from feral.node.recall.search import SearchRequest
 from feral.node.settings.limits import Strategy
 
-from .common import DESTRUCTIVE, IDEMPOTENT, READ_ONLY, WRITES, add_tool, given, plain
+from .answers import MemoriesListed
+from .common import DESTRUCTIVE, IDEMPOTENT, READ_ONLY, WRITES, add_tool, given
 
 __all__ = ["MEMORY_TOOLS", "add_memory_tools"]
 
@@ -42,7 +52,7 @@ def _add_writing_tools(server: MCPServer[Any], node: Node) -> None:
         object: str | None = None,
         scope: str | None = None,
         keep_both: bool = False,
-    ) -> dict[str, Any]:
+    ) -> AbsorbedAnswer:
         """Remember a fact: a sentence as `fact`, or `subject`, `predicate` and `object`.
         It is checked for secrets, classified against what is stored (duplicate, update,
         contradiction, new) and linked; the answer says which, and names any row it was
@@ -54,7 +64,7 @@ def _add_writing_tools(server: MCPServer[Any], node: Node) -> None:
         triple = body.triple()
         text = None if triple is not None else str(body.fact).strip()
         absorbed = await node.absorb(text, triple, body.scope, keep_both=body.keep_both)
-        return plain(absorbed.as_dict())
+        return absorbed.as_dict()
 
     async def search(
         query: str,
@@ -65,28 +75,28 @@ def _add_writing_tools(server: MCPServer[Any], node: Node) -> None:
         mmr_lambda: float | None = None,
         min_score: float | None = None,
         scope: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> SearchAnswer:
         """Search the memories (facts and episodes) by meaning and words; options left out
         take the node's settings. `strategy`: hybrid, vector or fts."""
         body = given(SearchRequest, query=query, top_k=top_k, strategy=strategy, alpha=alpha,
                      mmr=mmr, mmr_lambda=mmr_lambda, min_score=min_score, scope=scope)  # fmt: skip
-        return plain((await node.search(**msgspec.structs.asdict(body))).as_dict())
+        return (await node.search(**msgspec.structs.asdict(body))).as_dict()
 
     add_tool(server, remember, WRITES)
     add_tool(server, search, READ_ONLY)
 
 
 def _add_reading_tools(server: MCPServer[Any], node: Node) -> None:
-    async def get(id: str, follow: Follow = "none") -> dict[str, Any]:
+    async def get(id: str, follow: Follow = "none") -> Followed:
         """One memory by id; `follow`: none, edges (its links) or full_history (every version
         it superseded)."""
-        return plain(await read_followed(node, given(ArchiveRequest, id=id).id, follow))
+        return await read_followed(node, given(ArchiveRequest, id=id).id, follow)
 
     async def list_(
         tier: Literal["semantic", "episodic"] | None = None, scope: str | None = None,
         status: Literal["active", "archived", "superseded", "all"] | None = None,
         limit: int | None = None,
-    ) -> dict[str, Any]:  # fmt: skip
+    ) -> MemoriesListed:  # fmt: skip
         """The newest memories, filtered by tier (semantic: facts; episodic: episodes), scope
         and status (active, archived, superseded, all)."""
         query = given(ListQuery, tier=tier, scope=scope, status=status, limit=limit)
@@ -100,24 +110,24 @@ def _add_reading_tools(server: MCPServer[Any], node: Node) -> None:
 
 
 def _add_curation_tools(server: MCPServer[Any], node: Node) -> None:
-    async def forget(id: str) -> dict[str, Any]:
+    async def forget(id: str) -> FactRow | EpisodeRow:
         """Archive a memory: it leaves search and lists of active memories (`restore` undoes
         it)."""
-        return plain(await node.set_archived(given(ArchiveRequest, id=id).id, True))
+        return await node.set_archived(given(ArchiveRequest, id=id).id, True)
 
-    async def restore(id: str) -> dict[str, Any]:
+    async def restore(id: str) -> FactRow | EpisodeRow:
         """Bring an archived memory back."""
-        return plain(await node.set_archived(given(ArchiveRequest, id=id).id, False))
+        return await node.set_archived(given(ArchiveRequest, id=id).id, False)
 
-    async def boost(id: str, importance: float, reason: str = "") -> dict[str, Any]:
+    async def boost(id: str, importance: float, reason: str = "") -> MetaAnswer:
         """Set a memory's importance multiplier (above 0, at most 10) and say why."""
         body = given(BoostRequest, id=id, importance=importance, reason=reason)
-        return plain(await curation.boost(node, body.id, body.importance, body.reason))
+        return await curation.boost(node, body.id, body.importance, body.reason)
 
-    async def link_(from_id: str, to_id: str, type: str, note: str = "") -> dict[str, Any]:
+    async def link_(from_id: str, to_id: str, type: str, note: str = "") -> EdgeRow:
         """Link two memories with a typed edge (supersedes, contradicts, related_to, ...)."""
         ends = (given(ArchiveRequest, id=from_id).id, given(ArchiveRequest, id=to_id).id)
-        return plain(await link(node, ends[0], ends[1], type, note))
+        return await link(node, ends[0], ends[1], type, note)
 
     add_tool(server, forget, DESTRUCTIVE)
     add_tool(server, restore, IDEMPOTENT)

@@ -1,0 +1,111 @@
+"""Every MCP tool advertises the schema of its answer (``outputSchema``), made from the answer's
+type (node/answers.py) as the OpenAPI document's are, and what each tool answers validates
+against it: checked through the SDK's own ``Client``, every tool called with real arguments on
+a real home.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]  # no stubs installed
+import pytest
+from mcp import Client
+
+from feral.node.mcp.server import TOOL_NAMES
+
+from .test_mcp_tools import served
+
+
+def assert_specific(name: str, schema: dict[str, Any] | None) -> None:
+    """An object whose keys are named, or a choice of such objects: not "any object"."""
+    assert schema is not None, f"{name} advertises no output schema"
+    assert schema.get("type") == "object", name
+    for shape in schema.get("anyOf", [schema]):
+        assert shape.get("properties") and shape.get("required"), (name, shape)
+
+
+class CheckedCalls:
+    """Calls tools through ``client``, checking each answer against the tool's listed schema."""
+
+    def __init__(self, client: Client, schemas: dict[str, dict[str, Any]]) -> None:
+        self.client = client
+        self.schemas = schemas
+        self.answers: dict[str, list[dict[str, Any]]] = {}
+
+    async def __call__(self, tool: str, /, **arguments: Any) -> Any:
+        result = await self.client.call_tool(tool, arguments)
+        assert not result.is_error, result.content
+        answer = result.structured_content
+        assert answer == json.loads(result.content[0].text)  # type: ignore[union-attr]
+        jsonschema.Draft202012Validator(self.schemas[tool]).validate(answer)
+        self.answers.setdefault(tool, []).append(answer)
+        return answer
+
+
+async def memory_tools(call: CheckedCalls) -> None:
+    chen = await call("remember", fact="my doctor is Dr. Chen")
+    lee = await call("remember", fact="my doctor is Dr. Lee. I live in Porto and I like figs")
+    fact = await call("remember", subject="Porto", predicate="is_in", object="Portugal")
+    await call("search", query="doctor Porto", strategy="fts")
+    await call("get", id=lee["id"], follow="full_history")
+    await call("get", id=chen["id"], follow="edges")
+    await call("list", status="all")
+    await call("forget", id=fact["id"])
+    await call("restore", id=fact["id"])
+    await call("boost", id=fact["id"], importance=2.5, reason="asked often")
+    await call("link", from_id=fact["id"], to_id=lee["id"], type="related_to", note="both")
+
+
+async def assistant_tools(call: CheckedCalls) -> None:
+    await call("digest", topic="Porto", max_tokens=300)
+    await call("log_tool_call", tool="search", args={"q": "figs"}, result=[1], latency_ms=3)
+    await call("log_list")
+    await call("log_list", query="figs")
+    for number in range(12):
+        await call("session_append", session="chat", role="user",
+                   content=f"message {number} about the trip to Porto")  # fmt: skip
+    await call("session_messages", session="chat")
+    await call("session_end", session="chat")
+
+
+async def graph_tools(call: CheckedCalls) -> None:
+    await call("graph_add", type="person", name="Ana")
+    await call("graph_add", source="person:Ana", relation="lives_in", target="place:Porto")
+    await call("graph_list")
+    await call("graph_query", start="person:Ana", direction="both", hops=2)
+    await call("wiki_compile")
+    await call("stats")
+    await call("sync_status")
+
+
+async def test_every_tool_advertises_its_answer_and_answers_what_it_advertises(
+    tmp_path: Path,
+) -> None:
+    async with served(tmp_path) as (client, _, _):
+        listed = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
+        assert sorted(listed) == sorted(TOOL_NAMES)
+        for name, schema in listed.items():
+            assert_specific(name, schema)
+        call = CheckedCalls(client, {name: schema or {} for name, schema in listed.items()})
+        await memory_tools(call)
+        await assistant_tools(call)
+        await graph_tools(call)
+        assert sorted(call.answers) == sorted(TOOL_NAMES)
+        assert any("clauses" in answer for answer in call.answers["remember"])
+        assert any(answer["episodes"] for answer in call.answers["session_append"])
+        for name, answers in call.answers.items():
+            assert_a_key_taken_out_is_refused(name, listed[name] or {}, answers[-1])
+
+
+def assert_a_key_taken_out_is_refused(name: str, schema: dict[str, Any], answer: Any) -> None:
+    """The schema is not one every object meets: the answer without a key it requires fails."""
+    shapes = schema.get("anyOf", [schema])
+    broken = copy.deepcopy(answer)
+    key = next(key for key in broken if all(key in shape["required"] for shape in shapes))
+    del broken[key]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate(broken)
