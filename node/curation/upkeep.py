@@ -10,8 +10,6 @@ prompt files written again, so the words leave the derived files with the row.
 
 from __future__ import annotations
 
-from typing import cast
-
 from feral.node.answers import WikiTopic
 from feral.node.kernel import Kernel
 from feral.storage.absorb.conflicts import list_conflicts
@@ -35,7 +33,7 @@ async def compile_wiki(node: Kernel) -> list[WikiTopic]:
         )
     )
     pages = build_pages(facts, episodes, conflicts=races)
-    return cast(list[WikiTopic], write_pages(node.home, pages, node.now_ms()))
+    return write_pages(node.home, pages, node.now_ms())
 
 
 def follow_changes(node: Kernel) -> None:

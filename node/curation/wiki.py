@@ -41,6 +41,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from feral.node.answers import WikiTopic
 from feral.node.home.files import replace_private_file
 from feral.sync.errors import HomeFileError, NotFoundError, PathRefused
 from feral.sync.ids import normalise
@@ -93,7 +94,7 @@ class WikiPage:
     def needs_review(self) -> bool:
         return _needs_review(self.body)
 
-    def entry(self) -> dict[str, Any]:
+    def entry(self) -> WikiTopic:
         """The JSON-friendly index entry: ``{"topic", "path", "sources", "needs_review"}``."""
         return {
             "topic": self.topic,
@@ -266,7 +267,7 @@ def _iso(now_ms: int) -> str:
     return datetime.fromtimestamp(now_ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def write_pages(home: Path, pages: Sequence[WikiPage], now_ms: int) -> list[dict[str, Any]]:
+def write_pages(home: Path, pages: Sequence[WikiPage], now_ms: int) -> list[WikiTopic]:
     """Write ``pages`` into ``home/wiki`` (replacing each atomically) and delete stale pages.
 
     Returns:
@@ -291,8 +292,8 @@ def write_pages(home: Path, pages: Sequence[WikiPage], now_ms: int) -> list[dict
     return [page.entry() for page in pages]
 
 
-def _frontmatter(path: Path) -> dict[str, Any] | None:
-    """The index entry of a page this module wrote (no ``path``); ``None`` for other files."""
+def _frontmatter(path: Path) -> WikiTopic | None:
+    """The index entry of a page this module wrote; ``None`` for other files."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -312,7 +313,12 @@ def _frontmatter(path: Path) -> dict[str, Any] | None:
             return None
     if not isinstance(topic, str):
         return None
-    return {"topic": topic, "sources": sources, "needs_review": _needs_review(body)}
+    return {
+        "topic": topic,
+        "sources": sources,
+        "needs_review": _needs_review(body),
+        "path": f"{WIKI_FOLDER}/{path.name}",
+    }
 
 
 def _needs_review(body: str) -> bool:
@@ -321,18 +327,18 @@ def _needs_review(body: str) -> bool:
     return REVIEW_HEADING in body or RACES_HEADING in body
 
 
-def list_pages(home: Path) -> list[dict[str, Any]]:
+def list_pages(home: Path) -> list[WikiTopic]:
     """The compiled pages: ``[{"topic", "path", "sources", "needs_review"}]``, topic order."""
     folder = home / WIKI_FOLDER
-    found = []
+    found: list[WikiTopic] = []
     for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
         front = _frontmatter(path)
         if front is not None:
-            found.append({**front, "path": f"{WIKI_FOLDER}/{path.name}"})
+            found.append(front)
     return sorted(found, key=lambda p: (normalise(p["topic"]), p["topic"], p["path"]))
 
 
-def pages_citing(home: Path, row_ids: Iterable[str]) -> list[dict[str, Any]]:
+def pages_citing(home: Path, row_ids: Iterable[str]) -> list[WikiTopic]:
     """The compiled pages that list one of ``row_ids`` among their sources.
 
     A nuked row's words stay on such a page until it is compiled again, and the API serves

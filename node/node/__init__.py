@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
-from typing import cast
 
 from feral.node.absorb.absorb_batch import Absorbed as BulkAbsorbed, absorb_groups, absorb_many
 from feral.node.absorb.phrases import Triple
@@ -150,7 +149,7 @@ class Node(NodeKernel):
 
     async def wiki_topics(self) -> list[WikiTopic]:
         """The compiled pages: ``[{"topic", "path", "sources", "needs_review"}]``."""
-        return cast(list[WikiTopic], list_pages(self.home))
+        return list_pages(self.home)
 
     async def wiki_page(self, topic: str) -> str:
         """The Markdown of ``topic``'s page (NotFoundError if none; PathRefused for a path)."""
