@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar, cast
+from typing import TypeAlias, TypeVar, cast
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -37,6 +37,7 @@ __all__ = [
     "IDEMPOTENT",
     "READ_ONLY",
     "WRITES",
+    "Server",
     "add_tool",
     "given",
     "refusal_text",
@@ -51,8 +52,11 @@ IDEMPOTENT = ToolAnnotations(
 DESTRUCTIVE = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
 )
-F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+F = TypeVar("F", bound=Callable[..., Awaitable[object]])
 S = TypeVar("S")
+Server: TypeAlias = MCPServer[dict[str, object]]
+"""The server the tools and resources are registered on (its lifespan context is the SDK's
+default, an empty dict)."""
 
 
 def refusal_text(exc: ApiError | FeralError) -> str:
@@ -87,7 +91,7 @@ def resource_errors(fn: F) -> F:
     """A refusal while reading a resource (no such page) as the SDK's resource error."""
 
     @functools.wraps(fn)
-    async def call(*args: Any, **kwargs: Any) -> Any:
+    async def call(*args: object, **kwargs: object) -> object:
         try:
             return await fn(*args, **kwargs)
         except (ApiError, FeralError) as exc:
@@ -96,14 +100,14 @@ def resource_errors(fn: F) -> F:
     return cast(F, call)
 
 
-def given(type_: type[S], **arguments: Any) -> S:
+def given(type_: type[S], **arguments: object) -> S:
     """The arguments left out dropped (their defaults apply), the rest checked as the API does
     (node/api/bodies.py's :func:`fit`, so the limits and messages are the API's)."""
     return fit({k: v for k, v in arguments.items() if v is not None}, type_, top="the arguments")
 
 
 def add_tool(
-    server: MCPServer[Any], fn: Callable[..., Awaitable[object]], annotations: ToolAnnotations
+    server: Server, fn: Callable[..., Awaitable[object]], annotations: ToolAnnotations
 ) -> None:
     """Register ``fn`` under its name (a trailing ``_``, which dodges a Python name, dropped),
     advertising the schema of the answer type it declares."""

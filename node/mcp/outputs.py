@@ -30,7 +30,8 @@ _NAME = "{name}"
 
 
 class PlainAnswer(RootModel[dict[str, Any]]):
-    """An answer passed through unchanged; :func:`structured` gives each answer type its own
+    """An answer passed through unchanged (``Any``: pydantic neither checks nor converts the
+    values, so the JSON is the answer's own); :func:`structured` gives each answer type its own
     subclass, whose JSON Schema is that type's."""
 
     answer_schema: ClassVar[JsonSchemaValue] = {"type": "object"}
@@ -54,11 +55,11 @@ def structured(answer: object) -> type[PlainAnswer]:
     return Shown
 
 
-def output_schema(answer: object) -> dict[str, Any]:
+def output_schema(answer: object) -> dict[str, object]:
     """The JSON Schema of ``answer`` (a ``TypedDict`` or a union of them), references inlined."""
     schemas = AnswerSchemas(_NAME)
-    root = schemas.of(answer)
-    schema: dict[str, Any] = _inlined(root, schemas.components, ())
+    schema = _inlined(schemas.of(answer), schemas.components, ())
+    assert isinstance(schema, dict)
     if schema.get("type") != "object":
         schema = {"type": "object", **schema}
     return schema
@@ -66,7 +67,7 @@ def output_schema(answer: object) -> dict[str, Any]:
 
 def _inlined(
     schema: object, components: dict[str, dict[str, object]], within: tuple[str, ...]
-) -> Any:
+) -> object:
     """``schema`` with every ``$ref`` replaced by the component it names."""
     if isinstance(schema, list):
         return [_inlined(item, components, within) for item in schema]

@@ -15,14 +15,11 @@ tool (or ``feral wiki compile``) rebuilds them.
 from __future__ import annotations
 
 import json
-from typing import Any
-
-from mcp.server.mcpserver import MCPServer
 
 from feral.node.node import Node
 from feral.node.recall.digest import build_digest
 
-from .common import resource_errors
+from .common import Server, resource_errors
 
 __all__ = ["RESOURCE_TEMPLATES", "RESOURCES", "add_resources"]
 
@@ -30,13 +27,13 @@ RESOURCES = ("feral://digest", "feral://wiki")
 RESOURCE_TEMPLATES = ("feral://digest/{topic}", "feral://wiki/{topic}")
 
 
-def add_resources(server: MCPServer[Any], node: Node) -> None:
+def add_resources(server: Server, node: Node) -> None:
     """Both resources and both templates, on ``server``."""
     _add_digest(server, node)
     _add_wiki(server, node)
 
 
-def _add_digest(server: MCPServer[Any], node: Node) -> None:
+def _add_digest(server: Server, node: Node) -> None:
     @resource_errors
     async def digest() -> str:
         return (await build_digest(node)).text
@@ -62,7 +59,7 @@ def _add_digest(server: MCPServer[Any], node: Node) -> None:
     )(digest_on)
 
 
-def _add_wiki(server: MCPServer[Any], node: Node) -> None:
+def _add_wiki(server: Server, node: Node) -> None:
     @resource_errors
     async def wiki_index() -> str:
         return json.dumps(await node.wiki_topics(), ensure_ascii=False)

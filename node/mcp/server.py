@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
-from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
@@ -34,6 +33,7 @@ from feral.node.assistant.live_sessions import LiveSessions
 from feral.node.embedding import serve_running
 from feral.node.node import Node
 
+from .common import Server
 from .resources import add_resources
 from .tools_assistant import ASSISTANT_TOOLS, add_assistant_tools
 from .tools_graph import GRAPH_TOOLS, add_graph_tools
@@ -51,10 +51,10 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(node: Node, sessions: LiveSessions) -> MCPServer[Any]:
+def build_server(node: Node, sessions: LiveSessions) -> Server:
     """The MCP server for ``node``, every tool and resource registered; ``sessions`` holds the
     working memory its clients append to (the caller closes it when the server stops)."""
-    server: MCPServer[Any] = MCPServer(name="feral", version=__version__, instructions=INSTRUCTIONS)
+    server: Server = MCPServer(name="feral", version=__version__, instructions=INSTRUCTIONS)
     add_memory_tools(server, node)
     add_assistant_tools(server, node, sessions)
     add_graph_tools(server, node)

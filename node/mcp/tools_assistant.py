@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
-
 from feral.node.answers import (
     DigestAnswer,
     ExecutionRow,
@@ -26,7 +24,7 @@ from feral.node.node import Node
 from feral.node.recall.digest import DigestRequest, build_digest
 
 from .answers import LogEntries
-from .common import IDEMPOTENT, READ_ONLY, WRITES, add_tool, given
+from .common import IDEMPOTENT, READ_ONLY, WRITES, Server, add_tool, given
 
 __all__ = ["ASSISTANT_TOOLS", "add_assistant_tools"]
 
@@ -40,14 +38,14 @@ ASSISTANT_TOOLS = (
 )
 
 
-def add_assistant_tools(server: MCPServer[Any], node: Node, sessions: LiveSessions) -> None:
+def add_assistant_tools(server: Server, node: Node, sessions: LiveSessions) -> None:
     """Every tool of this module, on ``server``; ``sessions`` holds the working memory."""
     _add_digest_tool(server, node)
     _add_log_tools(server, node)
     _add_session_tools(server, sessions)
 
 
-def _add_digest_tool(server: MCPServer[Any], node: Node) -> None:
+def _add_digest_tool(server: Server, node: Node) -> None:
     async def digest(
         topic: str | None = None, max_tokens: int | None = None, scope: str | None = None
     ) -> DigestAnswer:
@@ -63,7 +61,7 @@ def _add_digest_tool(server: MCPServer[Any], node: Node) -> None:
     add_tool(server, digest, READ_ONLY)
 
 
-def _add_log_tools(server: MCPServer[Any], node: Node) -> None:
+def _add_log_tools(server: Server, node: Node) -> None:
     async def log_tool_call(
         tool: str,
         session: str | None = None,
@@ -97,7 +95,7 @@ def _add_log_tools(server: MCPServer[Any], node: Node) -> None:
     add_tool(server, log_list, READ_ONLY)
 
 
-def _add_session_tools(server: MCPServer[Any], sessions: LiveSessions) -> None:
+def _add_session_tools(server: Server, sessions: LiveSessions) -> None:
     async def session_append(session: str, role: Role, content: str) -> SessionAppended:
         """Append a message to a working-memory session. When the session passes its token
         budget's trigger, its oldest messages are summarised into an episode (and the facts

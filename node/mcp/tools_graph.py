@@ -5,9 +5,8 @@ docs/MCP.md documents them).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from mcp.server.mcpserver import MCPServer
 from msgspec import Struct
 
 from feral.node.answers import EntityRow, FactRow, StatsAnswer
@@ -21,7 +20,7 @@ from feral.node.settings.limits import Text
 from feral.sync.errors import InvalidInput
 
 from .answers import EntitiesListed, WikiCompiled
-from .common import IDEMPOTENT, READ_ONLY, WRITES, add_tool, given
+from .common import IDEMPOTENT, READ_ONLY, WRITES, Server, add_tool, given
 
 __all__ = ["GRAPH_TOOLS", "add_graph_tools"]
 
@@ -32,7 +31,7 @@ class EntityType(Struct, frozen=True, forbid_unknown_fields=True):
     type: Text | None = None
 
 
-def add_graph_tools(server: MCPServer[Any], node: Node) -> None:
+def add_graph_tools(server: Server, node: Node) -> None:
     """Every tool of this module, on ``server``."""
     _add_graph_writes(server, node)
     _add_graph_reads(server, node)
@@ -66,7 +65,7 @@ async def _graph_add(
     return await graph.add_entity(node, body.type, body.name)
 
 
-def _add_graph_writes(server: MCPServer[Any], node: Node) -> None:
+def _add_graph_writes(server: Server, node: Node) -> None:
     async def graph_add(
         type: str | None = None,
         name: str | None = None,
@@ -90,7 +89,7 @@ def _add_graph_writes(server: MCPServer[Any], node: Node) -> None:
     add_tool(server, wiki_compile, IDEMPOTENT)
 
 
-def _add_graph_reads(server: MCPServer[Any], node: Node) -> None:
+def _add_graph_reads(server: Server, node: Node) -> None:
     async def graph_list(type: str | None = None) -> EntitiesListed:
         """The entities (of one `type`, if given) with their attributes and conflicts."""
         body = given(EntityType, type=type)
@@ -116,7 +115,7 @@ def _add_graph_reads(server: MCPServer[Any], node: Node) -> None:
     add_tool(server, graph_query, READ_ONLY)
 
 
-def _add_node_tools(server: MCPServer[Any], node: Node) -> None:
+def _add_node_tools(server: Server, node: Node) -> None:
     async def stats() -> StatsAnswer:
         """How many memories of each tier, the node id, whether vector search is on."""
         return await node.stats()

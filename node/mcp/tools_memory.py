@@ -7,10 +7,9 @@ structures, so the limits and the answers are the API's.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
-from mcp.server.mcpserver import MCPServer
 
 from feral.node.answers import (
     AbsorbedAnswer,
@@ -30,21 +29,21 @@ from feral.node.recall.search import SearchRequest
 from feral.node.settings.limits import Strategy
 
 from .answers import MemoriesListed
-from .common import DESTRUCTIVE, IDEMPOTENT, READ_ONLY, WRITES, add_tool, given
+from .common import DESTRUCTIVE, IDEMPOTENT, READ_ONLY, WRITES, Server, add_tool, given
 
 __all__ = ["MEMORY_TOOLS", "add_memory_tools"]
 
 MEMORY_TOOLS = ("remember", "search", "get", "list", "forget", "restore", "boost", "link")
 
 
-def add_memory_tools(server: MCPServer[Any], node: Node) -> None:
+def add_memory_tools(server: Server, node: Node) -> None:
     """Every tool of this module, on ``server``."""
     _add_writing_tools(server, node)
     _add_reading_tools(server, node)
     _add_curation_tools(server, node)
 
 
-def _add_writing_tools(server: MCPServer[Any], node: Node) -> None:
+def _add_writing_tools(server: Server, node: Node) -> None:
     async def remember(
         fact: str | None = None,
         subject: str | None = None,
@@ -86,7 +85,7 @@ def _add_writing_tools(server: MCPServer[Any], node: Node) -> None:
     add_tool(server, search, READ_ONLY)
 
 
-def _add_reading_tools(server: MCPServer[Any], node: Node) -> None:
+def _add_reading_tools(server: Server, node: Node) -> None:
     async def get(id: str, follow: Follow = "none") -> Followed:
         """One memory by id; `follow`: none, edges (its links) or full_history (every version
         it superseded)."""
@@ -109,7 +108,7 @@ def _add_reading_tools(server: MCPServer[Any], node: Node) -> None:
     add_tool(server, list_, READ_ONLY)
 
 
-def _add_curation_tools(server: MCPServer[Any], node: Node) -> None:
+def _add_curation_tools(server: Server, node: Node) -> None:
     async def forget(id: str) -> FactRow | EpisodeRow:
         """Archive a memory: it leaves search and lists of active memories (`restore` undoes
         it)."""
