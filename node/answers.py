@@ -43,6 +43,7 @@ __all__ = [
     "MemoryRow",
     "MetaAnswer",
     "PeerHold",
+    "PromptFileAnswer",
     "PruneFigures",
     "ScopedStats",
     "SearchAnswer",
@@ -189,6 +190,15 @@ class PeerHold(TypedDict):
     last_sync_at: int | None
     holds: bool
     lacking: int
+
+
+class PromptFileAnswer(TypedDict):
+    """One prompt file written (``feral memory prompt --json``): how many facts each section
+    shows and leaves out."""
+
+    path: str
+    shown: dict[str, int]
+    left_out: dict[str, int]
 
 
 class PruneFigures(TypedDict):

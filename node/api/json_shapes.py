@@ -10,14 +10,13 @@ The HTTP API answers the same shape as the CLI's ``--json`` (DESIGN §6), so bot
 from __future__ import annotations
 
 import json
-from typing import Any
 
 __all__ = ["readable", "readable_schema"]
 
 _ENTITIES = {"type": "array", "items": {"type": "string"}}
 
 
-def readable(value: Any) -> Any:
+def readable(value: object) -> object:
     """``value`` with every ``entities`` string that holds a JSON list decoded into the list."""
     if isinstance(value, dict):
         return {key: _entities(item) if key == "entities" else readable(item)
@@ -40,7 +39,7 @@ def readable_schema(components: dict[str, dict[str, object]]) -> dict[str, dict[
     return shown
 
 
-def _entities(item: Any) -> Any:
+def _entities(item: object) -> object:
     if not isinstance(item, str):
         return readable(item)
     try:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from feral.node.absorb.phrases import USER
+from feral.node.answers import PromptFileAnswer
 from feral.node.home.files import write_private_file
 from feral.node.recall.memory_lines import effective_category, memory_line
 from feral.storage.encoders.token_count import count_tokens_each
@@ -75,7 +76,7 @@ class PromptFile:
     shown: dict[str, int]
     left_out: dict[str, int]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> PromptFileAnswer:
         return {"path": str(self.path), "shown": self.shown, "left_out": self.left_out}
 
 

@@ -35,7 +35,7 @@ T = TypeVar("T")
 S = TypeVar("S")
 
 
-def checked(type_: type[S], **arguments: Any) -> S:
+def checked(type_: type[S], **arguments: object) -> S:
     """The arguments as ``type_`` (those left as ``None`` take its defaults).
 
     Raises:
