@@ -14,9 +14,9 @@ Two labelled sets of our own, written to attack the pipeline (benchmarks/absorb/
   sentences, movement phrasings, states, third parties).
 
 Each line has a fixed ``split``: ``tune`` (the rules were tuned on these: ``pairs.jsonl``,
-``sentences.jsonl`` and the first held-out set, ``held_pairs.jsonl`` and ``held_sentences.jsonl``,
-which became tuning lines once it had been measured and its failures read) or ``held``
-(``blind_pairs.jsonl`` and ``blind_sentences.jsonl``, written blind: before their authors read
+``sentences.jsonl`` and the earlier held-out sets, ``held_*.jsonl`` and ``blind_*.jsonl``, each
+of which became tuning lines once it had been measured and its failures read) or ``held``
+(``blind2_pairs.jsonl`` and ``blind2_sentences.jsonl``, written blind: before their authors read
 the rules or the tuning lines, and measured once before the rules were tuned further; never
 looked at while tuning). Both halves are reported: per class
 precision and recall, and the counts that must be 0: **facts lost** (a distinct fact said,
@@ -59,11 +59,17 @@ __all__ = [
 ]
 
 FOLDER = Path(__file__).resolve().parent / "absorb"
-PAIRS = (FOLDER / "pairs.jsonl", FOLDER / "held_pairs.jsonl", FOLDER / "blind_pairs.jsonl")
+PAIRS = (
+    FOLDER / "pairs.jsonl",
+    FOLDER / "held_pairs.jsonl",
+    FOLDER / "blind_pairs.jsonl",
+    FOLDER / "blind2_pairs.jsonl",
+)
 SENTENCES = (
     FOLDER / "sentences.jsonl",
     FOLDER / "held_sentences.jsonl",
     FOLDER / "blind_sentences.jsonl",
+    FOLDER / "blind2_sentences.jsonl",
 )
 CLASSES = ("duplicate", "supersede", "contradict", "kept")
 SPLITS = ("tune", "held")

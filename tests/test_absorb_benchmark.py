@@ -55,6 +55,8 @@ def test_the_labelled_set_is_large_and_each_line_has_a_fixed_half():
             assert {line["split"] for line in load_lines(path)} == {"tune"}
         assert {line["split"] for line in load_lines(held_out)} == {"held"}
     assert sum(line["split"] == "held" for line in pairs + sentences) >= 220
+    assert sum(line["split"] == "held" for line in pairs) >= 120
+    assert sum(line["split"] == "held" for line in sentences) >= 50
     for line in pairs + sentences:
         assert line["split"] in ("tune", "held")
     assert {p["expect"] for p in pairs} == set(CLASSES)
