@@ -218,11 +218,13 @@ async def test_what_is_left_in_a_session_becomes_an_episode_when_the_server_stop
         assert (await node.stats())["tiers"]["episodic"]["live"] == 1
 
 
-async def test_remember_names_what_it_archived_and_keep_both_archives_nothing(tmp_path: Path):
+async def test_remember_names_what_it_archived_and_keep_both_archives_nothing(
+    tmp_path: Path,
+) -> None:
     async with served(tmp_path) as (client, node, _):
         chen = await call(client, "remember", fact="my doctor is Dr. Chen")
         lee = await call(client, "remember", fact="my doctor is Dr. Lee")
         assert lee["archived_rows"] == [chen["id"]]
         kim = await call(client, "remember", fact="my doctor is Dr. Kim", keep_both=True)
         assert kim["archived_rows"] == [] and kim["classification"] == "related"
-        assert (await node.get(lee["id"]))["archived"] is False
+        assert (await node.get(lee["id"])).get("archived") is False

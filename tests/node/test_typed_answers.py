@@ -1,4 +1,6 @@
-"""No ``Any`` in a public signature of ``Node`` or ``feral.Memory`` (node/answers.py).
+"""No ``Any`` in a public signature of ``Node`` or ``feral.Memory`` (node/answers.py), nor in
+what the modules of :data:`WALKED_MODULES` export: the MCP server and its tools, and what cli/
+and the other rooms call across a boundary.
 
 Every public method's parameters and answer are read as the type checker reads them, and the
 walk goes inside what they name: the arguments of generics, the fields of a ``TypedDict`` and
@@ -8,10 +10,13 @@ Any``) fails, so an untyped answer cannot come back unnoticed.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import importlib
 import inspect
 import typing
 from collections.abc import Callable, Iterator
+from types import ModuleType
 from typing import Any, TypedDict
 
 import pytest
@@ -20,6 +25,22 @@ from feral.node.library.memory import Memory
 from feral.node.node import Node
 
 WALKED_CLASSES = (Node, Memory)
+WALKED_MODULES = (
+    "feral.node.mcp.answers",
+    "feral.node.mcp.common",
+    "feral.node.mcp.mount",
+    "feral.node.mcp.outputs",
+    "feral.node.mcp.resources",
+    "feral.node.mcp.server",
+    "feral.node.mcp.tools_assistant",
+    "feral.node.mcp.tools_graph",
+    "feral.node.mcp.tools_memory",
+    "feral.node.api.json_shapes",
+    "feral.node.curation.prompt_files",
+    "feral.node.curation.upkeep",
+    "feral.node.library.assistant",
+)
+"""Modules whose exports (functions, and classes' public methods) are walked like Node's."""
 
 
 def public_methods(owner: type) -> Iterator[tuple[str, Callable[..., object]]]:
@@ -53,8 +74,10 @@ def any_inside(hint: object, where: str, seen: set[int]) -> Iterator[str]:
         yield from any_inside(inner, where, seen)
 
 
-def any_in_signature(function: Callable[..., object]) -> list[str]:
-    hints = typing.get_type_hints(function)
+def any_in_signature(
+    function: Callable[..., object], names: dict[str, object] | None = None
+) -> list[str]:
+    hints = typing.get_type_hints(function, localns=names)
     found: list[str] = []
     for name, hint in hints.items():
         found.extend(any_inside(hint, name, set()))
@@ -67,6 +90,53 @@ def test_no_public_method_takes_or_answers_any(owner: type) -> None:
         name: found for name, method in public_methods(owner) if (found := any_in_signature(method))
     }
     assert untyped == {}
+
+
+def type_checking_names(module: ModuleType) -> dict[str, object]:
+    """What ``module`` imports under ``if TYPE_CHECKING:``, to read the annotations naming it."""
+    names: dict[str, object] = {}
+    scope = {"__name__": module.__name__, "__package__": module.__package__}
+    for statement in ast.parse(inspect.getsource(module)).body:
+        if isinstance(statement, ast.If) and ast.unparse(statement.test) == "TYPE_CHECKING":
+            block = ast.Module(body=statement.body, type_ignores=[])
+            exec(compile(block, str(module.__file__), "exec"), scope, names)
+    return names
+
+
+def exported(module: ModuleType) -> Iterator[tuple[str, Callable[..., object]]]:
+    """Each function ``module`` exports, and each public method of a class it exports."""
+    for name in module.__all__:
+        member = getattr(module, name)
+        if inspect.isfunction(member):
+            yield name, member
+        elif isinstance(member, type) and not typing.is_typeddict(member):
+            for method_name, method in public_methods(member):
+                if method.__module__.startswith("feral."):
+                    yield f"{name}.{method_name}", method
+
+
+@pytest.mark.parametrize("name", WALKED_MODULES)
+def test_no_exported_function_takes_or_answers_any(name: str) -> None:
+    module = importlib.import_module(name)
+    names = type_checking_names(module)
+    walked = dict(exported(module))
+    untyped = {
+        label: found
+        for label, function in walked.items()
+        if (found := any_in_signature(function, names))
+    }
+    answers = [getattr(module, export) for export in module.__all__]
+    for answer in filter(typing.is_typeddict, answers):
+        if found := list(any_inside(answer, "", set())):
+            untyped[answer.__name__] = found
+    assert untyped == {}
+    assert walked or any(map(typing.is_typeddict, answers)), f"{name} exports nothing walked"
+
+
+def test_names_imported_for_the_type_checker_are_read() -> None:
+    mount = importlib.import_module("feral.node.mcp.mount")
+    assert type_checking_names(mount)["Node"] is Node
+    assert any_in_signature(mount.LazyMcp.__init__, type_checking_names(mount)) == []
 
 
 class _Inner(TypedDict):
