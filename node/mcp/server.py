@@ -8,7 +8,8 @@ The tools live in three modules, each registering its own: node/mcp/tools_memory
 search, get, list, forget, restore, boost, link), node/mcp/tools_assistant.py (digest, the
 execution log, working-memory sessions) and node/mcp/tools_graph.py (the graph, the wiki, stats
 and sync status); the resources (the digest, the wiki's pages) in node/mcp/resources.py.
-docs/MCP.md documents every tool's arguments and annotations.
+docs/MCP.md documents every tool's arguments and annotations. Each tool declares the type of its
+answer, whose JSON Schema it advertises as its ``outputSchema`` (node/mcp/outputs.py).
 
 Every argument is checked by the structure the API checks it with (node/api/bodies.py's
 :func:`fit`), so the limits are the same; a bad argument, an unknown id or text holding a secret
