@@ -6,7 +6,7 @@ so a fact reads the same in both. Everything here is pure and deterministic.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from feral.node.absorb.fact_rules import category_of
 
@@ -23,12 +23,12 @@ def plain(text: object) -> str:
     return " ".join(str(text).split()).translate(_ESCAPES)
 
 
-def memory_line(row: dict[str, Any]) -> str:
+def memory_line(row: Mapping[str, object]) -> str:
     """An episode's summary; a fact as ``predicate: object`` for the user, else as a sentence,
     a note as its text."""
     if "summary" in row:
         return plain(row["summary"])
-    subject, predicate, obj = row["subject"], row["predicate"], row["object"]
+    subject, predicate, obj = str(row["subject"]), str(row["predicate"]), str(row["object"])
     words = predicate.replace("_", " ")
     if predicate == "note":
         return plain(obj if subject == "user" else f"{subject}: {obj}")
@@ -37,17 +37,17 @@ def memory_line(row: dict[str, Any]) -> str:
     return plain(f"{subject} {words} {obj}")
 
 
-def effective_category(row: dict[str, Any], stored: str | None) -> str:
+def effective_category(row: Mapping[str, object], stored: str | None) -> str:
     """A fact's category: its meta row's, or (with none, or ``note``) what its predicate says
     (node/absorb/fact_rules.py), so facts imported without the absorb pipeline are sorted too."""
     if stored and stored != "note":
         return stored
     if "predicate" not in row:  # an episode
         return stored or "note"
-    return category_of(row["predicate"], row["object"])
+    return category_of(str(row["predicate"]), str(row["object"]))
 
 
-def is_todo(row: dict[str, Any], category: str) -> bool:
+def is_todo(row: Mapping[str, object], category: str) -> bool:
     """A live fact that is something to do: a ``goal``, a TODO predicate, or a note that opens
     with one of :data:`TODO_OPENINGS`. It stays open until it is forgotten (archived)."""
     if "predicate" not in row:

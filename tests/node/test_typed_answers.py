@@ -36,6 +36,7 @@ WALKED_MODULES = (
     "feral.node.mcp.tools_graph",
     "feral.node.mcp.tools_memory",
     "feral.node.api.json_shapes",
+    "feral.node.recall.memory_lines",
     "feral.node.curation.prompt_files",
     "feral.node.curation.upkeep",
     "feral.node.library.assistant",
