@@ -125,7 +125,10 @@ class MemoryApi:
     def middleware(self) -> list[Middleware]:
         return [Middleware(ApiGuard, token=self.token, loopback_only=self.loopback_only)]
 
-    def exception_handlers(self) -> dict[Any, Callable[[Request, Exception], Awaitable[Response]]]:
+    def exception_handlers(
+        self,
+    ) -> dict[type[Exception], Callable[[Request, Exception], Awaitable[Response]]]:
+        """Starlette's own errors as the API's JSON errors, for the app that serves the routes."""
         return {HTTPException: _not_found}
 
     async def search(self, request: Request) -> SearchAnswer:
