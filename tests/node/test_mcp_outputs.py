@@ -15,6 +15,7 @@ import jsonschema  # type: ignore[import-untyped]  # no stubs installed
 import pytest
 from mcp import Client
 
+from feral.node.api.schema import openapi_document
 from feral.node.mcp.server import TOOL_NAMES
 
 from .test_mcp_tools import served
@@ -109,3 +110,34 @@ def assert_a_key_taken_out_is_refused(name: str, schema: dict[str, Any], answer:
     del broken[key]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft202012Validator(schema).validate(broken)
+
+
+def resolved(schema: object, components: dict[str, Any]) -> Any:
+    """``schema`` with every ``$ref`` into the OpenAPI document's components replaced by it."""
+    if isinstance(schema, list):
+        return [resolved(item, components) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if "$ref" in schema:
+        return resolved(components[schema["$ref"].rsplit("/", 1)[1]], components)
+    return {key: resolved(value, components) for key, value in schema.items()}
+
+
+SAME_AS_THE_API = {
+    "stats": ("/api/memory/stats", "get"),
+    "boost": ("/api/memory/boost", "post"),
+    "sync_status": ("/api/sync/status", "get"),
+    "graph_query": ("/api/graph/query", "post"),
+}
+"""Tools answering what an API route answers, with no ``entities`` text (which the API, and
+not MCP, answers as a list)."""
+
+
+async def test_a_tool_answering_as_a_route_advertises_the_routes_schema(tmp_path: Path) -> None:
+    document = openapi_document()
+    components = document["components"]["schemas"]
+    async with served(tmp_path) as (client, _, _):
+        listed = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
+    for tool, (path, method) in SAME_AS_THE_API.items():
+        content = document["paths"][path][method]["responses"]["200"]["content"]
+        assert listed[tool] == resolved(content["application/json"]["schema"], components), tool
