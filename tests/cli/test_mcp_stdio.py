@@ -23,7 +23,7 @@ from feral.node.mcp.resources import RESOURCES
 from feral.node.mcp.server import TOOL_NAMES
 from feral.node.settings.limits import SEARCH_STRATEGIES
 from feral.storage.memory.listing import LISTED_TIERS, STATUSES
-from tests.mcp_answers import call, refusal
+from tests.mcp_answers import assert_specific, call, refusal
 
 from .helpers import feral, feral_command, feral_process, turn_off_embeddings
 from .servers import Mesh, pair, wait_until
@@ -76,6 +76,8 @@ async def test_a_client_lists_the_tools_remembers_and_searches(tmp_path: Path) -
         assert by_name["search"].annotations and by_name["search"].annotations.read_only_hint
         assert by_name["forget"].annotations and by_name["forget"].annotations.destructive_hint
         assert_choices_documented(by_name)
+        for tool in listed:
+            assert_specific(tool.name, tool.output_schema)
         resources = (await session.list_resources()).resources
         assert sorted(str(r.uri) for r in resources) == sorted(RESOURCES)
         stored = await call(session, "remember", fact="I live in Lisbon")

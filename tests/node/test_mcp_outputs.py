@@ -17,16 +17,9 @@ from mcp import Client
 
 from feral.node.api.schema import openapi_document
 from feral.node.mcp.server import TOOL_NAMES
+from tests.mcp_answers import assert_specific
 
 from .test_mcp_tools import served
-
-
-def assert_specific(name: str, schema: dict[str, Any] | None) -> None:
-    """An object whose keys are named, or a choice of such objects: not "any object"."""
-    assert schema is not None, f"{name} advertises no output schema"
-    assert schema.get("type") == "object", name
-    for shape in schema.get("anyOf", [schema]):
-        assert shape.get("properties") and shape.get("required"), (name, shape)
 
 
 class CheckedCalls:
