@@ -1,5 +1,6 @@
-"""What every MCP tool module shares (node/mcp/tools_*.py): the annotations, argument checking
-and the translation of a refusal into the tool error the model reads.
+"""What every MCP tool module shares (node/mcp/tools_*.py): the annotations, argument checking,
+the translation of a refusal into the tool error the model reads, and the answer's schema each
+tool advertises (:func:`add_tool`, node/mcp/outputs.py).
 
 The annotations say what a call may do to the memory, for a client deciding what to allow
 without asking:

@@ -14,6 +14,7 @@ given against its own definitions), and its root is an object, as MCP asks of an
 
 from __future__ import annotations
 
+import copy
 from functools import cache
 from typing import Any, ClassVar
 
@@ -41,7 +42,7 @@ class PlainAnswer(RootModel[dict[str, Any]]):
     def __get_pydantic_json_schema__(
         cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
     ) -> JsonSchemaValue:
-        return cls.answer_schema
+        return copy.deepcopy(cls.answer_schema)  # a copy: the SDK's schema is its own to change
 
 
 @cache
