@@ -9,13 +9,16 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import jsonschema  # type: ignore[import-untyped]  # no stubs installed
 import pytest
 from mcp import Client
+from pydantic import TypeAdapter
 
+from feral.node.answers import EntityRow, FactRow, StatsAnswer
 from feral.node.api.schema import openapi_document
+from feral.node.mcp.outputs import output_schema, structured
 from feral.node.mcp.server import TOOL_NAMES
 from tests.mcp_answers import assert_specific
 
@@ -134,3 +137,25 @@ async def test_a_tool_answering_as_a_route_advertises_the_routes_schema(tmp_path
     for tool, (path, method) in SAME_AS_THE_API.items():
         content = document["paths"][path][method]["responses"]["200"]["content"]
         assert listed[tool] == resolved(content["application/json"]["schema"], components), tool
+
+
+class _Looped(TypedDict):
+    name: str
+    inside: list[_Looped]
+
+
+def test_a_choice_of_answers_is_an_object_and_a_type_holding_itself_is_refused() -> None:
+    chosen = output_schema(EntityRow | FactRow)
+    assert chosen["type"] == "object"
+    assert [shape["title"] for shape in chosen["anyOf"]] == ["EntityRow", "FactRow"]  # type: ignore[attr-defined]
+    assert "$ref" not in json.dumps(chosen)
+    with pytest.raises(TypeError, match="_Looped holds itself"):
+        output_schema(_Looped)
+
+
+def test_an_answer_passes_through_unchanged() -> None:
+    answer = {"count": 1, "share": 1.0, "none": None, "rows": [{"extra": "kept", "n": 2}]}
+    shown = TypeAdapter(structured(StatsAnswer))
+    dumped = shown.dump_python(shown.validate_python(answer), mode="json")
+    assert json.dumps(dumped) == json.dumps(answer)
+    assert shown.json_schema()["title"] == "StatsAnswer"
