@@ -4,10 +4,13 @@ Pure and deterministic (the candidates come from storage/absorb/absorb_store.py)
 order:
 
 1. **duplicate**: the same fact (same normalised triple, stored live, or the same value of its
-   single-valued slot: "my doctor's name is Dr. Chen" and "my doctor is Dr. Chen", or of a slot
-   saying the same: "I work for Acme" repeats "I work at Acme").
+   single-valued slot, whatever its case or accents: "my doctor's name is Dr. Chen" and "MY
+   DOCTOR IS DR. CHEN", "Sao Paulo" and "São Paulo", or of a slot saying the same: "I work for
+   Acme" repeats "I work at Acme").
 2. **contradict**: the same subject and object are stored under the opposite predicate
-   ("likes green tea" and "dislikes green tea"): both stay, linked by ``contradicts``.
+   ("likes green tea" and "dislikes green tea"), or, after rule 3's repeat, a stored fact of
+   the same kind says the same words with a "not" ("I'm not allergic to cats":
+   node/absorb/same_fact.py's ``opposite_fact``): both stay, linked by ``contradicts``.
 3. **duplicate** again, for the same words: a stored fact of the same kind (two notes, a note
    and a fact, or facts of one subject and slot) whose content tokens, in order, are the new
    text's (node/absorb/same_fact.py: every number, unit, name, negation and antonym agrees; only
@@ -41,7 +44,7 @@ from feral.storage.memory.memories import Row
 from feral.sync.ids import fact_id, normalise
 
 from .fact_rules import is_single_valued, slot
-from .same_fact import same_fact
+from .same_fact import fold, opposite_fact, same_fact
 
 __all__ = [
     "DUPLICATE_COSINE",
@@ -196,7 +199,7 @@ def decide(candidates: Candidates, limits: Thresholds | None = None) -> Decision
     for row in candidates.slot:  # "my doctor's name is Dr. Chen", then "my doctor is Dr. Chen"
         if slot(str(row["predicate"])) not in alike:
             continue
-        if " ".join(str(row["object"]).split()).casefold() == " ".join(obj.split()).casefold():
+        if _same_value(str(row["object"]), obj):
             return Decision("duplicate", duplicate_of=str(row["id"]))
     if candidates.opposite is not None:
         return Decision("contradict", contradicts=(str(candidates.opposite["id"]),))
@@ -205,6 +208,9 @@ def decide(candidates: Candidates, limits: Thresholds | None = None) -> Decision
     for row, _ in ordered:  # the same words again (node/absorb/same_fact.py): nothing to write
         if _same_kind(candidates.triple, row) and same_fact(text, _row_text(row)):
             return Decision("duplicate", duplicate_of=str(row["id"]))
+    for row, _ in ordered:  # "I'm not allergic to cats": the stored note's opposite
+        if _same_kind(candidates.triple, row) and opposite_fact(_row_text(row), text):
+            return Decision("contradict", contradicts=(str(row["id"]),))
     lookalikes = [  # close but not the same: keep both, linked
         str(row["id"])
         for row, cosine in ordered
@@ -223,6 +229,12 @@ def decide(candidates: Candidates, limits: Thresholds | None = None) -> Decision
     if related:
         return Decision("related", related=related)
     return Decision("new")
+
+
+def _same_value(stored: str, said: str) -> bool:
+    """One value said again, whatever its case, spacing, accents or final full stop ("DR.
+    ABIOLA" is Dr. Abiola, "Sao Paulo" São Paulo)."""
+    return " ".join(fold(stored).split()).rstrip(".") == " ".join(fold(said).split()).rstrip(".")
 
 
 def keep_both(decision: Decision, triple: tuple[str, str, str]) -> Decision:

@@ -3,7 +3,8 @@
 "I live in Lisbon now and my dentist is Dr. Silva" is two facts. Parsed whole, the phrasing
 rules read it as one: a city "Lisbon now and my dentist is Dr. Silva", and the dentist lost.
 So a text is cut into sentences, and each sentence at ``and``, ``but``, ``;`` or a comma
-where what follows opens a clause of its own ("my ...", "I ...", "Bob's ...", "she ...").
+where what follows opens a clause of its own ("my ...", "I ...", "Bob's ...", "she ...", or a
+standing rule: "always ...", "never ...").
 A cut is kept only when every piece is a clause (it states something: a phrasing rule reads
 it as a fact, or it has a verb) and one piece at least is a fact, so "I like salt and pepper",
 "my kids are Ana and my sister's son" and "Tom and I live in Porto" stay whole; and a text
@@ -22,14 +23,18 @@ __all__ = ["clauses", "parse_facts", "sentences"]
 
 _TITLES = ("Dr", "Mr", "Mrs", "Ms", "Mx", "Prof", "St")
 _SENTENCE_END = re.compile(
-    "".join(rf"(?<!\b{t}\.)(?<!\b{t.lower()}\.)" for t in _TITLES) + r"(?<=[.!?])\s+|\n+"
+    "".join(rf"(?<!\b{t}\.)(?<!\b{t.lower()}\.)(?<!\b{t.upper()}\.)" for t in _TITLES)
+    + r"(?<=[.!?])\s+|\n+"
 )
-"""A full stop ends a sentence, unless it is a title's, in either case ("dr. Silva")."""
+"""A full stop ends a sentence, unless it is a title's, in any case ("dr. Silva", "DR. SILVA")."""
+_DIRECTIVE = re.compile(r"(?i:always|never|please)\s+[^\W\d_]+\s+\S")
+"""A standing rule ("always reply in French", "never book me before 9"): a clause of its own."""
 _OPENER = (
     r"(?:(?i:my|i|i['’]m|i['’]ve|i['’]d|we|we['’]re|we['’]ve|our|he|she|they|he['’]s|she['’]s)\b"
     r"|[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*){0,3}['’]s\s"
     r"|[A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,2}\s+(?i:is|was|likes|loves|hates|dislikes|lives|works|"
-    r"moved|does|doesn['’]t|has)\b)"
+    r"moved|does|doesn['’]t|has)\b"
+    rf"|{_DIRECTIVE.pattern})"
 )
 _JOINT = re.compile(rf"\s*(?:,?\s+(?i:and|but|and\s+also|while)\s+|;\s*|,\s+)(?={_OPENER})")
 _SAME_SUBJECT = re.compile(
@@ -60,7 +65,7 @@ def clauses(sentence: str) -> list[str]:
     parsed = [parse_fact(piece) for piece in pieces]
     if not any(t[1] != NOTE for t in parsed):
         return [sentence.strip()]
-    if not all(t[1] != NOTE or _has_verb(p) for p, t in zip(pieces, parsed, strict=True)):
+    if not all(_is_clause(p, t) for p, t in zip(pieces, parsed, strict=True)):
         return [sentence.strip()]
     return pieces
 
@@ -75,6 +80,11 @@ def _with_subject(piece: str) -> list[str]:
     if subject == USER:
         return [piece]
     return [first, *(f"{subject} {verb}" for verb in more)]
+
+
+def _is_clause(piece: str, triple: Triple) -> bool:
+    """A piece that states something: a fact, a standing rule, or words with a verb."""
+    return triple[1] != NOTE or _DIRECTIVE.match(piece) is not None or _has_verb(piece)
 
 
 def _has_verb(piece: str) -> bool:

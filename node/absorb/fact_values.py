@@ -11,7 +11,8 @@ Dr. Lee". "my sister is called Ines" is ``sister_name / Ines``, and a value lose
 or "since last year" ("I live in Lisbon now").
 
 What each slot holds: a person slot (doctor, wife, manager, ...) a name (a title, a
-capitalised word that is not a state); a place slot (lives_in,
+capitalised word that is not a state, a nationality or a faith: "my doctor is Brazilian" is
+``doctor_state / Brazilian``); a place slot (lives_in,
 born_in) a place (not "a flat", not "fear"); a date slot a date (a digit or a month); age a
 number; phone digits; email an ``@``; a workplace not "home" or "night". When unsure the
 value is a state: a state that was a value leaves two live facts, linked, where a value that
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import re
 
+from .demonyms import is_demonym
 from .fact_rules import is_single_valued, slot
 
 __all__ = ["PEOPLE", "about_slot", "refine", "state_predicate", "trim_place"]
@@ -186,6 +188,6 @@ def _is_name(value: str, first: str, words: list[str]) -> bool:
     name read as a state archives nothing."""
     if first in _TITLES:
         return True
-    if first in _OPENERS or first in _STATES:
-        return False
+    if first in _OPENERS or first in _STATES or is_demonym(first):
+        return False  # "my doctor is Brazilian" describes the doctor (node/absorb/demonyms.py)
     return value[0].isupper()

@@ -13,7 +13,8 @@ text                                 triple
 ``I moved to Berlin`` (relocated to,  ``("user", "lives_in", "Berlin")``
 ``I'm now living in``, ``... now``,
 ``moved from Paris to``, ``reside
-in``, ``settled in``)
+in``, ``settled in``, ``I've been
+living in``, ``I currently live in``)
 ``my sister is called Ines``         ``("user", "sister_name", "Ines")``
 ``my doctor is on holiday``          ``("user", "doctor_state", "on holiday")``
 ``my doctor is not Dr. Lee``         ``("user", "not_doctor", "Dr. Lee")``
@@ -106,6 +107,10 @@ _VERBS = (
 )
 """Each verb: its first-person form, its third-person form, its predicate."""
 _I_AM = r"(?i:i\s+am|i['’]m|we\s+are|we['’]re)\s+"
+_HAVE_BEEN = r"(?i:(?:i|we)\s+have|i['’]ve|we['’]ve)\s+(?i:been)\s+"
+"""A state that started and holds now: "I've been living in Riga since May" lives there."""
+_STILL = r"(?:(?i:really|currently|still)\s+)?"
+"""An adverb between "I" and its verb that changes nothing: "I currently live in Ghent"."""
 _FIRST_PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"(?i:i)\s+{_NEGATED}(?i:like|love)\s+(?P<value>.+)", re.S), "dislikes"),
     (
@@ -116,7 +121,10 @@ _FIRST_PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
         "lives_in",
     ),
     (
-        re.compile(rf"{_I_AM}(?i:now\s+)?(?i:living|based|settled)\s+in\s+(?P<value>.+)", re.S),
+        re.compile(
+            rf"(?:{_I_AM}|{_HAVE_BEEN})(?i:now\s+)?(?i:living|based|settled)\s+in\s+(?P<value>.+)",
+            re.S,
+        ),
         "lives_in",
     ),
     (re.compile(rf"(?:{_I_AM}(?i:called|named)|(?i:call\s+me))\s+(?P<value>.+)", re.S), "name"),
@@ -125,7 +133,7 @@ _FIRST_PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
         "age",
     ),
     *(
-        (re.compile(rf"(?i:i)\s+(?:(?i:really)\s+)?{verb}\s+(?P<value>.+)", re.S), predicate)
+        (re.compile(rf"(?i:i)\s+{_STILL}{verb}\s+(?P<value>.+)", re.S), predicate)
         for verb, _, predicate in _VERBS
     ),
 )

@@ -18,8 +18,17 @@ Pure and deterministic: every device decides the same.
 from __future__ import annotations
 
 import re
+import unicodedata
 
-__all__ = ["FILLER", "SYNONYMS", "content_tokens", "hard_tokens", "same_fact"]
+__all__ = [
+    "FILLER",
+    "SYNONYMS",
+    "content_tokens",
+    "fold",
+    "hard_tokens",
+    "opposite_fact",
+    "same_fact",
+]
 
 FILLER = frozenset(
     """a an the is are was were be been am i me my mine myself of to it its this that
@@ -72,8 +81,22 @@ _MONTHS = frozenset(
 _EDGE = ".'’-"
 
 
+_UNDECOMPOSED = str.maketrans(
+    {"ø": "o", "ł": "l", "đ": "d", "ß": "ss", "æ": "ae", "œ": "oe", "ı": "i"}
+)
+"""Letters Unicode does not split into a base and an accent."""
+
+
+def fold(text: str) -> str:
+    """``text`` case folded and without its accents: "São Paulo", "SAO PAULO" and "Sao Paulo"
+    are one place said three ways (a user typing without accents, or in capitals, repeats a
+    value; never a new one)."""
+    parts = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in parts if not unicodedata.combining(c)).translate(_UNDECOMPOSED)
+
+
 def _token(word: str) -> str:
-    word = word.casefold().replace("’", "'").strip(_EDGE)
+    word = fold(word).replace("’", "'").strip(_EDGE)
     if word.endswith("'s"):
         word = word[:-2]
     if word in FILLER:
@@ -127,6 +150,35 @@ def same_fact(a: str, b: str) -> bool:
     the start. Two texts with no content tokens are never the same (nothing to compare)."""
     left, right = content_tokens(a), content_tokens(b)
     return bool(left) and (left == right or _time_moved(left, right))
+
+
+def opposite_fact(a: str, b: str) -> bool:
+    """Whether ``b`` says ``a``'s opposite: the same content tokens, in order, once the
+    negations are set aside ("not", "never", "no", "cannot", "won't"), and one of the two
+    negated where the other is not ("I'm allergic to cats", "I'm not allergic to cats"). Both
+    stay, linked by ``contradicts``: neither repeats nor replaces the other."""
+    left, right = _affirmed(content_tokens(a)), _affirmed(content_tokens(b))
+    return bool(left[0]) and left[0] == right[0] and left[1] != right[1]
+
+
+_NEGATING = frozenset(("not", "never", "no"))
+_NEGATED_STEMS = {"cannot": "can", "won't": "will", "ca": "can", "wo": "will", "sha": "shall"}
+
+
+def _affirmed(tokens: tuple[str, ...]) -> tuple[tuple[str, ...], bool]:
+    """The tokens without their negations, and whether they said no (an odd count)."""
+    kept: list[str] = []
+    negations = 0
+    for token in tokens:
+        stem = token[:-3] if token.endswith("n't") else token
+        if token in _NEGATING or stem != token or token in _NEGATED_STEMS:
+            negations += 1
+            stem = _NEGATED_STEMS.get(token, _NEGATED_STEMS.get(stem, stem))
+            if stem not in _NEGATING and stem not in FILLER:
+                kept.append(stem)
+        else:
+            kept.append(token)
+    return tuple(kept), negations % 2 == 1
 
 
 def _time_moved(left: tuple[str, ...], right: tuple[str, ...]) -> bool:

@@ -44,7 +44,22 @@ READINGS = [
     ("I am 29", [("user", "age", "29")]),
     ("My phone number is now 555-0199", [("user", "phone", "555-0199")]),
     ("My mum is Ana", [("user", "mother", "Ana")]),
+    ("I've been living in Oaxaca since May", [("user", "lives_in", "Oaxaca")]),
+    ("we have been living in Ghent for a year", [("user", "lives_in", "Ghent")]),
+    ("I currently live in Ghent", [("user", "lives_in", "Ghent")]),
+    ("I still live in Ghent", [("user", "lives_in", "Ghent")]),
+    ("MY DENTIST IS DR. VOSS", [("user", "dentist", "DR. VOSS")]),
+    (
+        "I live in Riga and always reply in Latvian",
+        [("user", "lives_in", "Riga"), ("user", "note", "always reply in Latvian")],
+    ),
+    (
+        "My dentist is Dr. Bauer; never book me before 9",
+        [("user", "dentist", "Dr. Bauer"), ("user", "note", "never book me before 9")],
+    ),
     # Not a change of where the user lives or what a slot holds: left as they were.
+    ("I've been living abroad", [("user", "note", "I've been living abroad")]),
+    ("I like tea and always coffee", [("user", "likes", "tea and always coffee")]),
     ("These days are long", [("user", "note", "These days are long")]),
     ("I moved from Paris", [("user", "note", "I moved from Paris")]),
     ("I'm 35 minutes late", [("user", "note", "I'm 35 minutes late")]),

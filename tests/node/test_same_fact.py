@@ -22,6 +22,8 @@ REPHRASINGS = [
     ("the bins go out on Tuesday night", "on Tuesday night the bins go out"),
     ("our anniversary is on June 12", "Our anniversary is on June 12th"),
     ("the tax deadline is April 30", "the tax deadline is 30 April"),
+    ("I'm allergic to crème brûlée", "I'm allergic to creme brulee"),
+    ("lunch at Café Müller", "lunch at CAFE MÜLLER"),
 ]
 
 DISTINCT = [
@@ -37,6 +39,7 @@ DISTINCT = [
     ("the deadline is April 3", "the deadline is April 30th"),
     ("the deadline is 30 April", "the deadline is April 3"),
     ("flight 30 April 2027", "flight 2027 April 30"),
+    ("pick up Chloé at 3", "pick up Zoé at 3"),
 ]
 
 
