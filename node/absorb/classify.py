@@ -44,6 +44,7 @@ from feral.storage.memory.memories import Row
 from feral.sync.ids import fact_id, normalise
 
 from .fact_rules import is_single_valued, slot
+from .fact_values import about_slot
 from .same_fact import fold, opposite_fact, same_fact
 
 __all__ = [
@@ -201,6 +202,8 @@ def decide(candidates: Candidates, limits: Thresholds | None = None) -> Decision
             continue
         if _same_value(str(row["object"]), obj):
             return Decision("duplicate", duplicate_of=str(row["id"]))
+    if (repeated := _state_repeating_value(candidates)) is not None:
+        return Decision("duplicate", duplicate_of=repeated)
     if candidates.opposite is not None:
         return Decision("contradict", contradicts=(str(candidates.opposite["id"]),))
     ordered = _by_closeness(candidates.neighbours)
@@ -229,6 +232,17 @@ def decide(candidates: Candidates, limits: Thresholds | None = None) -> Decision
     if related:
         return Decision("related", related=related)
     return Decision("new")
+
+
+def _state_repeating_value(candidates: Candidates) -> str | None:
+    """The stored value a "state" only repeats in lower case ("my manager is tomasz" after
+    "My manager is Tomasz", "i live in new york"): the row it repeats, else ``None``."""
+    _, predicate, obj = candidates.triple
+    name = about_slot(predicate) if predicate.endswith("_state") else None
+    for row in candidates.slot if name else ():
+        if slot(str(row["predicate"])) == name and _same_value(str(row["object"]), obj):
+            return str(row["id"])
+    return None
 
 
 def _same_value(stored: str, said: str) -> bool:

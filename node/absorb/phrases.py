@@ -14,7 +14,11 @@ text                                 triple
 ``I'm now living in``, ``... now``,
 ``moved from Paris to``, ``reside
 in``, ``settled in``, ``I've been
-living in``, ``I currently live in``)
+living in``, ``I currently live in``,
+``Home is Riga now``, ``Just moved
+to``, ``I've lived in Riga since``)
+``I have a new dentist, Dr. Costa``  ``("user", "dentist", "Dr. Costa")``
+``I started a new job at Acme``      ``("user", "works_at", "Acme")``
 ``my sister is called Ines``         ``("user", "sister_name", "Ines")``
 ``my doctor is on holiday``          ``("user", "doctor_state", "on holiday")``
 ``my doctor is not Dr. Lee``         ``("user", "not_doctor", "Dr. Lee")``
@@ -90,7 +94,7 @@ _OWNER = re.compile(rf"(?P<owner>{_PROPER})['’]s\s+{_ATTRIBUTE}\s+{_VERB}\s+(?
 _NEGATED = r"(?i:do\s+not|don['’]t|does\s+not|doesn['’]t)\s+(?:(?i:really)\s+)?"
 _MOVED = (
     r"(?i:(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)(?:\s+house)?(?:\s+back)?"
-    r"(?:\s+from\s+\S.*?)?\s+to)"
+    r"(?:\s+(?:from|out\s+of)\s+\S.*?)?\s+to)"
 )
 """A move names where to: "I moved to Rome", "I moved from Paris to Rome" (never "from" alone)."""
 _VERBS = (
@@ -111,7 +115,21 @@ _HAVE_BEEN = r"(?i:(?:i|we)\s+have|i['’]ve|we['’]ve)\s+(?i:been)\s+"
 """A state that started and holds now: "I've been living in Riga since May" lives there."""
 _STILL = r"(?:(?i:really|currently|still)\s+)?"
 """An adverb between "I" and its verb that changes nothing: "I currently live in Ghent"."""
+_HAVE = r"(?i:(?:i|we)\s+have|i['’]ve|we['’]ve)\s+"
 _FIRST_PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(rf"(?i:just|recently)\s+{_MOVED}\s+(?P<value>.+)", re.S), "lives_in"),
+    (
+        re.compile(rf"{_HAVE}(?i:lived)\s+in\s+(?P<value>\S.*?\s(?i:since|for)\s.+)", re.S),
+        "lives_in",
+    ),
+    (
+        re.compile(
+            rf"(?:{_I_AM}|(?i:i)\s+)?(?:(?i:just)\s+)?(?i:started|got|took|began)\s+"
+            r"(?i:a\s+new\s+job\s+(?:at|with))\s+(?P<value>.+)",
+            re.S,
+        ),
+        "works_at",
+    ),
     (re.compile(rf"(?i:i)\s+{_NEGATED}(?i:like|love)\s+(?P<value>.+)", re.S), "dislikes"),
     (
         re.compile(
@@ -136,6 +154,10 @@ _FIRST_PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
         (re.compile(rf"(?i:i)\s+{_STILL}{verb}\s+(?P<value>.+)", re.S), predicate)
         for verb, _, predicate in _VERBS
     ),
+)
+_HOME_IS = re.compile(r"(?i:home\s+is)\s+(?:(?i:now)\s+)?(?P<value>.+)", re.S)
+_NEW_PERSON = re.compile(
+    rf"{_HAVE}(?:(?i:got)\s+)?(?i:a\s+new)\s+(?P<attr>[^\W\d_]+)\s*[,:]\s*(?P<value>.+)", re.S
 )
 _THIRD_PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
     (
@@ -205,7 +227,10 @@ def parse_fact(text: str) -> Triple:
     """The triple for ``text`` (see the module docstring for the rules)."""
     text = text.strip()
     if (when := _WHEN.match(text)) is not None:
-        found = _parsed(text[when.end() :])
+        rest, lead = text[when.end() :], when[0].strip(" ,")
+        found = _parsed(rest)
+        if found is None and lead.casefold().startswith("since"):
+            found = _parsed(f"{rest} {lead}")  # "Since May I've lived in Riga"
         if found is not None:
             return found
     return _parsed(text) or (USER, NOTE, text)
@@ -214,6 +239,8 @@ def parse_fact(text: str) -> Triple:
 def _parsed(text: str) -> Triple | None:
     return (
         _possessive(text)
+        or _home_is(text)
+        or _new_person(text)
         or _first_person(text)
         or _third_person(text)
         or _relatives(text)
@@ -242,6 +269,26 @@ def _possessive(text: str) -> Triple | None:
     if match["negated"]:
         value = f"not {value}"
     return refine(subject, predicate, value)  # a state, a negation, "called" (fact_values.py)
+
+
+def _home_is(text: str) -> Triple | None:
+    """ "Home is Tbilisi now": where the user lives (a place: capitalised, so "home is where
+    the heart is" is not one)."""
+    match = _HOME_IS.fullmatch(text)
+    if match is None or not match["value"][:1].isupper():
+        return None
+    value = _value(match["value"])
+    return refine(USER, "lives_in", value) if value else None
+
+
+def _new_person(text: str) -> Triple | None:
+    """ "I have a new dentist, Dr. Nowak": the person slot's new value, as "my new dentist is
+    Dr. Nowak" says it."""
+    match = _NEW_PERSON.fullmatch(text)
+    if match is None or match["attr"].casefold() not in PEOPLE:
+        return None
+    value = _value(match["value"])
+    return refine(USER, snake_case(match["attr"]), value) if value else None
 
 
 def _first_person(text: str) -> Triple | None:

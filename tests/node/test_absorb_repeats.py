@@ -29,6 +29,8 @@ REPEATS = [
     ("My dentist is Dr. Sánchez", "my dentist is dr. sanchez"),
     ("I work at Société Générale", "I work at Societe Generale"),
     ("I'm allergic to crème brûlée", "I'm allergic to creme brulee"),
+    ("My manager is Aleksander", "my manager is aleksander"),
+    ("I live in New Delhi", "i live in new delhi"),
 ]
 
 
