@@ -6,7 +6,8 @@ order:
 1. **duplicate**: the same fact (same normalised triple, stored live, or the same value of its
    single-valued slot, whatever its case or accents: "my doctor's name is Dr. Chen" and "MY
    DOCTOR IS DR. CHEN", "Sao Paulo" and "São Paulo", or of a slot saying the same: "I work for
-   Acme" repeats "I work at Acme").
+   Acme" repeats "I work at Acme"; "my daughter's name is Ines" repeats "my daughter is
+   Ines").
 2. **contradict**: the same subject and object are stored under the opposite predicate
    ("likes green tea" and "dislikes green tea"), or, after rule 3's repeat, a stored fact of
    the same kind says the same words with a "not" ("I'm not allergic to cats":
@@ -211,6 +212,8 @@ def decide(candidates: Candidates, limits: Thresholds | None = None) -> Decision
     for row, _ in ordered:  # the same words again (node/absorb/same_fact.py): nothing to write
         if _same_kind(candidates.triple, row) and same_fact(text, _row_text(row)):
             return Decision("duplicate", duplicate_of=str(row["id"]))
+        if _named_again(candidates.triple, row):
+            return Decision("duplicate", duplicate_of=str(row["id"]))
     for row, _ in ordered:  # "I'm not allergic to cats": the stored note's opposite
         if _same_kind(candidates.triple, row) and opposite_fact(_row_text(row), text):
             return Decision("contradict", contradicts=(str(row["id"]),))
@@ -243,6 +246,19 @@ def _state_repeating_value(candidates: Candidates) -> str | None:
         if slot(str(row["predicate"])) == name and _same_value(str(row["object"]), obj):
             return str(row["id"])
     return None
+
+
+def _named_again(triple: tuple[str, str, str], row: Row) -> bool:
+    """ "My daughter's name is Inès" after "My daughter is Ines": one person named twice, a
+    ``_name`` predicate and its stem with one subject and one value."""
+    subject, predicate, obj = triple
+    stored = str(row["predicate"])
+    return (
+        predicate != stored
+        and predicate.removesuffix("_name") == stored.removesuffix("_name")
+        and normalise(subject) == normalise(str(row["subject"]))
+        and _same_value(str(row["object"]), obj)
+    )
 
 
 def _same_value(stored: str, said: str) -> bool:

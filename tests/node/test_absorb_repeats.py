@@ -31,6 +31,8 @@ REPEATS = [
     ("I'm allergic to crème brûlée", "I'm allergic to creme brulee"),
     ("My manager is Aleksander", "my manager is aleksander"),
     ("I live in New Delhi", "i live in new delhi"),
+    ("My daughter is Inès", "My daughter's name is Ines"),
+    ("my cat's name is Miso", "My cat is Miso"),
 ]
 
 
