@@ -113,6 +113,9 @@ class _Plan:
     notes: tuple[str, ...]
     weights: Weights
     min_score: float
+    alpha_asked: bool = False
+    """Whether the request gave ``alpha``; if not, a long query weighs the vector leg less
+    (:func:`~feral.storage.search.fusion.alpha_for`)."""
 
 
 def _plan(
@@ -146,6 +149,7 @@ def _plan(
         notes=tuple(notes),
         weights=Weights(defaults.decay_per_day, now_ms, request.scope),
         min_score=request.min_score if request.min_score is not None else defaults.min_score,
+        alpha_asked=request.alpha is not None,
     )
 
 
@@ -249,5 +253,6 @@ def _ranked(
     fts = ranking.search_fts(conn, plan.query, pool, coverage=True)
     nearest = ranking.search_vector(conn, vector, pool, index)
     waiting = ranking.still_queued(conn, fts)
-    fused = fusion.fuse(plan.query, fts, nearest, plan.alpha, k, pool, waiting)
+    alpha = plan.alpha if plan.alpha_asked else fusion.alpha_for(plan.query, plan.alpha)
+    fused = fusion.fuse(plan.query, fts, nearest, alpha, k, pool, waiting)
     return with_neighbours(conn, fusion.temporal_cue(plan.query, fused), k)

@@ -33,14 +33,17 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 
-from .query import STOP_WORDS, Hit, content_of
+from .query import STOP_WORDS, Hit, content_of, query_terms
 
 __all__ = [
     "COVERAGE_POWER",
     "FUSION_POOL",
+    "LONG_QUERY_ALPHA",
+    "LONG_QUERY_WORDS",
     "MIN_COSINE_SPAN",
     "NOISE_FLOOR",
     "TEMPORAL_CUE",
+    "alpha_for",
     "asks_when",
     "fuse",
     "fusion_pool_size",
@@ -65,6 +68,14 @@ vector candidates spread wider, little changes. Chosen with ``alpha`` 0.65 and t
 the share (benchmarks/fusion_tuning.py, benchmarks/README.md)."""
 NOISE_FLOOR = 0.05
 """A fused score below this is noise: near the bottom of both legs' pools."""
+LONG_QUERY_WORDS = 5
+"""A query of this many distinct words or more, stop words left out, is long (:func:`alpha_for`)."""
+LONG_QUERY_ALPHA = 0.4
+"""The most a long query weighs the vector leg when the search was not given an alpha: five
+words or more give the lexical leg enough to tell a turn that holds most of them from one that
+shares a name. Chosen on LoCoMo's tuning half among 3 to 6 words and 0.3 to 0.55; it leaves
+every household figure as it was, whose long queries are paraphrases the vector leg finds
+either way (benchmarks/README.md)."""
 TEMPORAL_CUE = 0.1
 """What a time expression adds to a candidate's fused score when the query asks when (chosen on
 LoCoMo's tuning half among 0.02 to 0.3: benchmarks/README.md)."""
@@ -87,6 +98,15 @@ _STAMP = re.compile(r"^\s*\[[^\]]*\]\s*")
 def fusion_pool_size(k: int) -> int:
     """How many candidates each leg fetches for a hybrid search of ``k`` results."""
     return max(k, FUSION_POOL)
+
+
+def alpha_for(query: str, alpha: float) -> float:
+    """The vector weight for ``query`` when the search was not given one: ``alpha`` (the
+    settings'), at most :data:`LONG_QUERY_ALPHA` for a query of :data:`LONG_QUERY_WORDS` words or
+    more."""
+    if len(query_terms(query)) >= LONG_QUERY_WORDS:
+        return min(alpha, LONG_QUERY_ALPHA)
+    return alpha
 
 
 def min_max(values: Sequence[float], pool: int) -> tuple[float, float]:

@@ -1,4 +1,5 @@
-"""``Node.search`` with MMR: diversity over near-duplicates, defaults from settings, no model."""
+"""``Node.search`` with MMR: diversity over near-duplicates, defaults from settings (and the
+alpha of a long query), no model."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ from pathlib import Path
 import pytest
 
 from feral.node.node import Node
-from feral.node.recall.search import SearchRequest
+from feral.node.recall.search import SearchRequest, SearchResult
+from feral.node.settings.bounds import DEFAULT_ALPHA
 from feral.node.settings.config import load_settings, save_settings
 from feral.node.settings.limits import MAX_QUERY_CHARS, MAX_TOP_K
 from feral.node.settings.validation import Invalid, convert
 from feral.storage.encoders.embedders import DEFAULT_EMBEDDER, load_embedder
+from feral.storage.search.fusion import LONG_QUERY_ALPHA
 from feral.sync.errors import NotAvailable
 from tests.embedders import HashingEmbedder
 
@@ -146,3 +149,21 @@ async def test_options_left_out_come_from_settings(mesh: Mesh):
     node, _ = await coffee_node(mesh)
     assert (await node.search(QUERY)).mmr
     assert not (await node.search(QUERY, mmr=False)).mmr
+
+
+async def test_a_long_query_leans_on_its_words_unless_the_search_gives_alpha(mesh: Mesh):
+    """Without ``alpha`` a query of five words or more weighs the vector leg at most
+    LONG_QUERY_ALPHA (storage/search/fusion.py); an ``alpha`` given is used as given."""
+    node, _ = await coffee_node(mesh)
+    long_query = "coffee from ethiopian beans roasted at the corner cafe"
+
+    def scores(result: SearchResult) -> list[tuple[str, float]]:
+        return [(h["id"], h["relevance"]) for h in result.results]
+
+    default = await node.search(long_query, strategy="hybrid")
+    leaning = await node.search(long_query, strategy="hybrid", alpha=LONG_QUERY_ALPHA)
+    asked = await node.search(long_query, strategy="hybrid", alpha=DEFAULT_ALPHA)
+    assert scores(default) == scores(leaning)
+    assert scores(asked) != scores(default)
+    short = await node.search(QUERY, strategy="hybrid")
+    assert scores(short) == scores(await node.search(QUERY, strategy="hybrid", alpha=DEFAULT_ALPHA))

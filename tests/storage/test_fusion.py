@@ -12,9 +12,11 @@ from __future__ import annotations
 import pytest
 
 from feral.storage.search.fusion import (
+    LONG_QUERY_ALPHA,
     MIN_COSINE_SPAN,
     NOISE_FLOOR,
     TEMPORAL_CUE,
+    alpha_for,
     asks_when,
     fuse,
     fusion_pool_size,
@@ -236,3 +238,11 @@ def test_a_when_question_raises_the_turns_that_say_a_time_and_not_their_date_sta
 def test_a_question_that_does_not_ask_when_keeps_its_order_and_scores():
     ranked = temporal_cue("What did Ann say about the support group?", turns())
     assert [(h.id, h.score) for h in ranked] == [(h.id, h.score) for h in turns()]
+
+
+def test_a_query_of_five_words_or_more_weighs_the_vector_leg_at_most_the_long_querys_alpha():
+    assert alpha_for("vet appointment dog friday", 0.65) == 0.65  # four words
+    assert alpha_for("vet appointment for the dog on friday morning", 0.65) == LONG_QUERY_ALPHA
+    assert alpha_for("vet appointment dog friday morning", 0.3) == 0.3  # never raised
+    assert alpha_for("dog Dog DOG dog dog", 0.65) == 0.65  # one word said five times
+    assert alpha_for("what did the vet say about the dog when it was here", 0.65) == 0.65
