@@ -5,12 +5,13 @@ melatonin" and "I take 5 g of melatonin" are one cosine apart from nothing, and 
 left flowerpot" and "the right flowerpot", "open" and "closed", "Dr. Chen" and "Dr. Lee". So
 two texts are the same fact only when their *content tokens*, in order, are equal: every
 number, unit, name, negation, preposition and antonym must agree. What may differ is filler
-("really", "a lot", articles, the verb "to be"), a plural ``s``, a company suffix ("Acme
-Corp"), a few plain synonyms ("love" for "like"), a present-tense contraction ("don't" for "do
-not"), a number from two to twelve written as a word, a reminder's opening ("remember to ..."),
-a date's order and ordinal ("30 April", "April 30th") and where a time is said ("every
-morning I drink coffee": only a block of time words moves). Anything else is kept as a
-distinct fact and linked to the close one (``related_to``): when unsure, keep both.
+("really", "a lot", articles, the verb "to be"), case and accents ("crème", "CREME"), a
+plural ``s``, a company suffix ("Acme Corp"), a few plain synonyms ("love" for "like"), a
+present-tense contraction ("don't" for "do not"), a number from two to twelve written as a
+word, a reminder's opening ("remember to ..."), a date's order and ordinal ("30 April",
+"April 30th") and where a time is said ("every morning I drink coffee": only a block of time
+words moves). Anything else is kept as a distinct fact and linked to the close one
+(``related_to``): when unsure, keep both.
 
 Pure and deterministic: every device decides the same.
 """
