@@ -155,7 +155,7 @@ def _remember_here(
 @click.option(
     "--alpha",
     type=click.FloatRange(*FRACTION_RANGE),
-    help="Weight of the vector leg in hybrid.",
+    help="Weight of the vector leg in hybrid (not given: the setting, lowered for a long query).",
     show_default=f"settings search.alpha, {DEFAULT_ALPHA}",
 )
 @click.option(

@@ -52,7 +52,9 @@ class SearchRequest(Struct, frozen=True, forbid_unknown_fields=True):
     strategy: StrategyName | None = None
     alpha: Fraction | None = None
     """The vector weight in hybrid scoring: ``alpha*vector + (1-alpha)*fts``, each leg
-    normalised over its candidate pool (storage/search/fusion.py)."""
+    normalised over its candidate pool (storage/search/fusion.py). Not given, it is the
+    settings' ``search.alpha``, lowered for a long query (:func:`~feral.storage.search.fusion.
+    alpha_for`); given, it is used as it is."""
     mmr: bool | None = None
     """Rerank for diversity; asked for with no model it is an error, from settings it is skipped."""
     mmr_lambda: Fraction | None = None
