@@ -1,8 +1,9 @@
 """Words that say where a person is from or what they believe ("Brazilian", "Korean-American",
 "Muslim"): said after "my doctor is", such a word describes the doctor and never names a new
 one. Capitalised, they look like a name to the person-slot check (node/absorb/fact_values.py),
-so they are listed. Words that are as often given names are left out ("Christian", "Roman",
-"Norman", "Jordan"): a name read as a state archives nothing, but a listed name would never
+so they are listed, with the first word of a two-word one ("South African", "Sri Lankan").
+Words that are as often given names are left out ("Christian", "Roman", "Norman", "Jordan",
+"Sierra", "Costa"): a name read as a state archives nothing, but a listed name would never
 fill its slot.
 
 Pure and deterministic.
@@ -19,7 +20,7 @@ DEMONYMS = frozenset(
     australian austrian azerbaijani bahraini bangladeshi barbadian belarusian belgian belizean
     beninese bhutanese bolivian bosnian botswanan brazilian british bruneian bulgarian burkinabe
     burmese burundian cambodian cameroonian canadian chadian chilean chinese colombian
-    congolese costa croatian cuban cypriot czech danish djiboutian dominican dutch ecuadorian
+    congolese croatian cuban cypriot czech danish djiboutian dominican dutch ecuadorian
     egyptian emirati english eritrean estonian ethiopian fijian filipino filipina finnish
     french gabonese gambian georgian german ghanaian greek grenadian guatemalan guinean
     guyanese haitian honduran hungarian icelandic indian indonesian iranian iraqi irish
@@ -28,8 +29,8 @@ DEMONYMS = frozenset(
     malagasy malawian malaysian maldivian malian maltese mauritanian mauritian mexican
     moldovan monegasque mongolian montenegrin moroccan mozambican namibian nepalese nepali
     nicaraguan nigerian nigerien norwegian omani pakistani palestinian panamanian
-    paraguayan persian peruvian polish portuguese puerto qatari romanian russian rwandan
-    salvadoran samoan saudi scottish senegalese serbian sierra singaporean slovak slovakian
+    paraguayan persian peruvian polish portuguese qatari romanian russian rwandan
+    salvadoran samoan saudi scottish senegalese serbian singaporean slovak slovakian
     slovenian somali south spanish sri sudanese surinamese swazi swedish swiss syrian
     taiwanese tajik tanzanian thai tibetan togolese tongan trinidadian tunisian turkish
     turkmen ugandan ukrainian uruguayan uzbek venezuelan vietnamese welsh yemeni zambian

@@ -70,6 +70,8 @@ async def test_a_nationality_or_belief_is_a_state_of_the_person_not_a_new_one(
 def test_a_name_that_ends_like_a_nationality_is_still_a_name() -> None:
     assert parse_facts("My husband is Julian") == [("user", "husband", "Julian")]
     assert parse_facts("My manager is Marian") == [("user", "manager", "Marian")]
+    assert parse_facts("My wife is Sierra") == [("user", "wife", "Sierra")]
+    assert parse_facts("My doctor is South African") == [("user", "doctor_state", "South African")]
 
 
 OPPOSITES = [
