@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from click.testing import CliRunner, Result
@@ -28,6 +29,15 @@ def set_embedder(home: Path, name: str) -> None:
 def turn_off_embeddings(home: Path) -> None:
     """Set ``memory.embedder`` to ``"none"`` in ``home``'s settings.json: no vector search."""
     set_embedder(home, "none")
+
+
+def exported_facts(objects: Iterable[str], subject: str = "user") -> str:
+    """Lines for ``feral memory import`` shaped as an export's facts (``subject`` / ``note`` /
+    each of ``objects``): import writes those as they were, without the absorb pipeline, so a
+    test that only needs many log entries does not spend its time classifying look-alike lines
+    (``feral memory import --help``)."""
+    row = {"table": "facts", "hlc": "", "origin": "", "subject": subject, "predicate": "note"}
+    return "".join(json.dumps({**row, "object": text}) + "\n" for text in objects)
 
 
 def feral(home: Path, *args: str, input: str | None = None) -> Result:

@@ -38,7 +38,7 @@ from feral.node.node_kernel import CLOCK_OFFSET_ENV
 from feral.node.settings.config import load_settings, save_settings
 from feral.sync.delta import MAX_PAGE_DELTAS
 
-from .helpers import turn_off_embeddings
+from .helpers import exported_facts, turn_off_embeddings
 from .servers import CLI_TIMEOUT_S, FeralNode, Mesh, export_rows, pair, run_parallel, wait_until
 
 ROUNDS = 20
@@ -151,8 +151,8 @@ def top_up(node: FeralNode, peer: FeralNode, trial: Trial) -> None:
     if backlog >= 2 * PAGE:
         return
     numbers = range(own, own + 2 * PAGE - backlog + trial.rng.randint(0, PAGE))
-    path = node.home.parent / f"{node.name}-{own}.txt"
-    path.write_text("".join(f"{node.name} fact {n} on topic {n % 97}\n" for n in numbers))
+    path = node.home.parent / f"{node.name}-{own}.jsonl"
+    path.write_text(exported_facts(f"{node.name} fact {n} on topic {n % 97}" for n in numbers))
     node.cli("memory", "import", str(path))
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import sqlean
 
+from .helpers import exported_facts
 from .servers import FeralNode, Mesh, pair, run_parallel, wait_until
 
 ANTI_ENTROPY_ENV = "FERAL_ANTI_ENTROPY_S"
@@ -130,8 +131,8 @@ def test_anti_entropy_during_the_repair_of_a_large_origin_does_not_cancel_it(mes
     server, laptop = mesh.add("server", "laptop", env={"server": fast, "laptop": fast})
     pair(server, laptop, dial=False)
     pair(laptop, server, dial=True)
-    many = mesh.root / "many.txt"
-    many.write_text("".join(f"fact {i} about topic {i % 97}\n" for i in range(LARGE_ORIGIN)))
+    many = mesh.root / "many.jsonl"
+    many.write_text(exported_facts(f"fact {i} about topic {i % 97}" for i in range(LARGE_ORIGIN)))
     laptop.cli("memory", "import", str(many))
     mesh.start(server)
     restored_with_a_hole(mesh, laptop, server, laptop)
