@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from websockets.asyncio.client import connect
-from websockets.exceptions import InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from feral.node.node_kernel import NodeKernel
 from feral.node.settings.config import PeerSettings
@@ -95,6 +95,9 @@ async def dial(
             f"cannot reach {peer.url}: the TLS handshake failed ({exc.reason or exc}); "
             "does the peer serve TLS (feral serve --tls)?"
         )
+        return await _failed(node, failures, peer, message)
+    except ConnectionClosed:  # the link's transport ends its own closes: this is the opening
+        message = f"cannot reach {peer.url}: the connection closed during the opening handshake"
         return await _failed(node, failures, peer, message)
     except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
         return await _failed(node, failures, peer, f"cannot reach {peer.url}: {exc}")

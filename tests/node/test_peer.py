@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from websockets.asyncio.client import ClientConnection
 
+from feral.node.links import dial as links_dial
+from feral.node.links.peer import FailureLog
 from feral.node.node import Node
 from feral.node.serve.service import dial
 from feral.node.settings.config import PeerSettings
@@ -173,3 +178,41 @@ async def test_dialling_a_port_nobody_listens_on_is_unreachable(mesh: Mesh) -> N
     assert row["reachable"] is False
     assert row["last_error"] == result.error
     assert row["errors"] == 1
+
+
+class _ClosedBeforeTheHandshake(ClientConnection):
+    """A connection whose socket closes as soon as it opens, before the opening handshake is
+    sent: what a dial meets when the peer drops the connection at that instant (a server
+    stopping, or closing a duplicate link)."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        transport.abort()
+
+
+async def test_a_connection_closed_before_the_handshake_is_unreachable_not_a_crash(
+    mesh: Mesh, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, b = mesh.add("a", "b")
+    mesh.pair("a", mesh.peer("b"))
+    node_a = await mesh.open("a")
+    accepted: list[asyncio.StreamWriter] = []
+    server = await asyncio.start_server(lambda r, w: accepted.append(w), "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    peer = dataclasses.replace(mesh.peer("b"), url=f"ws://127.0.0.1:{port}")
+
+    opening = links_dial.connect
+
+    def closing(uri: str, **options: Any) -> links_dial.connect:
+        return opening(uri, **{**options, "create_connection": _ClosedBeforeTheHandshake})
+
+    monkeypatch.setattr(links_dial, "connect", closing)
+    try:
+        result = await dial(node_a, peer, until_quiet=False, failures=FailureLog())
+    finally:
+        for writer in accepted:
+            writer.close()
+        server.close()
+        await server.wait_closed()
+    assert result.error_code == "unreachable", result
+    assert (await peer_row(node_a, b))["reachable"] is False
