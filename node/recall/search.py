@@ -115,9 +115,6 @@ class _Plan:
     notes: tuple[str, ...]
     weights: Weights
     min_score: float
-    alpha_asked: bool = False
-    """Whether the request gave ``alpha``; if not, a long query weighs the vector leg less
-    (:func:`~feral.storage.search.fusion.alpha_for`)."""
 
 
 def _plan(
@@ -145,13 +142,16 @@ def _plan(
         query=request.query,
         k=request.top_k if request.top_k is not None else defaults.top_k,
         strategy=strategy,
-        alpha=request.alpha if request.alpha is not None else defaults.alpha,
+        alpha=(
+            request.alpha
+            if request.alpha is not None
+            else fusion.alpha_for(request.query, defaults.alpha)
+        ),
         rerank=rerank,
         diversity=request.mmr_lambda if request.mmr_lambda is not None else defaults.mmr_lambda,
         notes=tuple(notes),
         weights=Weights(defaults.decay_per_day, now_ms, request.scope),
         min_score=request.min_score if request.min_score is not None else defaults.min_score,
-        alpha_asked=request.alpha is not None,
     )
 
 
@@ -255,6 +255,5 @@ def _ranked(
     fts = ranking.search_fts(conn, plan.query, pool, coverage=True)
     nearest = ranking.search_vector(conn, vector, pool, index)
     waiting = ranking.still_queued(conn, fts)
-    alpha = plan.alpha if plan.alpha_asked else fusion.alpha_for(plan.query, plan.alpha)
-    fused = fusion.fuse(plan.query, fts, nearest, alpha, k, pool, waiting)
+    fused = fusion.fuse(plan.query, fts, nearest, plan.alpha, k, pool, waiting)
     return with_neighbours(conn, fusion.temporal_cue(plan.query, fused), k)
