@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -78,3 +79,10 @@ def feral_process(home: Path, *args: str, timeout: float = 60) -> subprocess.Com
     return subprocess.run(
         [*feral_command(), *args], capture_output=True, text=True, env=env, timeout=timeout
     )
+
+
+def holds_digits(text: str, digits: str) -> bool:
+    """Whether ``digits`` (a PIN, say) stand in ``text`` by themselves: not as part of a longer
+    number or hex run (a clock reading, a timestamp, an id), where any four digits turn up by
+    chance now and then."""
+    return re.search(rf"(?<![0-9a-fA-F]){re.escape(digits)}(?![0-9a-fA-F])", text) is not None
