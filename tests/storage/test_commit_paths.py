@@ -1,4 +1,4 @@
-"""storage/memory/memories.py: the batch path of ``commit_local`` held to the row-by-row path.
+"""storage/memory/local_commit.py: the batch path of ``commit_local`` held to the row-by-row path.
 
 A batch of many rows of one table is checked a column at a time and its stamps one by one
 (``_stamp_batch``); everything else goes delta by delta (``_stamp_each``, the definition). The
@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from feral.storage.db.connection import Connection
 from feral.storage.log.delta_log import clock_high_water
-from feral.storage.memory.memories import (
+from feral.storage.memory.local_commit import (
     _BATCH_CHECK_MIN,
     Change,
     _batch,
