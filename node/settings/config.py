@@ -7,8 +7,8 @@ defaults.
 
 The dataclasses are the one declaration of the file: msgspec checks a document against them
 (node/settings/validation.py), their limits come from node/settings/limits.py (shared with the HTTP
-API and the CLI), and what the types cannot say is a ``check`` in their ``Meta`` or, across keys, in
-:func:`settings_from_dict`.
+API and the CLI) and their file-only value types from node/settings/file_values.py, and what the
+types cannot say is a ``check`` in their ``Meta`` or, across keys, in :func:`settings_from_dict`.
 
 Validation is strict, and deliberately so: an unknown section or key is refused with a
 :class:`~feral.sync.errors.ConfigError` naming it, never ignored. A misspelt ``max_clock_skew``
@@ -29,18 +29,15 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
-from urllib.parse import urlsplit
+from typing import Annotated, Any
 
 import msgspec
 from msgspec import Meta
 
 from feral.node.home.home_paths import SETTINGS_FILENAME
 from feral.node.home.identity import ensure_home, write_private_file
-from feral.storage.encoders.embedders import DEFAULT_EMBEDDER, EMBEDDER_CHOICES
-from feral.sync.delta import check_node_id
-from feral.sync.errors import ConfigError, HomeFileError, NotFoundError, ProtocolError
-from feral.sync.types import NodeId
+from feral.storage.encoders.embedders import DEFAULT_EMBEDDER
+from feral.sync.errors import ConfigError, HomeFileError, NotFoundError
 
 from .bounds import (
     DEFAULT_ALPHA,
@@ -48,6 +45,26 @@ from .bounds import (
     DEFAULT_MMR,
     DEFAULT_MMR_LAMBDA,
     DEFAULT_STRATEGY,
+)
+from .file_values import (
+    COMPACTION_STRATEGIES,
+    CONFLICT_RESOLUTIONS,
+    MAX_CLOCK_SKEW_MS,
+    ClassifierName,
+    CompactionStrategy,
+    ConflictResolution,
+    EmbedderName,
+    EnvName,
+    HttpUrl,
+    Label,
+    Name,
+    PeerId,
+    PeerUrl,
+    ResidentIdle,
+    RetentionDays,
+    SkewMs,
+    SnapshotAbove,
+    Trigger,
 )
 from .limits import (
     DEFAULT_TOP_K,
@@ -60,7 +77,7 @@ from .limits import (
     StrategyName,
     TopK,
 )
-from .validation import Invalid, JsonRefused, convert, key_path, one_of, parse_json
+from .validation import Invalid, JsonRefused, convert, key_path, parse_json
 
 __all__ = [
     "CONFLICT_RESOLUTIONS",
@@ -87,96 +104,7 @@ __all__ = [
 DEFAULT_NAME = "feral-node"
 """The default node name: fixed, so no host name leaks into the file or to peers."""
 
-MAX_NAME_LENGTH = 64
-MAX_CLOCK_SKEW_MS = 3_600_000
-"""The hard cap on ``sync.max_clock_skew_ms`` (one hour; TEST-CATALOG, "Clock")."""
-
 MAX_SETTINGS_BYTES = 1024 * 1024
-ConflictResolution = Literal["last_write_wins"]
-CONFLICT_RESOLUTIONS: tuple[str, ...] = get_args(ConflictResolution)
-CompactionStrategy = Literal["extractive", "llm"]
-ClassifierName = Literal["rules", "llm"]
-CLASSIFIERS: tuple[str, ...] = get_args(ClassifierName)
-"""How ``remember`` classifies a fact against what is stored: ``rules`` (offline, deterministic,
-the default) or ``llm`` (``memory.llm``'s endpoint; any failure falls back to the rules:
-node/absorb/llm_classify.py)."""
-COMPACTION_STRATEGIES: tuple[str, ...] = get_args(CompactionStrategy)
-"""``extractive`` needs no model, so compaction works offline; ``llm`` needs ``memory.llm`` and
-falls back to ``extractive`` whenever the endpoint fails (node/assistant/summarise.py)."""
-PRINTABLE = "must be a non-empty string of printable characters"
-WS_URL = "must be null or a ws:// or wss:// URL with a host"
-HTTP_URL = "must be an http:// or https:// URL with a host"
-NODE_ID = "must be a node id: 32 characters of lower-case base32 (a-z, 2-7)"
-
-
-def _printable(value: object) -> str | None:
-    """A label for status output and peers: printable, so it cannot forge lines in a terminal."""
-    text = str(value)
-    return None if text.strip() and text.isprintable() else PRINTABLE
-
-
-def _node_id(value: object) -> str | None:
-    try:
-        check_node_id(value)
-    except ProtocolError:
-        return NODE_ID
-    return None
-
-
-def _url_with(schemes: tuple[str, ...], requirement: str) -> Any:
-    """A check that a string is a URL of one of ``schemes`` with a host and a valid port."""
-
-    def check(value: object) -> str | None:
-        text = str(value)
-        if any(ch.isspace() for ch in text):
-            return requirement
-        try:
-            parts = urlsplit(text)
-            parts.port  # noqa: B018 -- raises ValueError for a port out of range
-        except ValueError:
-            return requirement
-        return None if parts.scheme in schemes and parts.hostname else requirement
-
-    return check
-
-
-def _one_of(choices: tuple[str, ...]) -> Any:
-    wording = one_of(choices)
-    return lambda value: None if value in choices else wording
-
-
-Name = Annotated[
-    str, Meta(max_length=MAX_NAME_LENGTH, extra={"requirement": PRINTABLE, "check": _printable})
-]
-Label = Annotated[str, Meta(extra={"requirement": PRINTABLE, "check": _printable})]
-PeerId = Annotated[NodeId, Meta(extra={"requirement": NODE_ID, "check": _node_id})]
-PeerUrl = Annotated[
-    str, Meta(extra={"requirement": WS_URL, "check": _url_with(("ws", "wss"), WS_URL)})
-]
-HttpUrl = Annotated[
-    str, Meta(extra={"requirement": HTTP_URL, "check": _url_with(("http", "https"), HTTP_URL)})
-]
-EnvName = Annotated[
-    str,
-    Meta(
-        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
-        extra={"requirement": "must be null or an environment variable name"},
-    ),
-]
-EmbedderName = Annotated[
-    str,
-    Meta(
-        extra_json_schema={"enum": list(EMBEDDER_CHOICES)},
-        extra={"requirement": one_of(EMBEDDER_CHOICES), "check": _one_of(EMBEDDER_CHOICES)},
-    ),
-]
-SkewMs = Annotated[int, Meta(ge=1, le=MAX_CLOCK_SKEW_MS)]
-RetentionDays = Annotated[float, Meta(gt=0, le=36_500)]
-SnapshotAbove = Annotated[int, Meta(ge=-1)]
-Trigger = Annotated[float, Meta(gt=0, le=1)]
-"""A fraction of the budget: 1 is the whole budget, 0 would compact on every message."""
-ResidentIdle = Annotated[float, Meta(ge=0, le=86_400)]
-"""Seconds, from 0 (no resident) to a day."""
 
 
 @dataclass(frozen=True)
@@ -204,7 +132,7 @@ class MemorySettings:
     llm: LLMSettings | None = None
     """The endpoint the ``llm`` strategy uses (``null``: none)."""
     classifier: ClassifierName = "rules"
-    """How absorb classifies a new fact; see :data:`CLASSIFIERS`."""
+    """How absorb classifies a new fact; see :data:`.file_values.CLASSIFIERS`."""
     embedder: EmbedderName = DEFAULT_EMBEDDER
     """The model that embeds episodes and facts: the encoder shipped inside feral by default,
     ``"minilm-static-256"`` (the light static model) for small devices, or ``"none"`` to turn
