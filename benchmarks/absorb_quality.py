@@ -14,11 +14,12 @@ Two labelled sets of our own, written to attack the pipeline (benchmarks/absorb/
   sentences, movement phrasings, states, third parties).
 
 Each line has a fixed ``split``: ``tune`` (the rules were tuned on these: ``pairs.jsonl``,
-``sentences.jsonl`` and the earlier held-out sets, ``held_*.jsonl`` and ``blind_*.jsonl``, each
-of which became tuning lines once it had been measured and its failures read) or ``held``
-(``blind2_pairs.jsonl`` and ``blind2_sentences.jsonl``, written blind: before their authors read
-the rules or the tuning lines, and measured once before the rules were tuned further; never
-looked at while tuning). Both halves are reported: per class
+``sentences.jsonl`` and the earlier held-out sets, ``held_*.jsonl``, ``blind_*.jsonl`` and
+``blind2_*.jsonl``, each of which became tuning lines once it had been measured and its failures
+read) or ``held`` (``blind3_pairs.jsonl`` and ``blind3_sentences.jsonl``, written blind: before
+their author read the rules or the tuning lines, and measured once before the rules were tuned
+further; the fixes that followed were written as classes on tuning lines of their own). Both
+halves are reported: per class
 precision and recall, and the counts that must be 0: **facts lost** (a distinct fact said,
 nothing written), rows archived that were not replaced, and user rows moved or archived by a
 session.
@@ -64,12 +65,14 @@ PAIRS = (
     FOLDER / "held_pairs.jsonl",
     FOLDER / "blind_pairs.jsonl",
     FOLDER / "blind2_pairs.jsonl",
+    FOLDER / "blind3_pairs.jsonl",
 )
 SENTENCES = (
     FOLDER / "sentences.jsonl",
     FOLDER / "held_sentences.jsonl",
     FOLDER / "blind_sentences.jsonl",
     FOLDER / "blind2_sentences.jsonl",
+    FOLDER / "blind3_sentences.jsonl",
 )
 CLASSES = ("duplicate", "supersede", "contradict", "kept")
 SPLITS = ("tune", "held")
