@@ -6,7 +6,9 @@ the node must do comes out of :meth:`events_received`. The session never touches
 asks for deltas with :class:`DeltasRequested` and hands over pages with :class:`PageReceived`;
 the node answers with :meth:`send_pages`, :meth:`send_caught_up`, :meth:`ack` or :meth:`fail`.
 The node pumps a WebSocket through this class and the simulator pumps a simulated network
-through the same class, so what the simulations prove is about this code.
+through the same class, so what the simulations prove is about this code. The frames themselves
+(the link's state, decoding, error frames, refusing) are the base class's, in sync/framed_link.py;
+``State`` and the close codes are imported from here too.
 
 Flow (both sides run it at once, so one link syncs both directions):
 
@@ -23,12 +25,9 @@ Flow (both sides run it at once, so one link syncs both directions):
 
 from __future__ import annotations
 
-import enum
-
 from . import held_back
-from .codec import MAX_FRAME_BYTES, Message, decode_message, encode_message
+from .codec import MAX_FRAME_BYTES, Message, encode_message
 from .delta import Page
-from .errors import DecodeError, FeralError, SchemaError
 from .events import (
     Authenticated,
     DeltasRequested,
@@ -40,9 +39,17 @@ from .events import (
     PeerCaughtUp,
     PeerPending,
 )
+from .framed_link import (
+    CLOSE_BAD_DATA,
+    CLOSE_INTERNAL,
+    CLOSE_POLICY,
+    CLOSE_PROTOCOL,
+    FramedLink,
+    State,
+)
 from .handshake import LocalPeer, hello_of, refuse_hello, transcript
 from .invitation import Join, JoinGate
-from .messages import Ack, Auth, CaughtUp, ErrorMessage, Hello, Pending, Vector
+from .messages import Ack, Auth, CaughtUp, Hello, Pending, Vector
 from .round import MAX_PAGES_IN_FLIGHT, InFlight, Round
 from .text import printable
 from .types import NodeId, VersionVector
@@ -68,22 +75,8 @@ __all__ = [
     "SyncSession",
 ]
 
-CLOSE_PROTOCOL = 1002
-CLOSE_BAD_DATA = 1007
-CLOSE_POLICY = 1008
-CLOSE_INTERNAL = 1011
 
-
-class State(enum.IntEnum):
-    """Where a link is in its life."""
-
-    HANDSHAKE = 0
-    OPEN = 1
-    CLOSING = 2
-    CLOSED = 3
-
-
-class SyncSession:
+class SyncSession(FramedLink):
     """The state of one link with one peer. See the module docstring for the flow.
 
     Args:
@@ -92,16 +85,15 @@ class SyncSession:
     """
 
     def __init__(self, local: LocalPeer, page_limit: int = 1000) -> None:
+        super().__init__(Wire(local.protocols))
         self.local = local
         self.page_limit = page_limit
-        self.state = State.HANDSHAKE
         self.peer: Hello | None = None
         """The peer's Hello, once it passed every check."""
         self.offered: Hello | None = None
         """The peer's Hello as received, even one that was refused (for status and logs)."""
         self._gate: JoinGate | None = None
         """An unpaired peer's Hello passed: it must prove an invitation (Join, then Auth)."""
-        self.close_code: int | None = None
         self.peer_vector: VersionVector | None = None
         """What the peer holds, as far as its acks tell us (None until it sends its vector)."""
         self._sent: VersionVector = {}
@@ -119,28 +111,9 @@ class SyncSession:
         self._ceiling: int | None = None
         self._take_limit: int | None = None
         """The ceiling of our last request, and our limit when the peer's CaughtUp came."""
-        self._frames: list[bytes] = []
-        self._events: list[Event] = []
-        self._wire = Wire(local.protocols)
-        """The protocol version of this link's frames (agreed at the Hellos)."""
         self._send(hello_of(local))
 
     # -- outputs -------------------------------------------------------------------------------
-
-    def frames_to_send(self) -> list[bytes]:
-        """Frames to write to the socket, in order; each call drains them."""
-        frames, self._frames = self._frames, []
-        return frames
-
-    def events_received(self) -> list[Event]:
-        """Things the node must act on, in order; each call drains them."""
-        events, self._events = self._events, []
-        return events
-
-    @property
-    def protocol_version(self) -> int | None:
-        """The protocol version agreed with the peer (``None`` until its Hello passed)."""
-        return self._wire.agreed
 
     @property
     def quiet(self) -> bool:
@@ -164,31 +137,13 @@ class SyncSession:
 
     # -- inputs --------------------------------------------------------------------------------
 
-    def receive_frame(self, data: bytes) -> None:
-        """Feed one frame received from the peer."""
-        if self.state >= State.CLOSING:
-            return
-        try:
-            message = decode_message(data, self._wire.send_tag)
-        except (DecodeError, SchemaError) as exc:
-            self.fail("bad_frame", str(exc), CLOSE_BAD_DATA)
-            return
-        except FeralError as exc:
-            self.fail("protocol_error", str(exc), CLOSE_PROTOCOL)
-            return
-        if isinstance(message, ErrorMessage):
-            self.state = State.CLOSING
-            # The peer's words, escaped once here for every place they are shown or kept.
-            code, text = printable(message.code), printable(message.message)
-            self._events.append(Failed(code, text, True, CLOSE_POLICY))
-        elif self.state is State.HANDSHAKE:
+    def _receive(self, message: Message) -> None:
+        """A decoded message from the peer (:meth:`receive_frame`): the handshake's until the
+        link opens, then the stream's."""
+        if self.state is State.HANDSHAKE:
             self._receive_handshake(message)
         else:
             self._receive_open(message)
-
-    def receive_eof(self) -> None:
-        """The connection ended."""
-        self.state = State.CLOSED
 
     # -- answers from the node -----------------------------------------------------------------
 
@@ -263,30 +218,12 @@ class SyncSession:
             self._send(Auth(local.sign(signed)))
             self._open(peer)
 
-    def fail(self, code: str, message: str, close_code: int) -> None:
-        """Refuse: send a typed error frame, then the node closes with ``close_code``."""
-        if self.state >= State.CLOSING:
-            return
-        self._send(ErrorMessage(code, message[:1000]))
-        self.state = State.CLOSING
-        self.close_code = close_code
-        self._events.append(Failed(code, message, False, close_code))
-
     # -- internals -----------------------------------------------------------------------------
-
-    def _raise(self, event: Event) -> None:
-        """Hand ``event`` to the node (:meth:`events_received`)."""
-        self._events.append(event)
 
     def _sent_through(self, vector: VersionVector) -> None:
         """The peer holds, or has on its way, everything up to ``vector``."""
         for origin, hlc in vector.items():
             self._sent[origin] = max(self._sent.get(origin, 0), hlc)
-
-    def _send(self, message: Message) -> None:
-        wire = self._wire
-        tag = wire.error_tag if isinstance(message, ErrorMessage) else wire.send_tag
-        self._frames.append(encode_message(message, tag))
 
     def _send_page(self, page: Page) -> bool:
         """Send ``page``, halved until each frame fits; ``False`` once the window is full."""

@@ -2,12 +2,12 @@
 (issue 26, item 6).
 
 The diagram is a mermaid ``stateDiagram-v2``. Its top-level states must be the members of
-``State`` (sync/session.py), and each top-level transition into a state must be labelled with the
-method that assigns that state, exactly as the code does it: no assignment missing, none drawn
-that the code does not make. Every code-like name in a label (a method, a field, a message or an
-event) must exist in the session's code, and every message and event the session handles or
-raises must be drawn, so the picture can neither show what the code does not do nor hide what it
-does.
+``State`` (sync/framed_link.py), and each top-level transition into a state must be labelled with
+the method that assigns that state, exactly as the code does it: no assignment missing, none
+drawn that the code does not make. Every code-like name in a label (a method, a field, a message
+or an event) must exist in the session's code, and every message and event the session handles
+or raises must be drawn, so the picture can neither show what the code does not do nor hide what
+it does.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "PROTOCOL.md"
-SESSION_CODE = [ROOT / "sync" / name for name in ("session.py", "snapshot.py", "round.py")]
+SESSION_CODE = [
+    ROOT / "sync" / name for name in ("framed_link.py", "session.py", "snapshot.py", "round.py")
+]
 NAMES_CODE = [
     *SESSION_CODE,
     ROOT / "sync" / "messages.py",
