@@ -29,6 +29,7 @@ from mcp_types import ToolAnnotations
 
 from feral.node.api.bodies import fit
 from feral.node.api.errors import ApiError
+from feral.node.api.json_shapes import readable
 from feral.sync.errors import FeralError
 
 from .outputs import structured
@@ -71,7 +72,8 @@ class _Tool:
     """A tool's function as the SDK registers it: a refusal becomes the tool error the model
     reads, never a traceback; and the answer type the function declares is shown to the SDK as
     :func:`~feral.node.mcp.outputs.structured` of it, so the tool advertises that type's schema
-    and answers the plain dict the function returns."""
+    and answers the plain dict the function returns, read as the API answers it (an episode's
+    ``entities`` text as the list it holds: node/api/json_shapes.py)."""
 
     def __init__(self, fn: Callable[..., Awaitable[object]]) -> None:
         self._fn = fn
@@ -83,7 +85,7 @@ class _Tool:
 
     async def __call__(self, **arguments: object) -> object:
         try:
-            return await self._fn(**arguments)
+            return readable(await self._fn(**arguments))
         except (ApiError, FeralError) as exc:
             raise ToolError(refusal_text(exc)) from None
 

@@ -23,6 +23,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from feral.node.api.answer_schema import AnswerSchemas
+from feral.node.api.json_shapes import readable_schema
 
 __all__ = ["PlainAnswer", "output_schema", "structured"]
 
@@ -57,9 +58,11 @@ def structured(answer: object) -> type[PlainAnswer]:
 
 
 def output_schema(answer: object) -> dict[str, object]:
-    """The JSON Schema of ``answer`` (a ``TypedDict`` or a union of them), references inlined."""
+    """The JSON Schema of ``answer`` (a ``TypedDict`` or a union of them), references inlined,
+    as the tool answers it: an episode's ``entities`` a list of names (node/api/json_shapes.py)."""
     schemas = AnswerSchemas(_NAME)
-    schema = _inlined(schemas.of(answer), schemas.components, ())
+    root = schemas.of(answer)
+    schema = _inlined(root, readable_schema(schemas.components), ())
     assert isinstance(schema, dict)
     if schema.get("type") != "object":
         schema = {"type": "object", **schema}

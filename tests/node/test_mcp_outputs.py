@@ -124,9 +124,11 @@ SAME_AS_THE_API = {
     "boost": ("/api/memory/boost", "post"),
     "sync_status": ("/api/sync/status", "get"),
     "graph_query": ("/api/graph/query", "post"),
+    "search": ("/api/memory/search", "post"),
+    "remember": ("/api/memory/remember", "post"),
 }
-"""Tools answering what an API route answers, with no ``entities`` text (which the API, and
-not MCP, answers as a list)."""
+"""Tools answering what an API route answers (episodes among them: both answer an episode's
+``entities`` as a list)."""
 
 
 async def test_a_tool_answering_as_a_route_advertises_the_routes_schema(tmp_path: Path) -> None:
@@ -159,3 +161,38 @@ def test_an_answer_passes_through_unchanged() -> None:
     dumped = shown.dump_python(shown.validate_python(answer), mode="json")
     assert json.dumps(dumped) == json.dumps(answer)
     assert shown.json_schema()["title"] == "StatsAnswer"
+
+
+NAMES = {"type": "array", "items": {"type": "string"}}
+"""The schema of an episode's ``entities`` in an answer: a list of names."""
+
+
+def episode_shapes(schema: Any) -> list[Any]:
+    """Every object shape in ``schema`` that describes an episode (a summary and entities)."""
+    if isinstance(schema, list):
+        return [shape for item in schema for shape in episode_shapes(item)]
+    if not isinstance(schema, dict):
+        return []
+    properties = schema.get("properties")
+    is_episode = isinstance(properties, dict) and {"summary", "entities"} <= set(properties)
+    found = [schema] if is_episode else []
+    return found + [shape for value in schema.values() for shape in episode_shapes(value)]
+
+
+async def test_an_episodes_entities_are_answered_and_advertised_as_a_list_of_names(
+    tmp_path: Path,
+) -> None:
+    """An episode keeps its entities as JSON text (what replicates); a tool answers the list
+    that text holds, as the API and ``--json`` do, and advertises it as a list of strings."""
+    async with served(tmp_path) as (client, node, _):
+        episode = await node.add_episode("chat", "Ana moved to Porto", ["Ana", "Porto"])
+        listed = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
+        got = (await client.call_tool("get", {"id": episode["id"]})).structured_content
+        memories = (await client.call_tool("list", {"tier": "episodic"})).structured_content
+    assert got is not None and memories is not None
+    assert got["record"]["entities"] == ["Ana", "Porto"]
+    assert [m["entities"] for m in memories["memories"]] == [["Ana", "Porto"]]
+    for tool in ("get", "list"):
+        shapes = episode_shapes(listed[tool])
+        assert shapes, tool
+        assert all(shape["properties"]["entities"] == NAMES for shape in shapes), tool
