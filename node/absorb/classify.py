@@ -46,7 +46,7 @@ from feral.sync.ids import fact_id, normalise
 
 from .fact_rules import is_single_valued, slot
 from .fact_values import about_slot
-from .same_fact import fold, opposite_fact, same_fact
+from .same_fact import opposite_fact, same_fact, same_value
 
 __all__ = [
     "DUPLICATE_COSINE",
@@ -262,9 +262,10 @@ def _named_again(triple: tuple[str, str, str], row: Row) -> bool:
 
 
 def _same_value(stored: str, said: str) -> bool:
-    """One value said again, whatever its case, spacing, accents or final full stop ("DR.
-    ABIOLA" is Dr. Abiola, "Sao Paulo" São Paulo)."""
-    return " ".join(fold(stored).split()).rstrip(".") == " ".join(fold(said).split()).rstrip(".")
+    """One value said again, whatever its case, spacing, accents, hyphens, spelling or final
+    full stop ("DR. ABIOLA" is Dr. Abiola, "Sao Paulo" São Paulo, "gray" grey, "March 3rd" 3
+    March: node/absorb/same_fact.py's ``same_value``)."""
+    return same_value(stored, said)
 
 
 def keep_both(decision: Decision, triple: tuple[str, str, str]) -> Decision:

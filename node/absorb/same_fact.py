@@ -29,6 +29,7 @@ __all__ = [
     "hard_tokens",
     "opposite_fact",
     "same_fact",
+    "same_value",
 ]
 
 FILLER = frozenset(
@@ -63,6 +64,8 @@ SYNONYMS = {
     "isn't": "not",
     "aren't": "not",
     "can't": "cannot",
+    "grey": "gray",
+    "st": "saint",
     **{
         word: str(n)
         for n, word in enumerate(
@@ -96,18 +99,62 @@ def fold(text: str) -> str:
     return "".join(c for c in parts if not unicodedata.combining(c)).translate(_UNDECOMPOSED)
 
 
+_BRITISH = (
+    (re.compile(r"(?<=[a-z]{3})our(?=(?:s|ed|ing|hood|ful|ite|able|ably|er)?$)"), "or"),
+    (re.compile(r"(?<=[a-z]{3})is(?=(?:e|ed|es|ing|ation|er)$)"), "iz"),
+    (re.compile(r"(?<=[a-z]{2})ys(?=(?:e|ed|es|ing)$)"), "yz"),
+    (re.compile(r"(?<=[a-z]{3})tre$"), "ter"),
+)
+"""British endings in their American spelling ("neighbourhood", "organise", "analyse",
+"centre"): one word spelled two ways. Applied alike to both texts, so a word that only looks
+British ("promise") is changed the same way on both sides."""
+
+
+def _spelling(word: str) -> str:
+    for ending, american in _BRITISH:
+        word = ending.sub(american, word)
+    return word
+
+
+_DAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+
+
 def _token(word: str) -> str:
+    name = word[:1].isupper() and not word.isupper()
     word = fold(word).replace("’", "'").strip(_EDGE)
     if word.endswith("'s"):
         word = word[:-2]
     if word in FILLER:
         return word
-    if len(word) > 4 and word.endswith("ies"):
+    if name and word[:-1] not in _DAYS:
+        pass  # a name keeps its final s: "Dr. Adams" is not "Dr. Adam" ("Sundays" is Sunday)
+    elif len(word) > 4 and word.endswith("ies"):
         word = word[:-3] + "y"
     elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word[:-1]
-    word = SYNONYMS.get(word, word)
+    word = _spelling(SYNONYMS.get(word, word))
     return ordinal[1] if (ordinal := _ORDINAL.fullmatch(word)) else word
+
+
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_TWELVE_HOUR = re.compile(r"\b(\d{1,2})(?:[:.](\d{2}))?\s*([ap])\.?m\b\.?", re.I)
+_CLOCK = re.compile(r"\b(\d{1,2}):(\d{2})\b")
+_NUMBER_UNIT = re.compile(r"(\d)(?!(?:st|nd|rd|th)\b)([^\W\d_]+)\b")
+
+
+def _numbers_written_alike(text: str) -> str:
+    """Numbers and times written one way: "10,000" as "10000", "20mg" as "20 mg", "7:30 pm",
+    "7.30pm" and "19:30" as "19:30", "8 am" as "08:00" (a time without am or pm stays as
+    said: "at 3" may be either)."""
+    text = _THOUSANDS.sub("", text)
+
+    def twelve_hour(match: re.Match[str]) -> str:
+        hour = int(match[1]) % 12 + (12 if match[3].casefold() == "p" else 0)
+        return f"{hour:02d}:{match[2] or '00'}"
+
+    text = _TWELVE_HOUR.sub(twelve_hour, text)
+    text = _CLOCK.sub(lambda m: f"{int(m[1]):02d}:{m[2]}", text)
+    return _NUMBER_UNIT.sub(r"\1 \2", text)
 
 
 _REMINDERS = (("remember",), ("not", "forget"))
@@ -125,12 +172,28 @@ def content_tokens(text: str) -> tuple[str, ...]:
     """The text's words that carry meaning, in order: case folded, ``_`` read as a space,
     filler left out, plurals and the synonyms of :data:`SYNONYMS` folded, a reminder's opening
     dropped."""
-    words = (_token(w) for w in _WORD.findall(text.replace("_", " ")))
+    text = _numbers_written_alike(text.replace("_", " "))
+    words = _in_either_order(_have_got([_token(w) for w in _WORD.findall(text)]))
     tokens = _month_first(tuple(w for w in words if w and w not in FILLER))
     for opening in _REMINDERS:  # "remember to", "don't forget to", after "user note"
         if tokens[: len(opening)] == opening and len(tokens) > len(opening):
             return tokens[len(opening) :]
     return tokens
+
+
+def _have_got(words: list[str]) -> list[str]:
+    """ "I've got two cats" says "I have two cats": a "got" right after "have" is dropped."""
+    return [w for at, w in enumerate(words) if not (w == "got" and at and words[at - 1] == "have")]
+
+
+def _in_either_order(words: list[str]) -> list[str]:
+    """Two words joined by "and" in one order ("Fridays and Mondays" as "Mondays and
+    Fridays"): a list of two says the same either way round. Longer runs keep their order."""
+    found = list(words)
+    for at in range(1, len(found) - 1):
+        if found[at] == "and" and found[at - 1] not in FILLER and found[at + 1] not in FILLER:
+            found[at - 1], found[at + 1] = sorted((found[at - 1], found[at + 1]))
+    return found
 
 
 def _month_first(tokens: tuple[str, ...]) -> tuple[str, ...]:
@@ -151,6 +214,33 @@ def same_fact(a: str, b: str) -> bool:
     the start. Two texts with no content tokens are never the same (nothing to compare)."""
     left, right = content_tokens(a), content_tokens(b)
     return bool(left) and (left == right or _time_moved(left, right))
+
+
+_GERMAN = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue"})
+"""The German way of writing an umlaut without it ("Jürgen", "Juergen")."""
+_DATE_FILLER = frozenset(("the", "of", "on"))
+
+
+def same_value(a: str, b: str) -> bool:
+    """Whether two values of one slot are one value: the same words once case, accents (or an
+    umlaut written "ue"), hyphens, a final full stop, British or American spelling and a date's
+    order and ordinal are set aside ("Jean-Pierre" and "Jean Pierre", "Dr. Schröder" and "dr
+    schroeder", "grey" and "gray", "the 9th of July" and "July 9"). Names keep a final ``s``:
+    "Dr. Adams" is not "Dr. Adam"."""
+    return bool(_value_keys(a) & _value_keys(b))
+
+
+def _value_keys(value: str) -> set[tuple[str, ...]]:
+    return {_value_key(value), _value_key(value.translate(_GERMAN))}
+
+
+def _value_key(value: str) -> tuple[str, ...]:
+    words = [fold(w).strip(_EDGE) for w in _WORD.findall(value.replace("-", " "))]
+    words = [ordinal[1] if (ordinal := _ORDINAL.fullmatch(w)) else w for w in words if w]
+    words = [_spelling(SYNONYMS.get(w, w)) for w in words]
+    if any(w in _MONTHS for w in words):
+        words = [w for w in words if w not in _DATE_FILLER]
+    return _month_first(tuple(words))
 
 
 def opposite_fact(a: str, b: str) -> bool:
@@ -207,7 +297,7 @@ def hard_tokens(text: str) -> frozenset[str]:
     """What no rephrasing changes: numbers with the unit after each ("5 mg"), negations, and
     names (capitalised words but the first). Two texts that differ here are two facts, whoever
     says otherwise (an LLM classifier's "duplicate" included: node/absorb/pipeline.py)."""
-    words = _WORD.findall(text.replace("_", " "))
+    words = _WORD.findall(_numbers_written_alike(text.replace("_", " ")))
     found: set[str] = set()
     for at, word in enumerate(words):
         token = _token(word)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from feral.node.absorb.same_fact import same_fact
+from feral.node.absorb.same_fact import same_fact, same_value
 
 REPHRASINGS = [
     ("I don't like olives", "I do not like olives"),
@@ -24,6 +24,15 @@ REPHRASINGS = [
     ("the tax deadline is April 30", "the tax deadline is 30 April"),
     ("I'm allergic to crème brûlée", "I'm allergic to creme brulee"),
     ("lunch at Café Müller", "lunch at CAFE MÜLLER"),
+    ("I take 20mg of fluoxetine", "I take 20 mg of fluoxetine"),
+    ("I walk 10,000 steps a day", "I walk 10000 steps a day"),
+    ("the school run is at 8 am", "the school run is at 08:00"),
+    ("choir practice is at 7:30 pm", "choir practice is at 19:30"),
+    ("I apologise too much", "I apologize too much"),
+    ("the flavour of the neighbourhood", "the flavor of the neighborhood"),
+    ("I swim on Mondays and Fridays", "I swim on Fridays and Mondays"),
+    ("I've got a season ticket", "I have a season ticket"),
+    ("the clinic is on St. John's Road", "the clinic is on Saint John's Road"),
 ]
 
 DISTINCT = [
@@ -40,7 +49,43 @@ DISTINCT = [
     ("the deadline is 30 April", "the deadline is April 3"),
     ("flight 30 April 2027", "flight 2027 April 30"),
     ("pick up Chloé at 3", "pick up Zoé at 3"),
+    ("choir practice is at 7:30 pm", "choir practice is at 7:30 am"),
+    ("the train leaves at 8:05", "the train leaves at 8:50"),
+    ("I swim on Mondays and Fridays", "I swim on Mondays and Thursdays"),
+    ("I take 20mg of fluoxetine", "I take 2 mg of fluoxetine"),
+    ("I walk 10,000 steps a day", "I walk 10 steps a day"),
+    ("I run four km", "I run for km"),
+    ("Bob owes Ana and Tom", "Ana owes Bob and Tom"),
+    ("my dentist is Dr. Adams", "my dentist is Dr. Adam"),
 ]
+
+SAME_VALUES = [
+    ("grey-blue", "gray-blue"),
+    ("the 9th of July", "July 9"),
+    ("3 March", "March 3rd"),
+    ("Anne-Marie", "Anne Marie"),
+    ("Jürgen", "Juergen"),
+    ("Dr. Schröder", "dr schroeder"),
+    ("São Paulo", "SAO PAULO"),
+]
+
+OTHER_VALUES = [
+    ("Dr. Adams", "Dr. Adam"),
+    ("July 9", "July 19"),
+    ("Dr. Lee", "Dr. Li"),
+    ("Juergen", "Jurgen Smit"),
+    ("grey", "green"),
+]
+
+
+@pytest.mark.parametrize(("a", "b"), SAME_VALUES)
+def test_a_value_spelled_or_dated_another_way_is_the_same_value(a: str, b: str) -> None:
+    assert same_value(a, b) and same_value(b, a)
+
+
+@pytest.mark.parametrize(("a", "b"), OTHER_VALUES)
+def test_another_name_or_number_is_another_value(a: str, b: str) -> None:
+    assert not same_value(a, b) and not same_value(b, a)
 
 
 @pytest.mark.parametrize(("a", "b"), REPHRASINGS)
