@@ -65,6 +65,7 @@ PAIRS = (
     FOLDER / "held_pairs.jsonl",
     FOLDER / "blind_pairs.jsonl",
     FOLDER / "blind2_pairs.jsonl",
+    FOLDER / "tune3_pairs.jsonl",
     FOLDER / "blind3_pairs.jsonl",
 )
 SENTENCES = (
@@ -72,6 +73,7 @@ SENTENCES = (
     FOLDER / "held_sentences.jsonl",
     FOLDER / "blind_sentences.jsonl",
     FOLDER / "blind2_sentences.jsonl",
+    FOLDER / "tune3_sentences.jsonl",
     FOLDER / "blind3_sentences.jsonl",
 )
 CLASSES = ("duplicate", "supersede", "contradict", "kept")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from .fact_values import PEOPLE
 from .phrases import NOTE, USER, Triple, parse_fact
 
 __all__ = ["clauses", "parse_facts", "sentences"]
@@ -99,9 +100,37 @@ def parse_facts(text: str) -> list[Triple]:
     clause is :func:`~feral.node.absorb.phrases.parse_fact`'s one triple."""
     pieces = [piece for sentence in sentences(text) for piece in clauses(sentence)]
     found: list[Triple] = []
-    for triple in map(parse_fact, pieces):
-        if triple not in found:
-            found.append(triple)
+    person: str | None = None
+    for piece in pieces:
+        said = parse_fact(piece)
+        if person is not None and said[1] == NOTE and (named := _PRONOUN.match(piece)):
+            said = parse_fact(person + piece[named.end() :])  # "she works at ..."
+        person = _who(said)
+        for triple in _listed(said):
+            if triple not in found:
+                found.append(triple)
     if all(triple[1] == NOTE for triple in found):
         return [parse_fact(text)]  # a note stays whole, as written
     return found
+
+
+_PRONOUN = re.compile(r"(?i:he|she)(?=\s)")
+_LIST = re.compile(r"\s+(?i:as\s+well\s+as|and\s+also)\s+")
+_LISTED = frozenset(("likes", "dislikes"))
+
+
+def _who(triple: Triple) -> str | None:
+    """Whom a "he" or "she" in the next clause means: the person the clause named ("My wife is
+    Ngozi and she works at Access Bank": the wife; "Kwame is a nurse and he ...": Kwame)."""
+    subject, predicate, _ = triple
+    if subject == USER and predicate.removesuffix("_name") in PEOPLE:
+        return f"my {predicate.removesuffix('_name').replace('_', ' ')}"
+    return subject if subject not in (USER,) and predicate != NOTE else None
+
+
+def _listed(triple: Triple) -> list[Triple]:
+    """A liking of several things said "X as well as Y" or "X and also Y": one fact each ("I
+    like salt and pepper" stays one: a plain "and" may join one thing's name)."""
+    subject, predicate, obj = triple
+    parts = _LIST.split(obj) if predicate in _LISTED else [obj]
+    return [(subject, predicate, part) for part in parts if part] or [triple]

@@ -74,7 +74,9 @@ _WORKPLACE_STATES = frozenset(
 _TAIL = re.compile(
     r"\s+(?:now|nowadays|these\s+days|at\s+the\s+moment|currently|for\s+now|since\b.*|"
     r"for\b.*|because\b.*|last\b.*|this\b.*|recently|with\b.*|after\b.*|when\b.*|as\b.*|"
-    r"in\s+\d{4}.*|a\s+(?:few|couple)\b.*|\d+\s+\w+\s+ago)$",
+    r"in\s+\d{4}.*|a\s+(?:few|couple)\b.*|\d+\s+\w+\s+ago|"
+    r"in\s+(?:the\s+)?(?:spring|summer|autumn|fall|winter|january|february|march|april|may|"
+    r"june|july|august|september|october|november|december)\b.*|yesterday|today|earlier\b.*)$",
     re.I,
 )
 _LEAD = re.compile(r"(?:now|currently|still)\s+", re.I)

@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import re
 
+from .changes import parse_change
 from .fact_rules import is_single_valued
 from .fact_values import PEOPLE, refine
 
@@ -195,6 +196,10 @@ third-person verbs, read as about the user's ``sister``."""
 _CHANGED = re.compile(r"(?i:new|current|present)\s+(?=\S)")
 """An attribute's "new" is a new value of the slot: "my new dentist is Dr. Costa" fills
 ``dentist``."""
+_ATTRIBUTE_WHEN = re.compile(
+    r"\s+(?i:these\s+days|nowadays|now|currently|at\s+the\s+moment|at\s+present)$"
+)
+"""A time said after the attribute ("my favourite film these days is Arrival"): not part of it."""
 _NOT_NAMES = frozenset(
     """a an the this that these those it its he she they we you i there here what who which
     where when why how my our your his her their everything nothing something everyone
@@ -241,6 +246,7 @@ def _parsed(text: str) -> Triple | None:
         _possessive(text)
         or _home_is(text)
         or _new_person(text)
+        or parse_change(text)
         or _first_person(text)
         or _third_person(text)
         or _relatives(text)
@@ -262,6 +268,7 @@ def _possessive(text: str) -> Triple | None:
             return None
         subject = " ".join(match["owner"].split())
     attribute = _CHANGED.sub("", match["attr"], count=1) if subject == USER else match["attr"]
+    attribute = _ATTRIBUTE_WHEN.sub("", attribute)  # "my favourite film these days"
     predicate, value = snake_case(attribute), _value(match["value"])
     predicate = _SLOT_NAMES.get(predicate, predicate)
     if not predicate or value is None or "," in match["attr"]:
@@ -302,11 +309,20 @@ def _first_person(text: str) -> Triple | None:
 def _third_person(text: str) -> Triple | None:
     for pattern, predicate in _THIRD_PERSON:
         match = pattern.fullmatch(text)
-        if match is None or not _is_name(match["subject"]):
+        subject = None if match is None else _without_adverb(match["subject"])
+        if match is None or subject is None or not _is_name(subject):
             continue
         if (value := _value(match["value"])) is not None:
-            return _slot_value(" ".join(match["subject"].split()), predicate, value)
+            return _slot_value(" ".join(subject.split()), predicate, value)
     return None
+
+
+_ADVERB = re.compile(r"\s+(?:now|still|currently|also)$")
+
+
+def _without_adverb(subject: str) -> str:
+    """A name without the adverb the pattern read into it: "Joon now works at Kakao" is Joon's."""
+    return _ADVERB.sub("", subject)
 
 
 def _relatives(text: str) -> Triple | None:
