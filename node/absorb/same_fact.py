@@ -120,15 +120,12 @@ _DAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".spl
 
 
 def _token(word: str) -> str:
-    name = word[:1].isupper() and not word.isupper()
     word = fold(word).replace("’", "'").strip(_EDGE)
     if word.endswith("'s"):
         word = word[:-2]
     if word in FILLER:
         return word
-    if name and word[:-1] not in _DAYS:
-        pass  # a name keeps its final s: "Dr. Adams" is not "Dr. Adam" ("Sundays" is Sunday)
-    elif len(word) > 4 and word.endswith("ies"):
+    if len(word) > 4 and word.endswith("ies"):
         word = word[:-3] + "y"
     elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word[:-1]
@@ -213,7 +210,27 @@ def same_fact(a: str, b: str) -> bool:
     "I owe the dentist" "the dentist owes me"; only a block saying when may move from the end to
     the start. Two texts with no content tokens are never the same (nothing to compare)."""
     left, right = content_tokens(a), content_tokens(b)
-    return bool(left) and (left == right or _time_moved(left, right))
+    same = bool(left) and (left == right or _time_moved(left, right))
+    return same and not _plural_name_clash(a, b)
+
+
+def _names(text: str) -> set[str]:
+    """The capitalised words after the first (a text in capitals has none to tell)."""
+    words = _WORD.findall(text)[1:]
+    return {fold(w).strip(_EDGE) for w in words if w[:1].isupper() and not w.isupper()}
+
+
+def _plural_name_clash(a: str, b: str) -> bool:
+    """Whether a name ends in an ``s`` in one text and without it in the other: the plural
+    ``s`` is folded for words ("cats"), but "Dr. Adams" is not "Dr. Adam" ("Sundays" is
+    Sunday)."""
+    left, right = _names(a), _names(b)
+    return any(
+        name[:-1] in other and name not in other and name[:-1] not in _DAYS
+        for names, other in ((left, right), (right, left))
+        for name in names
+        if name.endswith("s")
+    )
 
 
 _GERMAN = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue"})

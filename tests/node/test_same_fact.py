@@ -33,6 +33,8 @@ REPHRASINGS = [
     ("I swim on Mondays and Fridays", "I swim on Fridays and Mondays"),
     ("I've got a season ticket", "I have a season ticket"),
     ("the clinic is on St. John's Road", "the clinic is on Saint John's Road"),
+    ("I volunteer at Caritas Romana", "I VOLUNTEER AT CARITAS ROMANA"),
+    ("I swim on Mondays", "I swim on Monday"),
 ]
 
 DISTINCT = [
