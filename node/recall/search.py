@@ -251,9 +251,22 @@ def _ranked(
         for hit in nearest:
             hit.score = hit.vector_score
         return nearest
+    return _hybrid(conn, plan, k, vector, index)
+
+
+def _hybrid(
+    conn: Connection, plan: _Plan, k: int, vector: bytes, index: VectorIndex | None
+) -> list[ranking.Hit]:
+    """Both legs fused (a lexical candidate the vector leg did not return keeps its own
+    cosine), then the cues for questions that ask when or name a speaker, then the turns beside
+    the best hits (storage/search/fusion.py, storage/search/neighbours.py)."""
     pool = fusion.fusion_pool_size(k)
     fts = ranking.search_fts(conn, plan.query, pool, coverage=True)
     nearest = ranking.search_vector(conn, vector, pool, index)
     waiting = ranking.still_queued(conn, fts)
-    fused = fusion.fuse(plan.query, fts, nearest, plan.alpha, k, pool, waiting)
-    return with_neighbours(conn, fusion.temporal_cue(plan.query, fused), k)
+    returned = {hit.id for hit in nearest}
+    cosines = ranking.cosines_of(conn, vector, [h for h in fts if h.id not in returned])
+    every = len(fts) + len(nearest)  # the cues below may lift a candidate from below the first k
+    fused = fusion.fuse(plan.query, fts, nearest, plan.alpha, every, pool, waiting, cosines=cosines)
+    cued = fusion.speaker_cue(plan.query, fusion.temporal_cue(plan.query, fused))
+    return with_neighbours(conn, cued, k)

@@ -31,7 +31,7 @@ whose text, stamp left out, holds such a time expression.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from .query import STOP_WORDS, Hit, content_of, query_terms
 
@@ -42,6 +42,7 @@ __all__ = [
     "LONG_QUERY_WORDS",
     "MIN_COSINE_SPAN",
     "NOISE_FLOOR",
+    "SPEAKER_CUE",
     "TEMPORAL_CUE",
     "alpha_for",
     "asks_when",
@@ -49,6 +50,7 @@ __all__ = [
     "fusion_pool_size",
     "lexical_weight",
     "min_max",
+    "speaker_cue",
     "temporal_cue",
     "term_coverage",
 ]
@@ -80,6 +82,10 @@ TEMPORAL_CUE = 0.1
 """What a time expression adds to a candidate's fused score when the query asks when (chosen on
 LoCoMo's tuning half among 0.02 to 0.3: benchmarks/README.md)."""
 
+SPEAKER_CUE = 0.05
+"""What a remembered turn ``[date] Name: text`` gains when the query names its speaker
+(:func:`speaker_cue`; chosen on LoCoMo's tuning half among 0.03 to 0.12: benchmarks/README.md)."""
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 _ASKS_WHEN = re.compile(
     r"\b(when|what (?:year|month|date|day|time)|which (?:year|month|day)|how long)\b",
@@ -93,6 +99,7 @@ _TIME_EXPRESSION = re.compile(
     re.IGNORECASE,
 )
 _STAMP = re.compile(r"^\s*\[[^\]]*\]\s*")
+_SPEAKER = re.compile(r"^\s*\[[^\]]*\]\s*([^:\n\[\]]{1,60}):")
 
 
 def fusion_pool_size(k: int) -> int:
@@ -156,6 +163,22 @@ def lexical_weight(query: str, hit: Hit, power: float = COVERAGE_POWER) -> float
     return float(term_coverage(query, hit) ** power)
 
 
+def _semantic(
+    vector: Sequence[Hit], cosines: Mapping[str, float], min_cosine_span: float
+) -> dict[str, float]:
+    """Each candidate's cosine on the vector leg's [0, 1] scale, by id: the vector leg's own and
+    the lexical candidates' it did not return (``cosines``), over the span from cosine 0 to the
+    leg's best (at least ``min_cosine_span``). From 0, not from the pool's weakest: a lexical
+    candidate just below the pool keeps nearly the weight of the pool's last (:func:`fuse`)."""
+    span = max((h.vector_score for h in vector), default=0.0)
+    if span > 0:
+        span = max(span, min_cosine_span)
+    semantic = {h.id: _scaled(h.vector_score, 0.0, span) for h in vector}
+    for hit_id, cosine in cosines.items():
+        semantic.setdefault(hit_id, _scaled(cosine, 0.0, span))
+    return semantic
+
+
 def fuse(
     query: str,
     fts: Sequence[Hit],
@@ -166,6 +189,7 @@ def fuse(
     waiting: Collection[str] = frozenset(),
     coverage_power: float = COVERAGE_POWER,
     min_cosine_span: float = MIN_COSINE_SPAN,
+    cosines: Mapping[str, float] | None = None,
 ) -> list[Hit]:
     """Blend the two legs by id, best first, with the noise dropped.
 
@@ -184,12 +208,12 @@ def fuse(
         waiting: ids of the lexical candidates not embedded yet.
         coverage_power: the power of the share of query words in :func:`lexical_weight`.
         min_cosine_span: the least spread the vector leg's scores are scaled over.
+        cosines: the cosine of each lexical candidate the vector leg did not return, by id
+            (:func:`~feral.storage.search.query.cosines_of`); one left out scores 0 in it.
     """
     f_low, f_span = min_max([h.fts_score for h in fts], pool)
-    v_low, v_span = min_max([h.vector_score for h in vector], pool)
-    if v_span > 0:
-        v_span = max(v_span, min_cosine_span)
-    semantic = {h.id: _scaled(h.vector_score, v_low, v_span) for h in vector}
+    known = dict(cosines or {})
+    semantic = _semantic(vector, known, min_cosine_span)
     merged: dict[str, Hit] = {h.id: h for h in vector}
     lexical: dict[str, float] = {}
     for hit in fts:
@@ -200,6 +224,7 @@ def fuse(
             merged[hit.id].fts_score = hit.fts_score
         else:
             merged[hit.id] = hit
+            hit.vector_score = known.get(hit.id, hit.vector_score)
     for hit_id in waiting:
         if hit_id in lexical:
             semantic[hit_id] = lexical[hit_id]
@@ -221,5 +246,18 @@ def temporal_cue(query: str, hits: Sequence[Hit], cue: float = TEMPORAL_CUE) -> 
         return list(hits)
     for hit in hits:
         if _TIME_EXPRESSION.search(_STAMP.sub("", content_of(hit.row), count=1)):
+            hit.score += cue
+    return sorted(hits, key=lambda h: (-h.score, h.id))
+
+
+def speaker_cue(query: str, hits: Sequence[Hit], cue: float = SPEAKER_CUE) -> list[Hit]:
+    """``hits`` best first, each turn ``[date] Name: text`` whose speaker the query names raised
+    by ``cue``. "What did Caroline say about ..." is answered by what Caroline said, but her
+    name is as often in the other speaker's turns, said to her, and full text cannot tell the
+    two apart."""
+    named = {w.strip('"') for w in query_terms(query)}
+    for hit in hits:
+        said_by = _SPEAKER.match(content_of(hit.row))
+        if said_by and _words(said_by.group(1)) & named:
             hit.score += cue
     return sorted(hits, key=lambda h: (-h.score, h.id))

@@ -45,6 +45,7 @@ __all__ = [
     "MMR_POOL_FACTOR",
     "MMR_POOL_MAX",
     "Hit",
+    "cosines_of",
     "fts_query",
     "hit_vectors",
     "live_rows",
@@ -257,6 +258,25 @@ def search_vector(
                 hits.append(Hit(rows[rowid], vector_score=_clamped(similarity), rowid=rowid))
     hits.sort(key=lambda h: (-h.vector_score, h.id))
     return hits[:limit]
+
+
+def cosines_of(conn: Connection, query_vector: bytes, hits: Sequence[Hit]) -> dict[str, float]:
+    """The cosine of each hit's stored vector with the query (clamped to [0, 1]), by id: what
+    the vector leg would have given the lexical candidates it did not return. Hits without a
+    rowid or a vector yet (still queued) are left out."""
+    import numpy as np
+
+    query = np.frombuffer(query_vector, dtype="<f4")
+    query_norm = float(np.linalg.norm(query))
+    if query_norm == 0 or not hits:
+        return {}
+    found: dict[str, float] = {}
+    for hit_id, vector in hit_vectors(conn, hits).items():
+        stored = np.asarray(vector, dtype=np.float32)
+        norm = float(np.linalg.norm(stored))
+        if norm > 0 and len(stored) == len(query):
+            found[hit_id] = _clamped(float(stored @ query) / (norm * query_norm))
+    return found
 
 
 def mmr_pool_size(k: int) -> int:

@@ -15,6 +15,7 @@ from feral.storage.search.fusion import (
     LONG_QUERY_ALPHA,
     MIN_COSINE_SPAN,
     NOISE_FLOOR,
+    SPEAKER_CUE,
     TEMPORAL_CUE,
     alpha_for,
     asks_when,
@@ -22,10 +23,11 @@ from feral.storage.search.fusion import (
     fusion_pool_size,
     lexical_weight,
     min_max,
+    speaker_cue,
     temporal_cue,
     term_coverage,
 )
-from feral.storage.search.query import Hit, search_fts, search_vector
+from feral.storage.search.query import Hit, cosines_of, search_fts, search_vector
 from feral.storage.vectors.vectors import pack_vector
 
 from .support import Replica
@@ -87,7 +89,7 @@ def test_a_distractor_sharing_one_word_of_three_and_no_meaning_is_noise():
         note("hair", "dog hair on the sofa", fts=1.0),
         note("both", "vet appointment dog", fts=0.5),
     ]
-    vector = [note("both", "", vector=0.6), note("far", "", vector=0.2)]
+    vector = [note("both", "", vector=0.6), note("far", "", vector=0.02)]
     assert ids(fuse(QUERY, fts, vector, alpha=0.6, limit=10, pool=2)) == ["both"]
 
 
@@ -113,8 +115,11 @@ def test_a_lexical_hit_missing_from_the_vector_leg_scores_zero_in_it():
     assert fused["lexical"].score == pytest.approx(0.4 * lexical_weight(QUERY, fused["lexical"]))
 
 
-def test_candidates_last_in_both_pools_are_dropped_as_noise():
+def test_candidates_near_nothing_in_both_legs_are_dropped_as_noise():
+    """The vector leg is scaled from cosine 0, so its weakest candidate is noise only when it
+    is near nothing in meaning, not for being last in the pool."""
     fts, vector = legs()
+    vector[2].vector_score = 0.04
     fused = fuse(QUERY, fts, vector, alpha=0.6, limit=10, pool=FULL)
     assert "far" not in ids(fused) and "weak" not in ids(fused)
     assert all(h.score >= NOISE_FLOOR for h in fused)
@@ -186,17 +191,10 @@ def test_a_vector_leg_that_barely_tells_its_candidates_apart_does_not_outvote_th
         note("far", "a walk by the sea", vector=0.50),
     ]
     assert MIN_COSINE_SPAN >= 0.3
-    stretched = fuse(query, *legs_copy(fts, vector), alpha=0.65, limit=3, pool=FULL,
-                     min_cosine_span=0.0)  # fmt: skip
-    assert ids(stretched)[0] == "near"
     kept_close = fuse(query, fts, vector, alpha=0.65, limit=3, pool=FULL)
     assert ids(kept_close)[0] == "words"
-
-
-def legs_copy(fts: list[Hit], vector: list[Hit]) -> tuple[list[Hit], list[Hit]]:
-    """Fresh hits (fuse sets scores on the hits it is given)."""
-    again = [note(h.id, h.row["object"], fts=h.fts_score) for h in fts]
-    return again, [note(h.id, h.row["object"], vector=h.vector_score) for h in vector]
+    near = next(h for h in kept_close if h.id == "near")
+    assert near.score == pytest.approx(0.65)  # the best cosine and no word of the query
 
 
 def turn(row_id: str, text: str, score: float) -> Hit:
@@ -246,3 +244,46 @@ def test_a_query_of_five_words_or_more_weighs_the_vector_leg_at_most_the_long_qu
     assert alpha_for("vet appointment dog friday morning", 0.3) == 0.3  # never raised
     assert alpha_for("dog Dog DOG dog dog", 0.65) == 0.65  # one word said five times
     assert alpha_for("what did the vet say about the dog when it was here", 0.65) == 0.65
+
+
+def test_a_lexical_candidate_the_vector_leg_did_not_return_keeps_its_own_cosine():
+    """Issue 25: a turn holding the question's words but just below the vector leg's pool
+    scored 0 in it, as if it meant nothing; its own cosine, on the leg's scale from 0, counts."""
+    fts, vector = legs()
+    fused = {h.id: h for h in fuse(QUERY, fts, vector, 0.6, 10, FULL, cosines={"lexical": 0.31})}
+    assert fused["lexical"].vector_score == 0.31
+    weighted = 0.4 * lexical_weight(QUERY, fused["lexical"])
+    assert fused["lexical"].score == pytest.approx(0.6 * 0.31 / 0.62 + weighted)
+    fts, vector = legs()
+    unknown = {h.id: h for h in fuse(QUERY, fts, vector, 0.6, 10, FULL)}
+    assert unknown["lexical"].score == pytest.approx(weighted)
+
+
+def test_the_vector_leg_is_scaled_from_cosine_zero_so_its_last_candidate_keeps_its_weight():
+    fts, vector = legs()
+    fused = {h.id: h for h in fuse(QUERY, fts, vector, alpha=1.0, limit=10, pool=FULL)}
+    assert fused["both"].score == pytest.approx(1.0)
+    assert fused["far"].score == pytest.approx(0.30 / 0.62)
+
+
+def test_a_turn_said_by_the_person_the_query_names_is_raised_by_the_speaker_cue():
+    """Issue 25: "What did Ann say about the support group?" is answered by Ann's turns; Bo's
+    turn naming Ann is said to her, and a note without a speaker is left as it was."""
+    hits = [
+        turn("to-ann", "[8 May, 2023] Bo: Ann, the support group was moving", 0.50),
+        turn("by-ann", "[8 May, 2023] Ann: the support group helped me", 0.47),
+        turn("plain", "Ann: no date stamp, so not a remembered turn", 0.46),
+    ]
+    ranked = speaker_cue("What did Ann say about the support group?", hits)
+    assert [h.id for h in ranked] == ["by-ann", "to-ann", "plain"]
+    assert ranked[0].score == pytest.approx(0.47 + SPEAKER_CUE)
+    assert [h.score for h in speaker_cue("support group", turns())] == [0.50, 0.45, 0.44]
+
+
+def test_a_lexical_candidates_cosine_is_the_one_the_vector_leg_gives_the_same_row(a: Replica):  # noqa: F811
+    embedder = embedded(a.conn)
+    query = pack_vector(embedder.embed(["doctor"])[0], 64)
+    every = search_vector(a.conn, query, 10)
+    found = cosines_of(a.conn, query, search_fts(a.conn, "doctor", 10))
+    assert found and found == pytest.approx({h.id: h.vector_score for h in every if h.id in found})
+    assert cosines_of(a.conn, pack_vector([0.0] * 64, 64), every) == {}
