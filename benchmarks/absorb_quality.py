@@ -14,7 +14,8 @@ Two labelled sets of our own, written to attack the pipeline (benchmarks/absorb/
   sentences, movement phrasings, states, third parties).
 
 Each line has a fixed ``split``: ``tune`` (the rules were tuned on these: ``pairs.jsonl``,
-``sentences.jsonl`` and the earlier held-out sets, ``held_*.jsonl``, ``blind_*.jsonl`` and
+``sentences.jsonl``, ``tune3_*.jsonl`` (lines written for the classes the last held-out set
+showed) and the earlier held-out sets, ``held_*.jsonl``, ``blind_*.jsonl`` and
 ``blind2_*.jsonl``, each of which became tuning lines once it had been measured and its failures
 read) or ``held`` (``blind3_pairs.jsonl`` and ``blind3_sentences.jsonl``, written blind: before
 their author read the rules or the tuning lines, and measured once before the rules were tuned
