@@ -9,8 +9,10 @@ possessive's does, so "I changed my doctor to the afternoon" is a state, never a
 slot must be one that holds a person or a single value: "I switched the heating to eco mode" and
 "I changed my doctor's appointment to Friday" stay notes.
 
-Also here: a liking that ended ("I no longer like olives", "I never liked karaoke") is a
-``dislikes``, the opposite of ``likes`` (a contradiction of it, both kept).
+Also here, the ends of a fact, each the opposite of the fact (a contradiction of it, both kept):
+a liking that ended ("I no longer like olives", "I never liked karaoke") is a ``dislikes``; "I no
+longer work at Aldi", "my sister no longer lives in Oslo" are ``not_works_at`` and
+``not_sister_lives_in``; "Dr. Ortega is not my dentist anymore" is ``not_dentist / Dr. Ortega``.
 
 Pure and deterministic.
 """
@@ -80,10 +82,40 @@ _WHOLE_CHANGES = (
 )
 """A change that names its slot by its verb: where the user lives, works, what they like."""
 _TRAILING = ".!?,;: \t\r\n"
+_NO_LONGER = re.compile(
+    r"(?:(?i:i)|(?i:my)\s+(?P<who>[^\W\d_]+))\s+(?i:no\s+longer|do\s+not|don['’]t|does\s+not|"
+    r"doesn['’]t)\s+(?P<verb>(?i:lives?|works?))\s+(?i:in|at)\s+(?P<value>.+)"
+)
+_NOT_MY = re.compile(
+    r"(?P<value>(?:(?:Dr|Mr|Mrs|Ms|Prof)\.\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*){0,2})\s+"
+    r"(?:(?i:is\s+not|isn['’]t|is\s+no\s+longer))\s+(?i:my)\s+(?P<attr>[^\W\d_]+)"
+    r"(?:\s+(?i:anymore|any\s+more|now))?"
+)
 
 
 def parse_change(text: str) -> Triple | None:
     """The triple a change phrasing says (the module docstring's), else ``None``."""
+    return _slot_change(text) or _whole_change(text) or _ended(text)
+
+
+def _ended(text: str) -> Triple | None:
+    """A fact said to have ended: "my sister no longer lives in Oslo", "Dr. Ortega is not my
+    dentist anymore"."""
+    if (match := _NO_LONGER.fullmatch(text)) is not None:
+        who = match["who"].casefold() if match["who"] else None
+        if who is not None and who not in PEOPLE:
+            return None
+        verb = "lives_in" if match["verb"].casefold().startswith("live") else "works_at"
+        value = " ".join(match["value"].split()).rstrip(_TRAILING)
+        predicate = f"not_{who}_{verb}" if who else f"not_{verb}"
+        return (USER, predicate, value) if value else None
+    if (match := _NOT_MY.fullmatch(text.rstrip(_TRAILING))) is not None:
+        name = match["attr"].casefold()
+        return (USER, f"not_{name}", match["value"]) if name in PEOPLE else None
+    return None
+
+
+def _slot_change(text: str) -> Triple | None:
     for pattern in _SLOT_CHANGES:
         match = pattern.fullmatch(text)
         if match is not None:
@@ -92,6 +124,10 @@ def parse_change(text: str) -> Triple | None:
                 return None
             value = " ".join(match["value"].split()).rstrip(_TRAILING)
             return refine(USER, name, value) if value else None
+    return None
+
+
+def _whole_change(text: str) -> Triple | None:
     for pattern, predicate in _WHOLE_CHANGES:
         match = pattern.fullmatch(text)
         if match is not None and (value := " ".join(match["value"].split()).rstrip(_TRAILING)):

@@ -93,7 +93,12 @@ READINGS = [
         [("user", "likes", "hiking"), ("user", "likes", "climbing")],
     ),
     ("I love sushi and also ramen", [("user", "likes", "sushi"), ("user", "likes", "ramen")]),
+    ("My husband no longer works at Lidl", [("user", "not_husband_works_at", "Lidl")]),
+    ("I no longer work at Aldi", [("user", "not_works_at", "Aldi")]),
+    ("My sister no longer lives in Oslo", [("user", "not_sister_lives_in", "Oslo")]),
+    ("Dr. Ortega is not my dentist anymore", [("user", "not_dentist", "Dr. Ortega")]),
     # Not a change of where the user lives or what a slot holds: left as they were.
+    ("Tom is not my type", [("Tom", "is_not", "my type")]),
     (
         "I changed my doctor's appointment to Friday",
         [("user", "note", "I changed my doctor's appointment to Friday")],
