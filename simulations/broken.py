@@ -20,7 +20,7 @@ from feral.storage.absorb import conflicts
 from feral.storage.db.connection import DatabaseError
 from feral.storage.link import handler as link
 from feral.storage.log import delta_log, erase, integrity, prune, snapshot
-from feral.storage.memory import memories
+from feral.storage.memory import local_commit, memories
 from feral.storage.store import roll_back
 from feral.sync import merge
 from feral.sync.conflicts import Fork, LoggedWrite
@@ -320,7 +320,7 @@ VARIANTS = (
         "high_water_not_kept",
         "convergence",
         (
-            (memories, "own_high_water", lambda conn, origin: 0),
+            (local_commit, "own_high_water", lambda conn, origin: 0),
             (simnode, "read_mark", lambda node: 0),
         ),
     ),  # fmt: skip
@@ -330,7 +330,7 @@ VARIANTS = (
         "clock_lifted_by_received_stamps",
         "skew",
         (
-            (memories, "own_high_water", lambda conn, origin: delta_log.clock_high_water(conn)),
+            (local_commit, "own_high_water", lambda conn, origin: delta_log.clock_high_water(conn)),
             (delta_log, "check_skew", _one_window_check),
         ),
     ),  # fmt: skip
