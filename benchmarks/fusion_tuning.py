@@ -27,7 +27,7 @@ from feral.node.node import Node
 from feral.storage.db.connection import Connection
 from feral.storage.encoders.embedders import DEFAULT_EMBEDDER
 from feral.storage.search import fusion
-from feral.storage.search.query import Hit, search_fts, search_vector
+from feral.storage.search.query import Hit, cosines_of, search_fts, search_vector
 from feral.storage.vectors.vectors import pack_vector
 
 from .conversation_set import Conversation, split_of
@@ -59,11 +59,18 @@ class Legs:
     vector: list[Hit]
     cap5: bool
     """Recall@5 out of at most five answers (the household set's rule)."""
+    cosines: dict[str, float]
+    """The cosine of each lexical candidate the vector leg did not return, as the hybrid uses."""
 
 
-def _legs(conn: Connection, query: str, vector: bytes) -> tuple[list[Hit], list[Hit]]:
+def _legs(
+    conn: Connection, query: str, vector: bytes
+) -> tuple[list[Hit], list[Hit], dict[str, float]]:
     pool = fusion.FUSION_POOL
-    return search_fts(conn, query, pool, coverage=True), search_vector(conn, vector, pool)
+    fts = search_fts(conn, query, pool, coverage=True)
+    nearest = search_vector(conn, vector, pool)
+    returned = {hit.id for hit in nearest}
+    return fts, nearest, cosines_of(conn, vector, [h for h in fts if h.id not in returned])
 
 
 async def _fetch(node: Node, queries: Sequence[tuple[str, str, tuple[str, ...]]]) -> list[Legs]:
@@ -72,8 +79,8 @@ async def _fetch(node: Node, queries: Sequence[tuple[str, str, tuple[str, ...]]]
     fetched = []
     for text, split, relevant in queries:
         vector = pack_vector(embedder.embed([text])[0], embedder.dim)
-        fts, nearest = await node.store.read(_legs, text, vector)
-        fetched.append(Legs(text, split, relevant, fts, nearest, cap5=False))
+        fts, nearest, cosines = await node.store.read(_legs, text, vector)
+        fetched.append(Legs(text, split, relevant, fts, nearest, cap5=False, cosines=cosines))
     return fetched
 
 
@@ -144,7 +151,9 @@ def _ranked(leg: Legs, variant: tuple[str, float, float]) -> list[str]:
         return [h.id for h in leg.vector]
     fts, nearest = copy.deepcopy(leg.fts), copy.deepcopy(leg.vector)
     pool = fusion.FUSION_POOL
-    fused = fusion.fuse(leg.query, fts, nearest, alpha, 10, pool, coverage_power=power)
+    fused = fusion.fuse(
+        leg.query, fts, nearest, alpha, 10, pool, coverage_power=power, cosines=leg.cosines
+    )
     return [h.id for h in fused]
 
 
