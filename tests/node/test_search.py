@@ -16,7 +16,7 @@ from feral.node.settings.config import load_settings, save_settings
 from feral.node.settings.limits import MAX_QUERY_CHARS, MAX_TOP_K
 from feral.node.settings.validation import Invalid, convert
 from feral.storage.encoders.embedders import DEFAULT_EMBEDDER, load_embedder
-from feral.storage.search.fusion import LONG_QUERY_ALPHA
+from feral.storage.search.fusion import LONG_QUERY_ALPHA, SPEAKER_CUE
 from feral.sync.errors import NotAvailable
 from tests.embedders import HashingEmbedder
 
@@ -167,3 +167,17 @@ async def test_a_long_query_leans_on_its_words_unless_the_search_gives_alpha(mes
     assert scores(asked) != scores(default)
     short = await node.search(QUERY, strategy="hybrid")
     assert scores(short) == scores(await node.search(QUERY, strategy="hybrid", alpha=DEFAULT_ALPHA))
+
+
+async def test_a_turn_said_by_the_person_the_question_names_comes_first(mesh: Mesh):
+    """Issue 25: two remembered turns with the same words, one said by Ann and one said to her,
+    score alike in both legs; the question names Ann, so hers gains the speaker cue. Hers is
+    written first: without the cue the younger turn would win the tie by its age."""
+    node = await mesh.open("a", embedder=HashingEmbedder(256))
+    by_ann = await node.add_episode("s1", "[8 May, 2023] Ann: the pottery class was fun, Bo")
+    to_ann = await node.add_episode("s2", "[8 May, 2023] Bo: Ann, the pottery class was fun")
+    await node.embed_queued()
+    result = await node.search("What did Ann say about the pottery class?", strategy="hybrid")
+    relevance = {hit["id"]: hit["relevance"] for hit in result.results}
+    assert [hit["id"] for hit in result.results] == [by_ann["id"], to_ann["id"]]
+    assert relevance[by_ann["id"]] - relevance[to_ann["id"]] == pytest.approx(SPEAKER_CUE)
