@@ -24,7 +24,7 @@ from feral.node.settings.limits import Fraction, MinScore, Query, Strategy, Stra
 from feral.node.settings.scopes import Scope
 from feral.storage.db.connection import Connection
 from feral.storage.search import fusion, query as ranking
-from feral.storage.search.neighbours import with_neighbours
+from feral.storage.search.neighbours import NEIGHBOUR_SOURCES, sitting_cue, with_neighbours
 from feral.storage.search.ranking import Weights, weigh
 from feral.storage.store import Store
 from feral.storage.vectors.vectors import Embedder, pack_vector, queue_waiting
@@ -258,8 +258,8 @@ def _hybrid(
     conn: Connection, plan: _Plan, k: int, vector: bytes, index: VectorIndex | None
 ) -> list[ranking.Hit]:
     """Both legs fused (a lexical candidate the vector leg did not return keeps its own
-    cosine), then the cues for questions that ask when or name a speaker, then the turns beside
-    the best hits (storage/search/fusion.py, storage/search/neighbours.py)."""
+    cosine), then the cues for questions that ask when or name a speaker, the turns beside the
+    best hits and the sittings they share (storage/search/fusion.py, neighbours.py)."""
     pool = fusion.fusion_pool_size(k)
     fts = ranking.search_fts(conn, plan.query, pool, coverage=True)
     nearest = ranking.search_vector(conn, vector, pool, index)
@@ -269,4 +269,5 @@ def _hybrid(
     every = len(fts) + len(nearest)  # the cues below may lift a candidate from below the first k
     fused = fusion.fuse(plan.query, fts, nearest, plan.alpha, every, pool, waiting, cosines=cosines)
     cued = fusion.speaker_cue(plan.query, fusion.temporal_cue(plan.query, fused))
-    return with_neighbours(conn, cued, k)
+    every_neighbour = len(cued) + 2 * NEIGHBOUR_SOURCES  # two beside each lender, none cut
+    return sitting_cue(with_neighbours(conn, cued, every_neighbour), k)

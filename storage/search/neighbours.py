@@ -17,6 +17,8 @@ this needs no index and costs one statement per search. Facts have no neighbours
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Sequence
 
 from feral.storage.db.connection import Connection
@@ -24,7 +26,14 @@ from feral.sync.schema import EPISODES
 
 from .query import Hit, live_rows
 
-__all__ = ["NEIGHBOUR_SHARE", "NEIGHBOUR_SOURCES", "with_neighbours"]
+__all__ = [
+    "NEIGHBOUR_SHARE",
+    "NEIGHBOUR_SOURCES",
+    "SITTING_CUE",
+    "SITTING_HITS",
+    "sitting_cue",
+    "with_neighbours",
+]
 
 NEIGHBOUR_SHARE = 0.1
 """The share of a hit's score each of its two neighbours gets, chosen on LoCoMo's tuning half
@@ -33,6 +42,14 @@ cost one of the synthetic conversations' held questions its place in the first f
 conversation where one name is said in every turn (benchmarks/README.md)."""
 NEIGHBOUR_SOURCES = 10
 """How many of the best candidates lend their neighbours a share."""
+SITTING_CUE = 0.06
+"""What each candidate turn of a sitting gains when two or more of the best
+:data:`SITTING_HITS` hits were said in it (:func:`sitting_cue`; chosen on LoCoMo's tuning half
+among 0.04 to 0.1, the best 5 to 20, two or three of them: benchmarks/README.md)."""
+SITTING_HITS = 10
+"""How many of the best hits :func:`sitting_cue` counts."""
+
+_STAMP = re.compile(r"^\s*(\[[^\]]*\])")
 
 
 def _sources(hits: Sequence[Hit], count: int) -> list[Hit]:
@@ -69,3 +86,29 @@ def with_neighbours(
     for neighbour_id, raised in lent.items():
         by_id[neighbour_id].score += raised
     return sorted(by_id.values(), key=lambda h: (-h.score, h.id))[:limit]
+
+
+def _sitting(hit: Hit) -> tuple[str, str] | None:
+    """The sitting a remembered turn was said in: its session and its leading ``[date]`` stamp
+    (a whole conversation remembered turn by turn is one session, its sittings told apart by
+    their dates); ``None`` for a fact or an episode without a stamp."""
+    if hit.row.get("table") != EPISODES.name:
+        return None
+    stamp = _STAMP.match(str(hit.row.get("summary", "")))
+    return (str(hit.row.get("session_id")), stamp.group(1)) if stamp else None
+
+
+def sitting_cue(
+    hits: Sequence[Hit], limit: int, cue: float = SITTING_CUE, among: int = SITTING_HITS
+) -> list[Hit]:
+    """``hits`` with every turn of a sitting where two or more of the best ``among`` were said
+    raised by ``cue``; the first ``limit``, best first. A question is answered where its topic
+    was talked about: two good hits in one sitting say the talk was there, and the turns of it
+    that share fewer words with the question come up beside them."""
+    ranked = sorted(hits, key=lambda h: (-h.score, h.id))
+    talked = Counter(_sitting(h) for h in ranked[:among])
+    for hit in ranked:
+        sitting = _sitting(hit)
+        if sitting is not None and talked[sitting] >= 2:
+            hit.score += cue
+    return sorted(ranked, key=lambda h: (-h.score, h.id))[:limit]

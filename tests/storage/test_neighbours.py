@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from feral.storage.memory.memories import add_episode
-from feral.storage.search.neighbours import NEIGHBOUR_SHARE, with_neighbours
+from feral.storage.search.neighbours import NEIGHBOUR_SHARE, sitting_cue, with_neighbours
 from feral.storage.search.query import Hit, search_fts
 from feral.storage.store import run_write
 
@@ -90,3 +90,39 @@ def test_a_share_of_zero_or_a_limit_keeps_the_order_and_cuts_the_list(chat: Repl
         h.id for h in sorted(found, key=lambda h: (-h.score, h.id))
     ]
     assert len(with_neighbours(chat.conn, found, 1)) == 1
+
+
+def _turn(row_id: str, session: str, text: str, score: float) -> Hit:
+    row = {"id": row_id, "table": "episodes", "session_id": session, "summary": text}
+    return Hit(row, score=score)
+
+
+def test_the_turns_of_a_sitting_where_two_of_the_best_hits_were_said_are_raised():
+    """Issue 25: a question is answered where its topic was talked about. A sitting is a
+    session's turns under one date stamp: two best hits in it raise its other candidates; a
+    sitting with one hit, another session's turn of the same date, a turn without a stamp and
+    a fact are left as they were."""
+    hits = [
+        _turn("talk-1", "chat", "[8 May] Ann: the concert was great", 0.50),
+        _turn("talk-2", "chat", "[8 May] Bo: which band played the concert?", 0.45),
+        _turn("once", "chat", "[9 May] Ann: a concert again", 0.44),
+        _turn("answer", "chat", "[8 May] Ann: Matt Patterson, so talented", 0.40),
+        _turn("other", "other chat", "[8 May] Cy: hello", 0.42),
+        _turn("plain", "chat", "Ann: no stamp", 0.41),
+        Hit(
+            {
+                "id": "fact",
+                "table": "facts",
+                "subject": "Ann",
+                "predicate": "likes",
+                "object": "concerts",
+            },
+            score=0.43,
+        ),  # fmt: skip
+    ]
+    ranked = sitting_cue(hits, limit=5, cue=0.06, among=4)
+    assert [h.id for h in ranked] == ["talk-1", "talk-2", "answer", "once", "fact"]
+    assert {h.id: h.score for h in ranked}["answer"] == pytest.approx(0.40 + 0.06)
+    assert {h.id: h.score for h in hits}["other"] == 0.42
+    alone = sitting_cue([_turn("a", "chat", "[8 May] Ann: hi", 0.5)], limit=5)
+    assert alone[0].score == 0.5
