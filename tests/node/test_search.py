@@ -181,3 +181,22 @@ async def test_a_turn_said_by_the_person_the_question_names_comes_first(mesh: Me
     relevance = {hit["id"]: hit["relevance"] for hit in result.results}
     assert [hit["id"] for hit in result.results] == [by_ann["id"], to_ann["id"]]
     assert relevance[by_ann["id"]] - relevance[to_ann["id"]] == pytest.approx(SPEAKER_CUE)
+
+
+async def test_a_weak_turn_of_the_sitting_where_the_best_hits_were_said_comes_before_its_equal(
+    mesh: Mesh,
+):
+    """Issue 25: two turns of 8 May hold the question's words; a turn of the same sitting that
+    holds one of them comes before the same words said on 9 May in another session (neither
+    lends nor borrows a neighbour's share), which is written later and would win the tie by its
+    age without the sitting cue."""
+    node = await mesh.open("a", embedder=HashingEmbedder(256))
+    await node.add_episode("chat", "[8 May] Ann: the pottery class with the teacher was fun")
+    await node.add_episode("chat", "[8 May] Bo: which pottery class and which teacher?")
+    await node.add_episode("elsewhere", "[8 May] Zed: hello")
+    answer = await node.add_episode("chat", "[8 May] Ann: Matt, on Thursday evenings")
+    other = await node.add_episode("later", "[9 May] Cy: Matt, on Thursday evenings")
+    await node.embed_queued()
+    result = await node.search("pottery class teacher Thursday", strategy="hybrid")
+    ranked = [hit["id"] for hit in result.results]
+    assert ranked.index(answer["id"]) < ranked.index(other["id"])
