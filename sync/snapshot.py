@@ -23,10 +23,14 @@ CaughtUp waits for its ack.
 
 from __future__ import annotations
 
+from collections import deque
+
 from .codec import Message
+from .delta import Page
 from .events import SnapshotAcked, SnapshotCursor, SnapshotReceived, SnapshotRequested
 from .handshake import LocalPeer
 from .hlc import COUNTER_BITS
+from .messages import CaughtUp
 from .session import CLOSE_PROTOCOL, State, SyncSession
 from .snapshot_messages import MAX_SNAPSHOT_ROWS, SnapshotAck, SnapshotPage
 from .types import NodeId, VersionVector
@@ -41,6 +45,10 @@ __all__ = [
     "SnapshotRequested",
     "SnapshotSession",
 ]
+
+MAX_LICENSES = 16
+"""Most Vectors a link remembers as unanswered by a snapshot (the oldest are forgotten: most
+Vectors are answered by the log, and never spend theirs)."""
 
 _SNAPSHOT = NodeId("")
 """The origin a snapshot page takes in the window of unacknowledged pages (no node's id)."""
@@ -60,15 +68,20 @@ class SnapshotSession(SyncSession):
         """The snapshot being sent, or None."""
         self._snapshot_sent = 0
         self._snapshot_acked = 0
-        self._asked: VersionVector | None = None
-        """The Vector this node last sent, while a snapshot may answer it (None: none may)."""
+        self._unanswered: deque[VersionVector] = deque(maxlen=MAX_LICENSES)
+        """Vectors sent, oldest first, that no snapshot has answered yet: each licenses one."""
+        self._answering: VersionVector | None = None
+        """The Vector the peer's last snapshot answered, while its stream is still in its
+        snapshot part (no log page or CaughtUp since its final page): it may go on with a
+        snapshot again (:meth:`_snapshot_allowed`)."""
         self._taking = False
         """A snapshot's pages are arriving (its first came, its final has not)."""
 
     def send_vector(self, vector: VersionVector) -> None:
         """Tell the peer what we hold; a snapshot may answer it (:meth:`_snapshot_allowed`)."""
         super().send_vector(vector)
-        self._asked = dict(vector)
+        if self.state is State.OPEN:
+            self._unanswered.append(dict(vector))
 
     @property
     def sending_snapshot(self) -> bool:
@@ -76,9 +89,10 @@ class SnapshotSession(SyncSession):
 
     @property
     def expects_snapshot(self) -> bool:
-        """Whether a snapshot may come now: one answering the last Vector sent, or one whose
-        pages are arriving."""
-        return self._taking or self._asked is not None
+        """Whether a snapshot may come now: one answering a Vector sent that no snapshot has
+        answered yet, one going on from a snapshot just taken, or one whose pages are
+        arriving."""
+        return self._taking or bool(self._unanswered) or self._answering is not None
 
     def send_snapshot(self, pages: list[SnapshotPage]) -> None:
         """Send snapshot pages (the answer to a request the log could not serve, or to a
@@ -119,18 +133,49 @@ class SnapshotSession(SyncSession):
         """Why ``page`` must be refused, or None. A snapshot is taken only as the answer to a
         Vector this node sent (one snapshot per Vector), and only when that Vector lacked some
         of what the snapshot holds: a page nobody asked for, from a paired peer, would raise
-        this node's vector over entries it does not hold (docs/PROTOCOL.md §7)."""
+        this node's vector over entries it does not hold (docs/PROTOCOL.md §7).
+
+        Vectors are queued, not just the last one remembered: a second Vector (anti-entropy, a
+        repair's request) may leave before the snapshot answering the first arrives, and the
+        peer answers that one too, with a second snapshot if its log still cannot serve it. The
+        peer answers Vectors in the order they came, so a snapshot's first page spends the
+        oldest Vector it answers and every older one (:meth:`_spend_license`).
+
+        After a snapshot's final page the peer's stream goes on from the snapshot's vector, and
+        may have to be a snapshot again: the peer's own floor rose meanwhile (it took a
+        snapshot itself), so its log no longer serves what comes next. That snapshot still
+        answers the same Vector, and is taken until the stream reaches a log page or
+        CaughtUp. (A stream of log pages, or one that resumes after CaughtUp, that turns into
+        a snapshot without a new Vector is refused: the link fails and the Vector its next
+        connection sends licenses the snapshot; docs/PROTOCOL.md §7.)"""
         reach = (self.local.now_ms() + 2 * self.local.max_skew_ms) << COUNTER_BITS
         if any(hlc >= reach for hlc in page.vector.values()):
             return "a snapshot whose vector is stamped beyond twice the skew window ahead"
         if self._taking:
             return None
-        asked = self._asked
-        if asked is None:
+        if self._answered_vector(page) is not None or _lacks(self._answering, page):
+            return None
+        if not self._unanswered and self._answering is None:
             return "a snapshot page this node did not ask for"
-        if asked and all(hlc <= asked.get(origin, 0) for origin, hlc in page.vector.items()):
-            return "a snapshot for a node that already holds everything it covers"
+        return "a snapshot for a node that already holds everything it covers"
+
+    def _answered_vector(self, page: SnapshotPage) -> int | None:
+        """The place in the queue of the oldest Vector sent that lacked some of what ``page``'s
+        snapshot covers, or None."""
+        for place, asked in enumerate(self._unanswered):
+            if _lacks(asked, page):
+                return place
         return None
+
+    def _spend_license(self, page: SnapshotPage) -> None:
+        """A snapshot's first page was taken: the Vector it answers, and the older ones, are
+        answered."""
+        place = self._answered_vector(page)
+        if place is None:  # the stream answering ``_answering`` goes on with a snapshot
+            return
+        for _ in range(place):
+            self._unanswered.popleft()
+        self._answering = self._unanswered.popleft()
 
     def _receive_open(self, message: Message) -> None:
         if isinstance(message, SnapshotPage):
@@ -138,7 +183,9 @@ class SnapshotSession(SyncSession):
             if refusal is not None:
                 self.fail("unsolicited_snapshot", refusal, CLOSE_PROTOCOL)
                 return
-            self._taking, self._asked = not message.final, None
+            if not self._taking:
+                self._spend_license(message)
+            self._taking = not message.final
             self._round.peer_streaming()
             self._raise(SnapshotReceived(message))
         elif isinstance(message, SnapshotAck):
@@ -150,4 +197,14 @@ class SnapshotSession(SyncSession):
             self._raise(SnapshotAcked(rows))
             self._maybe_request()
         else:
+            if isinstance(message, Page | CaughtUp):
+                self._answering = None  # the stream is past its snapshot part
             super()._receive_open(message)
+
+
+def _lacks(asked: VersionVector | None, page: SnapshotPage) -> bool:
+    """Whether a node that sent the Vector ``asked`` lacked some of what ``page``'s snapshot
+    covers (False for no Vector)."""
+    if asked is None:
+        return False
+    return not asked or any(hlc > asked.get(origin, 0) for origin, hlc in page.vector.items())

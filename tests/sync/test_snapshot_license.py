@@ -9,9 +9,10 @@ one whose vector holds something that Vector lacked; any other page is refused w
 from __future__ import annotations
 
 from feral.sync.codec import encode_message
-from feral.sync.delta import Delta
+from feral.sync.delta import Delta, Page
+from feral.sync.messages import CaughtUp
 from feral.sync.schema import FACTS
-from feral.sync.session import State
+from feral.sync.session import PageReceived, State
 from feral.sync.snapshot import SnapshotPage, SnapshotReceived, SnapshotSession
 from feral.sync.types import NodeId, RowId
 
@@ -47,6 +48,15 @@ def page(origin: NodeId, *, final: bool = True, after: str = "") -> bytes:
     return encode_message(snapshot)
 
 
+def caught_up(origin: NodeId) -> bytes:
+    return encode_message(CaughtUp({origin: STAMP}, {origin: 1}, b""))
+
+
+def log_page(origin: NodeId) -> bytes:
+    delta = Delta(FACTS.name, RowId("r2"), STAMP + 1, origin, fact_values("r2", "y"))
+    return encode_message(Page(origin, STAMP, (delta,)))
+
+
 def refusals(session: SnapshotSession) -> list[str]:
     return [e.code for e in session.events_received() if hasattr(e, "code")]
 
@@ -72,5 +82,36 @@ def test_a_vector_licenses_one_snapshot_from_its_first_page_to_its_final_one() -
     receiver.receive_frame(page(sender, final=True, after="r1"))
     events = receiver.events_received()
     assert [type(e) for e in events] == [SnapshotReceived, SnapshotReceived]
+    receiver.receive_frame(caught_up(sender))  # the stream answering the Vector ended
     receiver.receive_frame(page(sender))  # a second snapshot for the same Vector
+    assert refusals(receiver) == ["unsolicited_snapshot"]
+
+
+def test_a_stream_may_go_on_with_a_snapshot_until_its_first_log_page_or_caught_up() -> None:
+    """After its final page the sender goes on from the snapshot's vector; where its own floor
+    rose meanwhile (it took a snapshot itself), that is a snapshot again, answering the same
+    Vector. Once a log page came, the stream is past its snapshot part."""
+    receiver, _, sender = open_pair()
+    receiver.send_vector({})
+    receiver.receive_frame(page(sender))
+    receiver.receive_frame(page(sender))  # the stream goes on with a snapshot
+    assert [type(e) for e in receiver.events_received()] == [SnapshotReceived] * 2
+    receiver.receive_frame(log_page(sender))
+    assert [type(e) for e in receiver.events_received()] == [PageReceived]
+    receiver.receive_frame(page(sender))
+    assert refusals(receiver) == ["unsolicited_snapshot"]
+
+
+def test_two_vectors_sent_before_the_first_page_license_two_snapshots_and_no_third() -> None:
+    """Anti-entropy may send a second Vector before the snapshot answering the first arrives;
+    the peer answers that one too, with a snapshot of its own."""
+    receiver, _, sender = open_pair()
+    receiver.send_vector({})
+    receiver.send_vector({})
+    receiver.receive_frame(page(sender, final=False))
+    receiver.receive_frame(page(sender, final=True, after="r1"))
+    receiver.receive_frame(page(sender))  # the answer to the second Vector
+    assert [type(e) for e in receiver.events_received()] == [SnapshotReceived] * 3
+    receiver.receive_frame(caught_up(sender))
+    receiver.receive_frame(page(sender))
     assert refusals(receiver) == ["unsolicited_snapshot"]
