@@ -14,18 +14,31 @@ configured never loads them.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Protocol
 
 from feral.node.settings.config import LLMSettings
 
 if TYPE_CHECKING:
     import urllib.request
 
-__all__ = ["ChatEndpoint", "ChatFailed", "Opener", "answer_text", "chat_request"]
+__all__ = ["ChatEndpoint", "ChatFailed", "Opener", "Response", "answer_text", "chat_request"]
 
-Opener = Callable[..., Any]
-"""``urllib.request.urlopen``-shaped: ``opener(request, timeout=...)`` returns a response."""
+
+class Response(Protocol):
+    """What an opener's answer is read through: the body, at most ``amt`` bytes."""
+
+    def read(self, amt: int, /) -> bytes: ...
+
+
+class Opener(Protocol):
+    """``urllib.request.urlopen``-shaped (an ``OpenerDirector``'s ``open``): ``opener(request,
+    timeout=...)`` returns a response to use in a ``with``."""
+
+    def __call__(
+        self, request: urllib.request.Request, /, *, timeout: float
+    ) -> AbstractContextManager[Response]: ...
 
 
 class ChatFailed(Exception):
@@ -116,7 +129,7 @@ class ChatEndpoint:
             # OSError: refused, timed out, an HTTP error status. HTTPException: not HTTP.
             raise ChatFailed(_reason(exc)) from exc
 
-    def _open(self, request: urllib.request.Request) -> Any:
+    def _open(self, request: urllib.request.Request) -> AbstractContextManager[Response]:
         if self._opener is None:
             import urllib.request
 
