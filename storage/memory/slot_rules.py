@@ -18,9 +18,9 @@ from __future__ import annotations
 __all__ = ["FAVOURITE_PREFIX", "SINGLE_VALUED", "is_single_valued", "slot"]
 
 SINGLE_VALUED = frozenset(
-    """name age birthday born_on born_in lives_in works_at works_for job employer doctor
-    dentist therapist vet partner wife husband spouse manager school email phone address
-    nationality pronouns timezone""".split()
+    """name age birthday born_on born_in lives_in works_at works_for job employer doctor gp
+    dentist therapist physio vet accountant landlord partner wife husband spouse manager
+    school email phone address nationality pronouns timezone""".split()
 )
 FAVOURITE_PREFIX = "favourite_"
 

@@ -61,6 +61,7 @@ def test_each_fact_has_a_category(predicate, obj, category):
 def test_slots_and_opposites():
     assert slot("doctor_name") == "doctor" and slot("cat_name") == "cat_name"
     assert is_single_valued("doctor") and is_single_valued("favourite_food")
+    assert all(map(is_single_valued, ("gp", "physio", "accountant", "landlord")))
     assert not is_single_valued("likes") and not is_single_valued("kids")
     assert (opposite("likes"), opposite("dislikes")) == ("dislikes", "likes")
     assert (opposite("is"), opposite("is_not")) == ("is_not", "is")
