@@ -34,7 +34,7 @@ from feral.sync.delta import Page
 from feral.sync.errors import FeralError, NotFoundError
 from feral.sync.hlc import COUNTER_BITS, DEFAULT_MAX_DRIFT_MS, HybridClock, delta_limit_ms
 from feral.sync.session import Event, Failed, LocalPeer, PageReceived, State, SyncSession
-from feral.sync.snapshot import SnapshotReceived, SnapshotSession
+from feral.sync.snapshot import BEYOND_THE_WINDOW, SnapshotReceived, SnapshotSession
 from feral.sync.types import NodeId, PackedHLC, VersionVector
 from feral.sync.versions import ProtocolRange
 
@@ -328,7 +328,7 @@ class SimNode:
         )
 
     def _failed(self, peer: NodeId, event: Failed) -> None:
-        """Record a failed link. Oracles: an honest connection never ends in ``log_diverged``
+        """Record a failed link. Oracle: an honest connection never ends in ``log_diverged``
         (a repair that runs to completion closes its hole, whatever else happens meanwhile:
         anti-entropy, live pushes, the peer's own writes). An honest snapshot refused as
         ``unsolicited_snapshot`` is counted (``honest_snapshot_refusals``), not a problem: a log
@@ -344,7 +344,7 @@ class SimNode:
             return
         if event.code == "log_diverged":
             self.problems.append(f"{self.name}'s repair from {peer[:6]} failed: {event.message}")
-        elif event.code == "unsolicited_snapshot" and "skew window" not in event.message:
+        elif event.code == "unsolicited_snapshot" and event.message != BEYOND_THE_WINDOW:
             self.stats["honest_snapshot_refusals"] += 1
 
     def _received(self, peer: NodeId, page: Page, handled: Handled, now: int) -> None:

@@ -16,15 +16,18 @@ from .test_convergence import ConvergenceMachine
 Steps = list[tuple[str, dict[str, object]]]
 
 
-def run_steps(steps: Steps) -> None:
+def run_steps(steps: Steps, *, honest_refusals: int | None = None) -> None:
     """Run a shrunk program of the convergence machine's rules, its invariant after each
-    step, then its final convergence (as its teardown does)."""
+    step, then its final convergence (as its teardown does); with ``honest_refusals``, also
+    check how many honest snapshots were refused as unsolicited (simulations/simnode.py)."""
     state = ConvergenceMachine()
     try:
         for name, arguments in steps:
             getattr(state, name)(**arguments)
             state.safe()
         state.converge()
+        if honest_refusals is not None:
+            assert state.c.stats["honest_snapshot_refusals"] == honest_refusals
     finally:
         state.c.close()
 

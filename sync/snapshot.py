@@ -36,6 +36,7 @@ from .snapshot_messages import MAX_SNAPSHOT_ROWS, SnapshotAck, SnapshotPage
 from .types import NodeId, VersionVector
 
 __all__ = [
+    "BEYOND_THE_WINDOW",
     "MAX_SNAPSHOT_ROWS",
     "SnapshotAck",
     "SnapshotAcked",
@@ -45,6 +46,9 @@ __all__ = [
     "SnapshotRequested",
     "SnapshotSession",
 ]
+
+BEYOND_THE_WINDOW = "a snapshot whose vector is stamped beyond twice the skew window ahead"
+"""Why a snapshot is refused whose vector this clock cannot take yet (sent again later)."""
 
 MAX_LICENSES = 16
 """Most Vectors a link remembers as unanswered by a snapshot (the oldest are forgotten: most
@@ -73,12 +77,12 @@ class SnapshotSession(SyncSession):
         self._answering: VersionVector | None = None
         """The Vector the peer's last snapshot answered, while its stream is still in its
         snapshot part (no log page or CaughtUp since its final page): it may go on with a
-        snapshot again (:meth:`_snapshot_allowed`)."""
+        snapshot again (:meth:`_admit`)."""
         self._taking = False
         """A snapshot's pages are arriving (its first came, its final has not)."""
 
     def send_vector(self, vector: VersionVector) -> None:
-        """Tell the peer what we hold; a snapshot may answer it (:meth:`_snapshot_allowed`)."""
+        """Tell the peer what we hold; a snapshot may answer it (:meth:`_admit`)."""
         super().send_vector(vector)
         if self.state is State.OPEN:
             self._unanswered.append(dict(vector))
@@ -129,17 +133,19 @@ class SnapshotSession(SyncSession):
             self._round.request_opened()
             self._raise(SnapshotRequested(self._cursor, limit))
 
-    def _snapshot_allowed(self, page: SnapshotPage) -> str | None:
-        """Why ``page`` must be refused, or None. A snapshot is taken only as the answer to a
-        Vector this node sent (one snapshot per Vector), and only when that Vector lacked some
-        of what the snapshot holds: a page nobody asked for, from a paired peer, would raise
-        this node's vector over entries it does not hold (docs/PROTOCOL.md §7).
+    def _admit(self, page: SnapshotPage) -> str | None:
+        """Why ``page`` must be refused, or None; a first page taken spends its Vector.
+
+        A snapshot is taken only as the answer to a Vector this node sent (one snapshot per
+        Vector), and only when that Vector lacked some of what the snapshot holds: a page
+        nobody asked for, from a paired peer, would raise this node's vector over entries it
+        does not hold (docs/PROTOCOL.md §7).
 
         Vectors are queued, not just the last one remembered: a second Vector (anti-entropy, a
         repair's request) may leave before the snapshot answering the first arrives, and the
         peer answers that one too, with a second snapshot if its log still cannot serve it. The
         peer answers Vectors in the order they came, so a snapshot's first page spends the
-        oldest Vector it answers and every older one (:meth:`_spend_license`).
+        oldest Vector it answers and every older one.
 
         After a snapshot's final page the peer's stream goes on from the snapshot's vector, and
         may have to be a snapshot again: the peer's own floor rose meanwhile (it took a
@@ -150,10 +156,16 @@ class SnapshotSession(SyncSession):
         connection sends licenses the snapshot; docs/PROTOCOL.md §7.)"""
         reach = (self.local.now_ms() + 2 * self.local.max_skew_ms) << COUNTER_BITS
         if any(hlc >= reach for hlc in page.vector.values()):
-            return "a snapshot whose vector is stamped beyond twice the skew window ahead"
+            return BEYOND_THE_WINDOW
         if self._taking:
             return None
-        if self._answered_vector(page) is not None or _lacks(self._answering, page):
+        place = self._answered_vector(page)
+        if place is not None:
+            for _ in range(place):
+                self._unanswered.popleft()
+            self._answering = self._unanswered.popleft()
+            return None
+        if _lacks(self._answering, page):  # the stream answering it goes on with a snapshot
             return None
         if not self._unanswered and self._answering is None:
             return "a snapshot page this node did not ask for"
@@ -167,24 +179,12 @@ class SnapshotSession(SyncSession):
                 return place
         return None
 
-    def _spend_license(self, page: SnapshotPage) -> None:
-        """A snapshot's first page was taken: the Vector it answers, and the older ones, are
-        answered."""
-        place = self._answered_vector(page)
-        if place is None:  # the stream answering ``_answering`` goes on with a snapshot
-            return
-        for _ in range(place):
-            self._unanswered.popleft()
-        self._answering = self._unanswered.popleft()
-
     def _receive_open(self, message: Message) -> None:
         if isinstance(message, SnapshotPage):
-            refusal = self._snapshot_allowed(message)
+            refusal = self._admit(message)
             if refusal is not None:
                 self.fail("unsolicited_snapshot", refusal, CLOSE_PROTOCOL)
                 return
-            if not self._taking:
-                self._spend_license(message)
             self._taking = not message.final
             self._round.peer_streaming()
             self._raise(SnapshotReceived(message))
