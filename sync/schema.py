@@ -1,21 +1,23 @@
 """The replicated schema: which tables travel between nodes, their columns and value types.
 
-This registry is the single source for storage's DDL and for validating every delta that arrives
-from a peer: a delta can only name a table and columns listed here, so it can never name SQL
+A schema is a value (:class:`Schema`): this release's is :data:`BASE_SCHEMA`, and a newer one is
+made from it with :meth:`Schema.with_column`, never by changing it. The schema a store was opened
+with is the single source for storage's statements and for validating every delta that arrives
+from a peer: a delta can only name a table and columns listed there, so it can never name SQL
 (DESIGN §5). Derived data (FTS, vectors, wiki pages) is not listed: it never travels.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
-from . import unknown
-from .column import MAX_INT, MAX_TEXT_BYTES, MIN_INT, Column, Kind, Value
+from .column import MAX_INT, MAX_TEXT_BYTES, MIN_INT, Column, Value
 from .errors import SchemaError
+from .table import Table
 
 __all__ = [
+    "BASE_SCHEMA",
     "CONFLICTS",
     "EDGES",
     "ENTITIES",
@@ -27,8 +29,10 @@ __all__ = [
     "MEMORY_META",
     "MIN_INT",
     "SCHEMA_VERSION",
+    "STORAGE_COLUMNS",
     "TABLES",
     "Column",
+    "Schema",
     "Table",
     "Value",
     "add_column",
@@ -39,97 +43,11 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 3
-"""The replicated schema this release defines; :func:`schema_version` adds any extension."""
-_INF = math.inf
+"""The replicated schema this release defines (:data:`BASE_SCHEMA`'s version)."""
 
-
-@dataclass(frozen=True)
-class Table:
-    """One replicated table.
-
-    Attributes:
-        name: the SQL table name.
-        code: the small integer that names the table on the wire.
-        columns: replicated columns in wire order; the first is always ``id``.
-        fts: the text columns indexed by the table's FTS5 index (built locally).
-    """
-
-    name: str
-    code: int
-    columns: tuple[Column, ...]
-    fts: tuple[str, ...]
-
-    @property
-    def column_names(self) -> tuple[str, ...]:
-        return tuple(c.name for c in self.columns)
-
-    @property
-    def has_archive(self) -> bool:
-        return "archived" in self.column_names
-
-    @property
-    def base_count(self) -> int:
-        """How many columns every row of this table has, whatever schema version wrote it."""
-        return sum(1 for c in self.columns if c.added_in is None)
-
-    def check_values(self, values: tuple[object, ...]) -> None:
-        """Validate a full row of values in column order.
-
-        A row may end early, leaving out columns a later schema version added (a node of an
-        older version wrote it), or run on with values of columns this node does not know (a
-        newer one did): those are kept opaque and only checked to be plain values
-        (sync/unknown.py).
-
-        The common cases (ASCII text, plain integers, finite floats, bools, allowed nulls) are
-        accepted inline; anything else goes through :meth:`Column.check`, which decides exactly
-        and names the problem. This runs for every delta received, so the fast path is worth
-        its few lines; it only ever accepts, and tests/sync/test_fast_paths.py holds it to
-        :meth:`Column.check`'s verdict and message for values of every type.
-        """
-        if len(values) != len(self.columns):
-            unknown.check_length(self, values)
-        for column, value in zip(self.columns, values, strict=False):
-            kind, kind_of = column.kind, type(value)
-            if kind == "text" and kind_of is str:
-                text: str = value  # type: ignore[assignment]
-                if text.isascii() and len(text) <= column.max_bytes and "\x00" not in text:
-                    continue
-            elif (
-                (kind == "int" and kind_of is int and MIN_INT <= value <= MAX_INT)  # type: ignore[operator]
-                or (kind == "real" and kind_of is float and -_INF < value < _INF)  # type: ignore[operator]
-                or (kind == "bool" and kind_of is bool)
-                or (value is None and column.nullable)
-            ):
-                continue
-            column.check(value)
-
-    def accepts_all(self, rows: Sequence[Sequence[object]]) -> bool:
-        """Whether :meth:`check_values` accepts every row: the same verdict, for a batch.
-
-        A batch of local writes is tested a column at a time (see :meth:`Column.accepts_all`),
-        which costs a fraction of checking each row; on ``False`` the caller checks row by row,
-        which finds and names the first problem exactly as it always has.
-        """
-        if not rows:
-            return True
-        if set(map(len, rows)) != {len(self.columns)}:  # rows of other schema versions
-            return all(map(self._row_passes, rows))
-        return all(
-            column.accepts_all(values)
-            for column, values in zip(self.columns, zip(*rows, strict=True), strict=True)
-        )
-
-    def _row_passes(self, row: Sequence[object]) -> bool:
-        try:
-            self.check_values(tuple(row))
-        except SchemaError:
-            return False
-        return True
-
-    def tombstone_values(self, row_id: str) -> tuple[Value, ...]:
-        """The row a hard delete leaves behind: the id, every other column emptied."""
-        empty: dict[Kind, Value] = {"text": "", "int": 0, "real": 0.0, "bool": False}
-        return (row_id,) + tuple(None if c.nullable else empty[c.kind] for c in self.columns[1:])
+STORAGE_COLUMNS = frozenset({"hlc", "origin", "deleted", "opaque"})
+"""Columns storage keeps beside every replicated row (its version, and the values of columns
+unknown here): no replicated column may take one of these names."""
 
 
 _ID = Column("id", "text", max_bytes=128)
@@ -268,25 +186,83 @@ TABLES: tuple[Table, ...] = (
     ENTITIES,
     CONFLICTS,
 )
-_BY_NAME = {t.name: t for t in TABLES}
-_BY_CODE = {t.code: t for t in TABLES}
 
 
-def table_by_name(name: object) -> Table:
-    """The table called ``name``, or :class:`SchemaError` if no replicated table has that name."""
-    table = _BY_NAME.get(name) if isinstance(name, str) else None
-    if table is None:
-        raise SchemaError(f"unknown table {name!r}")
-    return table
+@dataclass(frozen=True)
+class Schema:
+    """A replicated schema as a value: its tables, in code order, and its version.
+
+    Whatever depends on which columns a table has (storage's statements, the rows it reads and
+    writes) takes the schema its store was opened with, so a node of a newer release is a store
+    opened with a wider schema (:meth:`with_column`), and this release's own
+    (:data:`BASE_SCHEMA`) never changes under anyone. Values compare and hash by their tables
+    and version; the hash is kept, since storage caches its statements by schema.
+    """
+
+    tables: tuple[Table, ...]
+    version: int
+    _by_name: Mapping[str, Table] = field(init=False, repr=False, compare=False)
+    _by_code: Mapping[int, Table] = field(init=False, repr=False, compare=False)
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_name = {t.name: t for t in self.tables}
+        by_code = {t.code: t for t in self.tables}
+        if len(by_name) != len(self.tables) or len(by_code) != len(self.tables):
+            raise SchemaError("a schema names each table and each table code once")
+        object.__setattr__(self, "_by_name", by_name)
+        object.__setattr__(self, "_by_code", by_code)
+        object.__setattr__(self, "_hash", hash((self.tables, self.version)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def by_name(self, name: object) -> Table:
+        """The table called ``name``, or :class:`SchemaError` if no table has that name."""
+        table = self._by_name.get(name) if isinstance(name, str) else None
+        if table is None:
+            raise SchemaError(f"unknown table {name!r}")
+        return table
+
+    def by_code(self, code: object) -> Table:
+        """The table with wire code ``code``, or :class:`SchemaError`."""
+        table = None
+        if isinstance(code, int) and not isinstance(code, bool):
+            table = self._by_code.get(code)
+        if table is None:
+            raise SchemaError(f"unknown table code {code!r}")
+        return table
+
+    def with_column(self, table_name: str, column: Column) -> Schema:
+        """A new schema: this one with a nullable ``column`` appended to ``table_name``, as
+        schema version ``column.added_in`` does (this one is left as it was).
+
+        The rules of docs/PROTOCOL.md §10: the column is nullable, of the next version (or of
+        this one, if this one already added a column), and its name is new to the table, has
+        no leading ``_`` and is none of storage's own (:data:`STORAGE_COLUMNS`).
+        """
+        table, version = self.by_name(table_name), column.added_in
+        extension = any(c.added_in == self.version for t in self.tables for c in t.columns)
+        allowed = {self.version + 1, *([self.version] if extension else [])}
+        if not column.nullable or version not in allowed:
+            raise SchemaError(
+                f"an added column must be nullable, added_in {self.version + 1}: {column}"
+            )
+        name = column.name
+        if name in table.column_names or name.startswith("_") or name in STORAGE_COLUMNS:
+            raise SchemaError(f"table {table_name!r} cannot take a column named {name!r}")
+        wider = replace(table, columns=(*table.columns, column))
+        return Schema(tuple(wider if t is table else t for t in self.tables), version)
 
 
-def table_by_code(code: object) -> Table:
-    """The table with wire code ``code``, or :class:`SchemaError`."""
-    table = _BY_CODE.get(code) if isinstance(code, int) and not isinstance(code, bool) else None
-    if table is None:
-        raise SchemaError(f"unknown table code {code!r}")
-    return table
+BASE_SCHEMA = Schema(TABLES, SCHEMA_VERSION)
+"""This release's replicated schema."""
 
+table_by_name = BASE_SCHEMA.by_name
+"""The table of :data:`BASE_SCHEMA` called ``name`` (table names and codes are the same in
+every schema version; only a table's columns grow)."""
+table_by_code = BASE_SCHEMA.by_code
+"""The table of :data:`BASE_SCHEMA` with wire code ``code``."""
 
 _frozen = False
 _extension_version: int | None = None

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, TypeVar
 from .errors import SchemaError
 
 if TYPE_CHECKING:
-    from .schema import Table, Value
+    from .column import Value
+    from .table import Table
 
 __all__ = ["MAX_UNKNOWN_COLUMNS", "check_length", "split", "wire_form"]
 

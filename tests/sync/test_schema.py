@@ -7,13 +7,16 @@ from hypothesis import given, settings, strategies as st
 
 from feral.sync.errors import SchemaError
 from feral.sync.schema import (
+    BASE_SCHEMA,
     EPISODES,
     EXEC_LOG,
     FACTS,
     MAX_INT,
     MIN_INT,
+    SCHEMA_VERSION,
     TABLES,
     Column,
+    Schema,
     table_by_code,
     table_by_name,
 )
@@ -210,3 +213,75 @@ def test_table_by_code_refuses_an_unknown_code(code):
 def test_table_by_code_refuses_a_bool_even_where_it_equals_a_code(code):
     with pytest.raises(SchemaError, match="unknown table code"):
         table_by_code(code)
+
+
+# the schema as a value
+
+COLOR = Column("color", "text", nullable=True, max_bytes=64, added_in=SCHEMA_VERSION + 1)
+
+
+def test_the_base_schema_is_this_releases_tables_at_its_version():
+    assert BASE_SCHEMA.tables == TABLES and BASE_SCHEMA.version == SCHEMA_VERSION
+    assert all(BASE_SCHEMA.by_name(t.name) is t is BASE_SCHEMA.by_code(t.code) for t in TABLES)
+
+
+def test_with_column_returns_a_wider_schema_and_leaves_the_base_as_it_was():
+    before = FACTS.columns
+    wider = BASE_SCHEMA.with_column("facts", COLOR)
+    assert wider.version == SCHEMA_VERSION + 1 and wider != BASE_SCHEMA
+    assert wider.by_name("facts").column_names == (*FACTS.column_names, "color")
+    assert wider.by_code(FACTS.code) is wider.by_name("facts")
+    assert FACTS.columns == before and BASE_SCHEMA.by_name("facts") is FACTS
+    assert wider.by_name("episodes") is EPISODES
+    assert BASE_SCHEMA.version == SCHEMA_VERSION and "color" not in FACTS.column_names
+
+
+def test_equal_schemas_are_equal_values_with_one_hash():
+    one, two = (BASE_SCHEMA.with_column("facts", COLOR) for _ in range(2))
+    assert one is not two and one == two and hash(one) == hash(two)
+    assert len({BASE_SCHEMA, one, two}) == 2
+
+
+def test_a_second_column_of_the_same_version_may_follow_the_first():
+    more = Column("shade", "int", nullable=True, added_in=SCHEMA_VERSION + 1)
+    wider = BASE_SCHEMA.with_column("facts", COLOR).with_column("episodes", more)
+    assert wider.version == SCHEMA_VERSION + 1
+    assert wider.by_name("episodes").column_names[-1] == "shade"
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        Column("color", "text", added_in=SCHEMA_VERSION + 1),  # not nullable
+        Column("color", "text", nullable=True),  # no version
+        Column("color", "text", nullable=True, added_in=SCHEMA_VERSION),  # the base's own
+        Column("color", "text", nullable=True, added_in=SCHEMA_VERSION + 2),  # skips one
+    ],
+    ids=["not-nullable", "no-version", "base-version", "skipped-version"],
+)
+def test_with_column_refuses_a_column_no_next_version_could_add(column):
+    with pytest.raises(SchemaError, match="must be nullable"):
+        BASE_SCHEMA.with_column("facts", column)
+
+
+@pytest.mark.parametrize("name", ["object", "_color", "hlc", "origin", "deleted", "opaque"])
+def test_with_column_refuses_a_name_the_table_or_storage_already_uses(name):
+    column = Column(name, "text", nullable=True, added_in=SCHEMA_VERSION + 1)
+    with pytest.raises(SchemaError, match="cannot take a column named"):
+        BASE_SCHEMA.with_column("facts", column)
+
+
+def test_with_column_refuses_an_unknown_table():
+    with pytest.raises(SchemaError, match="unknown table"):
+        BASE_SCHEMA.with_column("colors", COLOR)
+
+
+def test_a_schema_naming_a_table_twice_is_refused():
+    with pytest.raises(SchemaError, match="each table"):
+        Schema((FACTS, FACTS), SCHEMA_VERSION)
+
+
+@pytest.mark.parametrize("code", [True, 2.0, "2", None])
+def test_a_schema_finds_a_table_only_by_an_integer_code(code):
+    with pytest.raises(SchemaError, match="unknown table code"):
+        BASE_SCHEMA.by_code(code)
