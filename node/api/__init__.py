@@ -7,11 +7,10 @@ for :data:`API_TOKEN_FILE`) does not pay for it.
 
 from __future__ import annotations
 
-from typing import Any
-
 from .bodies import MAX_BODY_BYTES, EpisodesQuery, RememberRequest
 from .errors import ApiError, error_response
 from .guard import API_TOKEN_FILE, ApiGuard, is_loopback_host, load_or_create_api_token
+from .json_shapes import JsonObject
 from .routes import MemoryApi
 from .schema import openapi_document
 
@@ -31,7 +30,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> JsonObject:
     if name == "OPENAPI":
         return openapi_document()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

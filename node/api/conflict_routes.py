@@ -10,12 +10,8 @@ invalid field, 404 no open conflict with that id or a version that is not one of
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
-
 import msgspec
 from starlette.requests import Request
-from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from feral.node.curation import conflicts
@@ -23,10 +19,11 @@ from feral.storage.absorb.conflicts import ConflictRow
 
 from ..node import Node
 from .bodies import fit, read_json
+from .endpoints import Wrap
+from .json_shapes import JsonObject
 
 __all__ = ["ConflictApi", "ConflictsQuery", "ResolveRequest", "conflict_schemas"]
 
-Wrap = Callable[[Callable[[Request], Awaitable[Any]]], Callable[[Request], Awaitable[Response]]]
 """node/api/routes.py's ``_endpoint``: a handler answered as JSON, failures as JSON errors."""
 
 
@@ -65,7 +62,7 @@ class ConflictApi:
         return await conflicts.resolve(self.node, str(request.path_params["conflict"]), body.keep)
 
 
-def conflict_schemas(ref: str) -> dict[str, Any]:
+def conflict_schemas(ref: str) -> JsonObject:
     """The request structure's JSON Schema, as msgspec makes it, for ``components``."""
     _, components = msgspec.json.schema_components((ResolveRequest,), ref_template=ref)
     return components

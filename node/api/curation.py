@@ -12,12 +12,10 @@ The bodies are structures like the others (node/api/bodies.py): a field that doe
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Annotated
 
 from msgspec import Meta, Struct
 from starlette.requests import Request
-from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from feral.node.curation import actions as curation
@@ -29,6 +27,7 @@ from feral.storage.memory.listing import LISTED_TIERS, STATUSES
 from ..answers import DistillAnswer, EpisodeRow, FactRow, GcAnswer, ListedMemory, MetaAnswer
 from ..node import Node
 from .bodies import fit, read_json
+from .endpoints import Wrap
 from .query_check import reads_query
 
 __all__ = [
@@ -40,7 +39,6 @@ __all__ = [
     "curation_routes",
 ]
 
-Endpoint = Callable[[Callable[[Request], Awaitable[Any]]], Callable[[Request], Awaitable[Response]]]
 Reason = Annotated[str, Meta(max_length=curation.MAX_REASON_CHARS)]
 _TIERS = tuple(LISTED_TIERS)
 TierName = Annotated[
@@ -96,7 +94,7 @@ class DistillRequest(Struct, frozen=True, forbid_unknown_fields=True):
     dry_run: bool = False
 
 
-def curation_routes(node: Node, endpoint: Endpoint) -> list[BaseRoute]:
+def curation_routes(node: Node, endpoint: Wrap) -> list[BaseRoute]:
     """The routes, each answered through ``endpoint`` (JSON, and JSON errors)."""
 
     @reads_query

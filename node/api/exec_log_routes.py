@@ -9,12 +9,8 @@ field, or ``secret_refused`` when the entry holds what looks like a secret (noth
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
-
 import msgspec
 from starlette.requests import Request
-from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from feral.node.assistant.exec_log import ToolCall, record_tool_call
@@ -22,10 +18,11 @@ from feral.storage.db.rows import ExecutionRow
 
 from ..node import Node
 from .bodies import read_json
+from .endpoints import Wrap
+from .json_shapes import JsonObject
 
 __all__ = ["ExecLogApi", "exec_log_schemas"]
 
-Wrap = Callable[[Callable[[Request], Awaitable[Any]]], Callable[[Request], Awaitable[Response]]]
 """node/api/routes.py's ``_endpoint``: a handler answered as JSON, failures as JSON errors."""
 
 
@@ -43,7 +40,7 @@ class ExecLogApi:
         return await record_tool_call(self.node, call)
 
 
-def exec_log_schemas(ref: str) -> dict[str, Any]:
+def exec_log_schemas(ref: str) -> JsonObject:
     """The request structure's JSON Schema, as msgspec makes it, for ``components``."""
     _, components = msgspec.json.schema_components((ToolCall,), ref_template=ref)
     return components

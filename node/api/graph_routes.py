@@ -13,13 +13,11 @@ for a bad type, name, reference or option, 404 for a start that names no entity.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import msgspec
 from msgspec import Meta, Struct
 from starlette.requests import Request
-from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from feral.node.recall import graph
@@ -31,6 +29,8 @@ from feral.storage.memory.graph import MAX_HOPS, MAX_RESULTS
 from ..answers import EntityRow
 from ..node import Node
 from .bodies import fit, read_json
+from .endpoints import Wrap
+from .json_shapes import JsonObject
 from .query_check import reads_query
 
 __all__ = ["GRAPH_STRUCTURES", "GraphApi", "graph_schemas"]
@@ -71,7 +71,6 @@ class EntitiesQuery(Struct, frozen=True, forbid_unknown_fields=True):
     """Only entities of this type."""
 
 
-Wrap = Callable[[Callable[[Request], Awaitable[Any]]], Callable[[Request], Awaitable[Response]]]
 """node/api/routes.py's ``_endpoint``: a handler answered as JSON, failures as JSON errors."""
 
 GRAPH_STRUCTURES: tuple[type[Struct], ...] = (EntityRequest, RelationRequest, GraphQuery)
@@ -116,7 +115,7 @@ class GraphApi:
         )
 
 
-def graph_schemas(ref: str) -> dict[str, Any]:
+def graph_schemas(ref: str) -> JsonObject:
     """The request structures' JSON Schemas, as msgspec makes them, for ``components``."""
     _, components = msgspec.json.schema_components(GRAPH_STRUCTURES, ref_template=ref)
     return components

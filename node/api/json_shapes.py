@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import json
 
-__all__ = ["readable", "readable_schema"]
+__all__ = ["JsonObject", "readable", "readable_schema"]
+
+JsonObject = dict[str, object]
+"""A JSON object as the API writes it (an OpenAPI document or one of its schemas): its values
+are JSON values, read back only by encoding them."""
 
 _ENTITIES = {"type": "array", "items": {"type": "string"}}
 
@@ -26,7 +30,7 @@ def readable(value: object) -> object:
     return value
 
 
-def readable_schema(components: dict[str, dict[str, object]]) -> dict[str, dict[str, object]]:
+def readable_schema(components: dict[str, JsonObject]) -> dict[str, JsonObject]:
     """The schemas of what :func:`readable` makes of answers of ``components``: an
     ``entities`` text becomes the JSON array it holds (node/api/schema.py describes the API's
     answers with it, since the API answers through :func:`readable`)."""

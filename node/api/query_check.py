@@ -10,7 +10,7 @@ misspelt key in a checked query gets, before the handler runs, so nothing is wri
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from msgspec import Struct
 from starlette.requests import Request
@@ -19,7 +19,7 @@ from .bodies import fit
 
 __all__ = ["reads_query", "refuse_unread_query"]
 
-F = TypeVar("F", bound=Callable[..., Any])
+F = TypeVar("F", bound=Callable[..., object])
 
 _MARK = "_feral_reads_query"
 
@@ -34,7 +34,7 @@ class _NoQuery(Struct, forbid_unknown_fields=True):
     """No parameter at all: the query of an endpoint that reads none."""
 
 
-def refuse_unread_query(request: Request, handler: Callable[..., Any]) -> None:
+def refuse_unread_query(request: Request, handler: Callable[..., object]) -> None:
     """Raise the 422 of an unknown key when ``handler`` reads no query but one was sent."""
     if request.query_params and not getattr(handler, _MARK, False):
         fit(dict(request.query_params), _NoQuery, from_strings=True, top="the query")

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 import msgspec
 from starlette.exceptions import HTTPException
@@ -53,11 +52,12 @@ from ..node import Node
 from .bodies import EpisodesQuery, RememberRequest, fit, read_json
 from .conflict_routes import ConflictApi
 from .curation import curation_routes
+from .endpoints import Endpoint, Handler
 from .errors import ApiError, error_response, http_status
 from .exec_log_routes import ExecLogApi
 from .graph_routes import GraphApi
 from .guard import ApiGuard
-from .json_shapes import readable
+from .json_shapes import JsonObject, readable
 from .query_check import reads_query, refuse_unread_query
 from .schema import openapi_document
 
@@ -66,10 +66,7 @@ __all__ = ["MemoryApi"]
 log = logging.getLogger("feral.api")
 
 
-Handler = Callable[[Request], Awaitable[Any]]
-
-
-def _endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+def _endpoint(handler: Handler) -> Endpoint:
     """Answer ``handler``'s value as JSON, and every failure as a JSON error."""
 
     async def endpoint(request: Request) -> Response:
@@ -163,5 +160,5 @@ class MemoryApi:
     async def sync_status(self, request: Request) -> StatusAnswer:
         return await sync_status(self.node)
 
-    async def openapi(self, request: Request) -> dict[str, Any]:
+    async def openapi(self, request: Request) -> JsonObject:
         return openapi_document()

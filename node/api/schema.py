@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from typing import Any
 
 import msgspec
 
@@ -44,7 +43,7 @@ from .conflict_routes import ConflictsQuery, conflict_schemas
 from .curation import ArchiveRequest, BoostRequest, DistillRequest, GcRequest, ListQuery
 from .exec_log_routes import exec_log_schemas
 from .graph_routes import EntitiesQuery, graph_schemas
-from .json_shapes import readable_schema
+from .json_shapes import JsonObject, readable_schema
 
 __all__ = [
     "ANSWER_TYPES",
@@ -67,15 +66,15 @@ REQUEST_STRUCTURES: tuple[type[msgspec.Struct], ...] = (
 """The structures whose schemas are request bodies, by class name in ``components``."""
 
 
-def _ref(name: str) -> dict[str, str]:
+def _ref(name: str) -> JsonObject:
     return {"$ref": REF.format(name=name)}
 
 
-def _answer(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+def _answer(description: str, schema: JsonObject) -> JsonObject:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
-def request_schemas() -> dict[str, Any]:
+def request_schemas() -> JsonObject:
     """The JSON Schemas of the request structures (and what they use), as msgspec makes them."""
     _, components = msgspec.json.schema_components(REQUEST_STRUCTURES, ref_template=REF)
     remember = components["RememberRequest"]
@@ -87,7 +86,7 @@ def request_schemas() -> dict[str, Any]:
     return components
 
 
-def _query_parameters(structure: type[msgspec.Struct]) -> list[dict[str, Any]]:
+def _query_parameters(structure: type[msgspec.Struct]) -> list[JsonObject]:
     """A structure of query parameters as OpenAPI ``parameters``."""
     _, components = msgspec.json.schema_components((structure,), ref_template=REF)
     schema = components[structure.__name__]
@@ -98,7 +97,7 @@ def _query_parameters(structure: type[msgspec.Struct]) -> list[dict[str, Any]]:
 
 
 _STRING = {"type": "string"}
-_ANSWERS: dict[str, Any] = {
+_ANSWERS: JsonObject = {
     "Error": {
         "type": "object",
         "required": ["error"],
@@ -140,12 +139,12 @@ ANSWER_TYPES: dict[tuple[str, str], object] = {
 ``200`` schemas and their components are made from these, not written here."""
 
 
-def _typed(path: str, method: str, description: str) -> dict[str, Any]:
+def _typed(path: str, method: str, description: str) -> JsonObject:
     """The ``200`` answer of ``method path``, its schema made from :data:`ANSWER_TYPES`."""
     return _answer(description, AnswerSchemas(REF).of(ANSWER_TYPES[path, method]))
 
 
-def answer_components() -> dict[str, Any]:
+def answer_components() -> dict[str, JsonObject]:
     """The components of every answer type, as the API shows them (through ``readable``)."""
     return readable_schema(answer_schemas(ANSWER_TYPES.values(), REF))
 
@@ -167,32 +166,54 @@ _BODY_ERRORS = {
 }
 
 
-def _get(summary: str, answer: dict[str, Any], **more: Any) -> dict[str, Any]:
-    return {"get": {"summary": summary, **more, "responses": {"200": answer, **_ERRORS}}}
+Refusals = dict[str, JsonObject]
+"""An operation's answers besides ``200`` and the errors every route may give, by status."""
 
 
-def _post(summary: str, body: str, answer: dict[str, Any]) -> dict[str, Any]:
+def _get(
+    summary: str,
+    answer: JsonObject,
+    *,
+    parameters: list[JsonObject] | None = None,
+    refusals: Refusals | None = None,
+) -> JsonObject:
+    operation: JsonObject = {"summary": summary}
+    if parameters is not None:
+        operation["parameters"] = parameters
+    operation["responses"] = {"200": answer, **_ERRORS, **(refusals or {})}
+    return {"get": operation}
+
+
+def _post(
+    summary: str,
+    body: str,
+    answer: JsonObject,
+    *,
+    parameters: list[JsonObject] | None = None,
+    refusals: Refusals | None = None,
+) -> JsonObject:
     content = {"application/json": {"schema": _ref(body)}}
-    return {
-        "post": {
-            "summary": summary,
-            "requestBody": {"required": True, "content": content},
-            "responses": {"200": answer, **_BODY_ERRORS},
-        }
+    operation: JsonObject = {
+        "summary": summary,
+        "requestBody": {"required": True, "content": content},
+        "responses": {"200": answer, **_BODY_ERRORS, **(refusals or {})},
     }
+    if parameters is not None:
+        operation["parameters"] = parameters
+    return {"post": operation}
 
 
-def _paths() -> dict[str, Any]:
+def _paths() -> JsonObject:
     episodes = _get(
         "The newest episodes",
         _typed("/api/memory/episodes", "get", "episodes, newest first"),
         parameters=_query_parameters(EpisodesQuery),
+        refusals={"422": _answer("limit out of range", _ref("Error"))},
     )
-    episodes["get"]["responses"]["422"] = _answer("limit out of range", _ref("Error"))
     topic = {"name": "topic", "in": "path", "required": True, "schema": _STRING}
     shown = _typed("/api/memory/wiki/{topic}", "get", "the page's Markdown")
-    page = _get("One wiki page", shown, parameters=[topic])
-    page["get"]["responses"]["404"] = _answer("no page for that topic", _ref("Error"))
+    missing = {"404": _answer("no page for that topic", _ref("Error"))}
+    page = _get("One wiki page", shown, parameters=[topic], refusals=missing)
     refused = _answer(
         "a missing, unknown or invalid field; or code secret_refused: the text holds what looks"
         " like a secret (nothing is stored; the message names the kind, never the value)",
@@ -202,14 +223,14 @@ def _paths() -> dict[str, Any]:
         "Remember what was said (a triple if a phrasing rule fits) or a triple",
         "RememberRequest",
         _typed("/api/memory/remember", "post", "what the absorb pipeline did, with the row"),
+        refusals={"422": refused},
     )
-    remember["post"]["responses"]["422"] = refused
     absorb = _post(
         "Absorb a fact: validate, scan, classify against what is stored, write with edges",
         "RememberRequest",
         _typed("/api/absorb", "post", "what the absorb pipeline did, with the stored row"),
+        refusals={"422": refused},
     )
-    absorb["post"]["responses"]["422"] = refused
     return {
         "/api/memory/search": _post(
             "Search episodes and facts (fts, vector or hybrid; optional MMR)",
@@ -241,7 +262,7 @@ def _paths() -> dict[str, Any]:
     }
 
 
-def _mcp_path() -> dict[str, Any]:
+def _mcp_path() -> JsonObject:
     """The MCP server over streamable HTTP (node/mcp/mount.py): JSON-RPC messages, whose
     tools and their argument shapes the MCP client lists itself (``tools/list``)."""
     content = {"application/json": {"schema": _ref("Object")}}
@@ -254,44 +275,42 @@ def _mcp_path() -> dict[str, Any]:
     }
 
 
-def _exec_log_paths() -> dict[str, Any]:
+def _exec_log_paths() -> JsonObject:
     """The execution log's route (node/api/exec_log_routes.py)."""
     record = _post(
         "Log a tool call in the execution log (insert-only, replicated)",
         "ToolCall",
         _typed("/api/exec-log", "post", "the stored entry, as feral log record --json"),
-    )
-    record["post"]["responses"]["422"] = _answer(
-        "a missing, unknown or invalid field; or code secret_refused: the entry holds what looks"
-        " like a secret (nothing is stored)",
-        _ref("Error"),
-    )
+        refusals={"422": _answer(
+            "a missing, unknown or invalid field; or code secret_refused: the entry holds what"
+            " looks like a secret (nothing is stored)",
+            _ref("Error"),
+        )},
+    )  # fmt: skip
     return {"/api/exec-log": record}
 
 
-def _conflict_paths() -> dict[str, Any]:
+def _conflict_paths() -> JsonObject:
     """The conflicts' routes (node/api/conflict_routes.py)."""
     listing = _get(
         "Concurrent edits last-write-wins set aside: both versions and rows of each",
         _typed("/api/memory/conflicts", "get", "as feral memory conflicts --json"),
         parameters=_query_parameters(ConflictsQuery),
+        refusals={"422": _answer("a parameter that does not fit", _ref("Error"))},
     )
-    listing["get"]["responses"]["422"] = _answer("a parameter that does not fit", _ref("Error"))
     resolve = _post(
         "Keep one version of a conflict: written again above both, marked resolved (replicated)",
         "ResolveRequest",
         _typed("/api/memory/conflicts/{conflict}/resolve", "post", "the resolved record"),
-    )
-    resolve["post"]["parameters"] = [
-        {"name": "conflict", "in": "path", "required": True, "schema": _STRING}
-    ]
-    resolve["post"]["responses"]["404"] = _answer(
-        "no open conflict with that id, or not one of its versions", _ref("Error")
-    )
+        parameters=[{"name": "conflict", "in": "path", "required": True, "schema": _STRING}],
+        refusals={"404": _answer(
+            "no open conflict with that id, or not one of its versions", _ref("Error")
+        )},
+    )  # fmt: skip
     return {"/api/memory/conflicts": listing, "/api/memory/conflicts/{conflict}/resolve": resolve}
 
 
-def _graph_paths() -> dict[str, Any]:
+def _graph_paths() -> JsonObject:
     """The graph's routes (node/api/graph_routes.py)."""
     listing = _get(
         "Entities with their attributes and conflicting values",
@@ -305,8 +324,8 @@ def _graph_paths() -> dict[str, Any]:
         "Entities reachable from one, breadth first",
         "GraphQuery",
         _typed("/api/graph/query", "post", "as feral graph query --json"),
+        refusals={"404": _answer("no entity to start from", _ref("Error"))},
     )
-    query["post"]["responses"]["404"] = _answer("no entity to start from", _ref("Error"))
     relation = _post(
         "Relate two entities (stored as a fact)",
         "RelationRequest",
@@ -319,27 +338,28 @@ def _graph_paths() -> dict[str, Any]:
     }
 
 
-def _curation_paths() -> dict[str, Any]:
+def _curation_paths() -> JsonObject:
     """node/api/curation.py's routes."""
     listing = _get(
         "Memories newest first, with their meta and status",
         _typed("/api/memory/list", "get", "as feral memory list --json"),
         parameters=_query_parameters(ListQuery),
+        refusals={"422": _answer("a parameter out of range", _ref("Error"))},
     )
-    listing["get"]["responses"]["422"] = _answer("a parameter out of range", _ref("Error"))
-    paths = {
+    missing = {"404": _answer("no memory with that id", _ref("Error"))}
+    return {
         "/api/memory/list": listing,
         "/api/memory/archive": _post(
             "Archive a memory (replicated; restore undoes it)", "ArchiveRequest",
-            _typed("/api/memory/archive", "post", "the row"),
+            _typed("/api/memory/archive", "post", "the row"), refusals=missing,
         ),
         "/api/memory/restore": _post(
             "Restore an archived memory", "ArchiveRequest",
-            _typed("/api/memory/restore", "post", "the row"),
+            _typed("/api/memory/restore", "post", "the row"), refusals=missing,
         ),
         "/api/memory/boost": _post(
             "Set a memory's importance multiplier (replicated)", "BoostRequest",
-            _typed("/api/memory/boost", "post", "the memory's meta row"),
+            _typed("/api/memory/boost", "post", "the memory's meta row"), refusals=missing,
         ),
         "/api/memory/gc": _post(
             "Archive stale session facts, consolidate crowded groups (dry_run: plan only)",
@@ -351,9 +371,6 @@ def _curation_paths() -> dict[str, Any]:
             _typed("/api/memory/distill", "post", "as feral memory distill --json"),
         ),
     }  # fmt: skip
-    for path in ("/api/memory/archive", "/api/memory/restore", "/api/memory/boost"):
-        paths[path]["post"]["responses"]["404"] = _answer("no memory with that id", _ref("Error"))
-    return paths
 
 
 @cache
@@ -382,7 +399,7 @@ def _document_text() -> str:
     return json.dumps(document)  # JSON types only (msgspec writes defaults such as () as-is)
 
 
-def openapi_document() -> dict[str, Any]:
+def openapi_document() -> JsonObject:
     """The document, made once per process (the first call, not the import, pays for it)."""
-    document: dict[str, Any] = json.loads(_document_text())
+    document: JsonObject = json.loads(_document_text())
     return document

@@ -272,7 +272,7 @@ def save_settings(home: Path, settings: Settings) -> None:
     write_private_file(path, text.encode("utf-8"))
 
 
-def settings_to_dict(settings: Settings) -> dict[str, Any]:
+def settings_to_dict(settings: Settings) -> dict[str, object]:
     """The JSON-ready form of ``settings`` (every key present, peers as a list; a peer's
     ``insecure_plaintext`` only where it is set, so a peer keeps FERAL's shape).
 
