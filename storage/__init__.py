@@ -3,8 +3,8 @@
 Domain logic is written as plain synchronous ``fn(conn, ...)`` functions (datasette's pattern), so
 SQL is testable without an event loop; :class:`feral.storage.store.Store` runs them on the
 connection's own thread, every write under one lock and ``BEGIN IMMEDIATE``.
+
+Which columns each replicated table has is the schema a store was opened with
+(``feral.sync.schema.Schema``, kept on its connection: storage/db/connection.py), so
+statements are built per schema, when first needed.
 """
-
-from feral.sync.schema import freeze
-
-freeze()  # storage builds its SQL from the registry once: no schema extension after this

@@ -33,9 +33,12 @@ from feral.storage.db.connection import (
     connect_immutable,
     connect_read_only,
     out_of_space,
+    schema_of,
 )
 from feral.storage.db.errors import StorageError
 from feral.storage.db.migrations import (
+    Migration,
+    all_migrations,
     apply_migrations,
     pending,
     record_schema_version,
@@ -43,7 +46,7 @@ from feral.storage.db.migrations import (
 )
 from feral.storage.log import row_digest
 from feral.sync.errors import FeralError
-from feral.sync.schema import schema_version
+from feral.sync.schema import Schema, process_schema
 
 __all__ = [
     "Store",
@@ -59,7 +62,14 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 
-def open_sync(path: Path | str, *, synchronous: str = "FULL", check: bool = False) -> Connection:
+def open_sync(
+    path: Path | str,
+    *,
+    synchronous: str = "FULL",
+    check: bool = False,
+    schema: Schema | None = None,
+    migrations: tuple[Migration, ...] = (),
+) -> Connection:
     """Open a database synchronously and bring its schema up to date.
 
     Opening writes nothing when nothing is pending (no migration, the epoch already set), so a
@@ -70,12 +80,18 @@ def open_sync(path: Path | str, *, synchronous: str = "FULL", check: bool = Fals
         check: run SQLite's ``quick_check`` first. It reads the whole file, so it belongs at
             the start of a long-running server, not in every short CLI command; damage met
             later still surfaces as a :class:`StorageError` on the first read of it.
+        schema: the replicated schema its rows are read and written by: this release's
+            (``feral.sync.schema.BASE_SCHEMA``) unless given; a newer release's is wider
+            (docs/PROTOCOL.md §10).
+        migrations: the steps of such a wider schema, applied after this release's.
     """
-    conn = connect(path, synchronous=synchronous, check=check and str(path) != ":memory:")
+    schema, steps = schema or process_schema(), (*all_migrations(), *migrations)
+    checked = check and str(path) != ":memory:"
+    conn = connect(path, synchronous=synchronous, check=checked, schema=schema)
     try:
-        refuse_newer(conn, schema_version())
-        apply_migrations(conn)
-        record_schema_version(conn, schema_version())
+        refuse_newer(conn, schema.version, steps)
+        apply_migrations(conn, steps)
+        record_schema_version(conn, schema.version)
         _ensure_epoch(conn)
         row_digest.fill_missing(conn)
     except DatabaseError as exc:
@@ -87,7 +103,12 @@ def open_sync(path: Path | str, *, synchronous: str = "FULL", check: bool = Fals
     return conn
 
 
-def open_for_reading(path: Path, error: StorageError) -> Connection:
+def open_for_reading(
+    path: Path,
+    error: StorageError,
+    schema: Schema | None = None,
+    migrations: tuple[Migration, ...] = (),
+) -> Connection:
     """The database opened read-only after ``error``, if the disk is full or the database
     cannot be written (a read-only filesystem or folder), and that is safe.
 
@@ -104,10 +125,11 @@ def open_for_reading(path: Path, error: StorageError) -> Connection:
     wal = Path(f"{path}-wal")
     if not (out_of_space(error) or unwritable(path)) or (wal.exists() and wal.stat().st_size > 0):
         raise error
-    conn = connect_immutable(path)
+    schema, steps = schema or process_schema(), (*all_migrations(), *migrations)
+    conn = connect_immutable(path, schema)
     try:
-        refuse_newer(conn, schema_version())
-        if pending(conn):
+        refuse_newer(conn, schema.version, steps)
+        if pending(conn, steps):
             raise error
     except BaseException:
         conn.close()
@@ -209,13 +231,21 @@ def _read(
 
 
 def _open_or_read(
-    path: Path, *, synchronous: str, check: bool
+    path: Path,
+    *,
+    synchronous: str,
+    check: bool,
+    schema: Schema | None,
+    migrations: tuple[Migration, ...],
 ) -> tuple[Connection, StorageError | None]:
     """:func:`open_sync`, else (a full disk) :func:`open_for_reading` and the reason."""
     try:
-        return open_sync(path, synchronous=synchronous, check=check), None
+        opened = open_sync(
+            path, synchronous=synchronous, check=check, schema=schema, migrations=migrations
+        )
+        return opened, None
     except StorageError as exc:
-        conn = open_for_reading(path, exc)
+        conn = open_for_reading(path, exc, schema, migrations)
         if unwritable(path):
             return conn, StorageError(f"{path} can only be read: it is read-only")
         return conn, StorageError(f"{path} can only be read: the disk is full or failing ({exc})")
@@ -261,8 +291,17 @@ class Store:
         self._closed = False
 
     @classmethod
-    async def open(cls, path: Path, *, synchronous: str = "FULL", check: bool = False) -> Store:
-        """Open (creating if needed) the database at ``path``."""
+    async def open(
+        cls,
+        path: Path,
+        *,
+        synchronous: str = "FULL",
+        check: bool = False,
+        schema: Schema | None = None,
+        migrations: tuple[Migration, ...] = (),
+    ) -> Store:
+        """Open (creating if needed) the database at ``path``, its rows of ``schema`` and its
+        steps ``migrations`` after this release's (:func:`open_sync`)."""
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             if os.name == "posix":
@@ -276,13 +315,19 @@ class Store:
         # Opened (and migrated, and checked) on the thread that will own it; a refused
         # database fails here, and its thread is joined before the error goes up.
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="feral-db")
-        opening = partial(_open_or_read, path, synchronous=synchronous, check=check)
+        opening = partial(_open_or_read, path, synchronous=synchronous, check=check,
+                          schema=schema, migrations=migrations)  # fmt: skip
         try:
             conn, read_only = await asyncio.get_running_loop().run_in_executor(executor, opening)
         except BaseException:
             executor.shutdown(wait=True)
             raise
         return cls(conn, executor, path, read_only)
+
+    @property
+    def schema(self) -> Schema:
+        """The replicated schema this store's rows are read and written by."""
+        return schema_of(self._conn)
 
     async def close(self) -> None:
         """Close the connection on its thread, then join the thread (again: a no-op).

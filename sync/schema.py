@@ -36,7 +36,7 @@ __all__ = [
     "Table",
     "Value",
     "add_column",
-    "freeze",
+    "process_schema",
     "schema_version",
     "table_by_code",
     "table_by_name",
@@ -264,36 +264,24 @@ every schema version; only a table's columns grow)."""
 table_by_code = BASE_SCHEMA.by_code
 """The table of :data:`BASE_SCHEMA` with wire code ``code``."""
 
-_frozen = False
-_extension_version: int | None = None
+_process_schema = BASE_SCHEMA
+
+
+def process_schema() -> Schema:
+    """The schema a store opens with when it is given none: :data:`BASE_SCHEMA`, unless
+    :func:`add_column` widened it."""
+    return _process_schema
 
 
 def schema_version() -> int:
-    """The replicated schema this node stores: :data:`SCHEMA_VERSION`, or the version of the
-    columns added by :func:`add_column`."""
-    return SCHEMA_VERSION if _extension_version is None else _extension_version
+    """The version of :func:`process_schema` (a node's Hello says the version of its store's)."""
+    return _process_schema.version
 
 
 def add_column(table_name: str, column: Column) -> None:
-    """Append a nullable ``column`` to a replicated table, as schema version ``column.added_in``
-    does: the extension point of a build that extends the schema without editing this file (the
-    test of two schema versions side by side). Call it before ``feral.storage`` is imported
-    (:func:`freeze`); its migration goes to ``feral.storage.db.migrations.register_migration``.
-    The rules are in docs/PROTOCOL.md §10.
-    """
-    global _extension_version
-    table, version, current = table_by_name(table_name), column.added_in, schema_version()
-    if _frozen:
-        raise SchemaError("schema extensions must be registered before feral.storage is imported")
-    if not column.nullable or version not in {current, current + 1} - {SCHEMA_VERSION}:
-        raise SchemaError(f"an added column must be nullable, added_in {current + 1}: {column}")
-    if column.name in table.column_names or column.name.startswith("_"):
-        raise SchemaError(f"table {table_name!r} cannot take a column named {column.name!r}")
-    object.__setattr__(table, "columns", (*table.columns, column))
-    _extension_version = version
-
-
-def freeze() -> None:
-    """No more :func:`add_column`: storage has built its statements from the registry."""
-    global _frozen
-    _frozen = True
+    """Deprecated: pass ``BASE_SCHEMA.with_column(...)`` to the store instead. Widens the schema
+    this process opens stores with when given none (:func:`process_schema`), for a program that
+    cannot pass one to the code it runs; no table value changes (``FACTS`` stays this
+    release's). Its migration goes to ``feral.storage.db.migrations.register_migration``."""
+    global _process_schema
+    _process_schema = _process_schema.with_column(table_name, column)

@@ -9,6 +9,9 @@ The wheel has no type information, so :class:`Connection` and :class:`Cursor` sp
 of the ``sqlite3`` API that storage/ uses, as protocols: every storage function takes a
 ``Connection``, so mypy checks each call on it, and the standard library's
 ``sqlite3.Connection`` satisfies the same protocol (tests/storage/test_typing.py checks both).
+
+A connection feral opens also carries the replicated schema its store was opened with
+(:func:`schema_of`): storage builds its statements from that schema, not from a registry.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from pathlib import Path
 from typing import Any, Protocol, TypeAlias
 
 import sqlean
+
+from feral.sync.schema import BASE_SCHEMA, Schema
 
 from .errors import CorruptDatabase, StorageError
 
@@ -31,6 +36,7 @@ __all__ = [
     "connect_immutable",
     "connect_read_only",
     "out_of_space",
+    "schema_of",
     "sqlite_version",
 ]
 
@@ -75,16 +81,45 @@ class Connection(Protocol):
     def close(self) -> None: ...
 
 
+class _SchemaConnection(sqlean.Connection):  # type: ignore[misc]  # sqlean has no types
+    """A driver connection that knows the replicated schema of the store it opens."""
+
+    schema: Schema = BASE_SCHEMA
+
+
+def schema_of(conn: Connection) -> Schema:
+    """The replicated schema ``conn``'s store was opened with (:func:`connect`'s ``schema``);
+    this release's for a connection made another way (the standard library's, in a test)."""
+    schema = getattr(conn, "schema", None)
+    return schema if isinstance(schema, Schema) else BASE_SCHEMA
+
+
+def _open(database: str, *, uri: bool, schema: Schema) -> Connection:
+    conn: _SchemaConnection = sqlean.connect(
+        database, uri=uri, isolation_level=None, check_same_thread=False,
+        factory=_SchemaConnection,
+    )  # fmt: skip
+    conn.schema = schema
+    return conn
+
+
 def sqlite_version() -> str:
     """The version of the bundled SQLite library."""
     return str(sqlean.sqlite_version)
 
 
-def connect(path: Path | str, *, synchronous: str = "FULL", check: bool = True) -> Connection:
+def connect(
+    path: Path | str,
+    *,
+    synchronous: str = "FULL",
+    check: bool = True,
+    schema: Schema = BASE_SCHEMA,
+) -> Connection:
     """Open a connection and set the pragmas feral relies on.
 
     Args:
         path: the database file, or ``":memory:"``.
+        schema: the replicated schema of the rows it holds (:func:`schema_of`).
         synchronous: ``FULL`` by default, so an acknowledged write survives power loss.
         check: run ``PRAGMA quick_check`` (skipped for throwaway in-memory databases).
 
@@ -92,7 +127,7 @@ def connect(path: Path | str, *, synchronous: str = "FULL", check: bool = True) 
         CorruptDatabase: the file is not a database or fails the check.
     """
     try:
-        conn: Connection = sqlean.connect(str(path), isolation_level=None, check_same_thread=False)
+        conn = _open(str(path), uri=False, schema=schema)
     except DatabaseError as exc:
         raise StorageError(f"cannot open database {path}: {exc}") from exc
     try:
@@ -105,7 +140,7 @@ def connect(path: Path | str, *, synchronous: str = "FULL", check: bool = True) 
     return conn
 
 
-def connect_immutable(path: Path) -> Connection:
+def connect_immutable(path: Path, schema: Schema = BASE_SCHEMA) -> Connection:
     """Open ``path`` read-only as an immutable file: no lock, no ``-wal`` or ``-shm`` file.
 
     Only for a database whose WAL is empty (storage/store.py's ``open_for_reading``): SQLite
@@ -113,23 +148,19 @@ def connect_immutable(path: Path) -> Connection:
     """
     uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
     try:
-        conn: Connection = sqlean.connect(
-            uri, uri=True, isolation_level=None, check_same_thread=False
-        )
+        conn = _open(uri, uri=True, schema=schema)
         conn.execute("PRAGMA trusted_schema = OFF")
     except DatabaseError as exc:
         raise StorageError(f"cannot open database {path} for reading: {exc}") from exc
     return conn
 
 
-def connect_read_only(path: Path) -> Connection:
+def connect_read_only(path: Path, schema: Schema = BASE_SCHEMA) -> Connection:
     """Open ``path`` read-only with its WAL (locks taken as any reader's; no pragma, no
     migration): for a read that must never write the file, checkpoints included."""
     uri = f"{path.resolve().as_uri()}?mode=ro"
     try:
-        conn: Connection = sqlean.connect(
-            uri, uri=True, isolation_level=None, check_same_thread=False
-        )
+        conn = _open(uri, uri=True, schema=schema)
     except DatabaseError as exc:
         raise StorageError(f"cannot open database {path} for reading: {exc}") from exc
     return conn

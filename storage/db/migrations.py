@@ -69,15 +69,18 @@ def pending(conn: Connection, migrations: tuple[Migration, ...] | None = None) -
     return [m.name for m in migrations or all_migrations() if m.name not in done]
 
 
-def refuse_newer(conn: Connection, schema_version: int) -> None:
-    """Refuse a database a newer feral wrote: one with migrations this code does not know, or
-    a replicated schema above ``schema_version``. Opening it would read rows by a schema it
-    does not have, and migrating it cannot go backwards. Read-only.
+def refuse_newer(
+    conn: Connection, schema_version: int, migrations: tuple[Migration, ...] | None = None
+) -> None:
+    """Refuse a database a newer feral wrote: one with migrations this code does not know
+    (``migrations``, by default :func:`all_migrations`), or a replicated schema above
+    ``schema_version``. Opening it would read rows by a schema it does not have, and migrating
+    it cannot go backwards. Read-only.
 
     Raises:
         NewerDatabase: naming the database's schema version and this code's.
     """
-    known = {m.name for m in all_migrations()}
+    known = {m.name for m in migrations or all_migrations()}
     unknown = sorted(_applied(conn) - known)
     stored = _stored_schema_version(conn)
     if not unknown and stored <= schema_version:

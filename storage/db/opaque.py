@@ -20,7 +20,7 @@ from feral.sync.schema import TABLES, Table, Value
 from feral.sync.types import NodeId, RowId
 from feral.sync.unknown import split, wire_form
 
-from .connection import Connection
+from .connection import Connection, schema_of
 
 __all__ = ["bound_row", "carry_unknown", "decode", "encode", "wire_values"]
 
@@ -61,16 +61,18 @@ def carry_unknown(conn: Connection, changes: Sequence[_Change]) -> list[_Change]
     of columns the writing code does not know) made to carry those values on.
 
     Only tables that can hold such values are read: one with a row that has unknown values
-    (its partial index), or one with columns added by a schema extension.
+    (its partial index), or one the store's schema (:func:`schema_of`) widened: the writing
+    code may know fewer columns than the store holds.
     """
     out = list(changes)
     for table in {c[0] for c in out if type(c) is tuple and len(c) == 3 and c[2] is not None}:
         if not isinstance(table, Table) or table.name not in _HOLDS:
             continue
-        extended = table.base_count < len(table.columns)
+        held_as = schema_of(conn).by_name(table.name)
+        extended = held_as.base_count < len(held_as.columns)
         if not extended and conn.execute(_HOLDS[table.name]).fetchone() is None:
             continue
-        stored = _stored_wire_rows(conn, table, [c[1] for c in out if c[0] is table])
+        stored = _stored_wire_rows(conn, held_as, [c[1] for c in out if c[0] is table])
         for index, (tbl, row_id, values) in enumerate(out):
             held = stored.get(row_id)
             if tbl is table and values is not None and held and len(held) > len(values):

@@ -11,17 +11,19 @@ winning or not, so each origin's log is held as a gap-free prefix and can be rel
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
 from itertools import chain
 from operator import itemgetter
 
 from feral.storage.db import opaque
-from feral.storage.db.connection import Connection
+from feral.storage.db.connection import Connection, schema_of
 from feral.sync.codec import decode_values, encode_values
 from feral.sync.delta import MAX_PAGE_DELTAS, Delta, Page, Version
 from feral.sync.errors import ClockSkewError, ProtocolError
 from feral.sync.hlc import MAX_PACKED, check_skew
-from feral.sync.schema import TABLES, Table, Value, table_by_code, table_by_name
+from feral.sync.schema import BASE_SCHEMA, Schema, Table, Value, table_by_code
 from feral.sync.text import printable
 from feral.sync.types import NodeId, RowId, VersionVector
 
@@ -65,17 +67,35 @@ def _upsert_sql(table: Table) -> str:
     )
 
 
-_UPSERT = {table.name: _upsert_sql(table) for table in TABLES}
+_UPSERT = {table.name: _upsert_sql(table) for table in BASE_SCHEMA.tables}
+"""This release's upserts, read at each write (simulations/broken.py swaps them for a broken
+merge, to see the simulator catch it); a wider schema's are built with its :class:`_Writes`."""
 
 
-_CODES = {table.name: table.code for table in TABLES}
+@dataclass(frozen=True)
+class _Writes:
+    """What merging rows of one schema needs, by table name: built once per schema."""
 
-_WIDTH = {table.name: len(table.columns) for table in TABLES}
+    tables: Mapping[str, Table]
+    upsert: Mapping[str, str]
+    code: Mapping[str, int]
+    width: Mapping[str, int]
+    bools: Mapping[str, tuple[int, ...]]
 
-_BOOL_COLUMNS = {
-    table.name: tuple(i for i, c in enumerate(table.columns) if c.kind == "bool")
-    for table in TABLES
-}
+
+@cache
+def _writes(schema: Schema) -> _Writes:
+    return _Writes(
+        tables={t.name: t for t in schema.tables},
+        upsert={t.name: _upsert_sql(t) for t in schema.tables},
+        code={t.name: t.code for t in schema.tables},
+        width={t.name: len(t.columns) for t in schema.tables},
+        bools={
+            t.name: tuple(i for i, c in enumerate(t.columns) if c.kind == "bool")
+            for t in schema.tables
+        },
+    )
+
 
 _LogEntry = tuple[NodeId, int, int, RowId, bytearray | None, int | None, str | None]
 """A ``delta_log`` row as bound: origin, hlc, table code, row id, payload (``None``: tombstone),
@@ -111,6 +131,9 @@ def merge_rows(conn: Connection, deltas: Sequence[Delta]) -> dict[NodeId, list[_
     storage/log/snapshot.py, merges rows without logging them)."""
     rows: dict[str, list[list[Value]]] = defaultdict(list)
     entries: dict[NodeId, list[_LogEntry]] = defaultdict(list)
+    schema = schema_of(conn)
+    writes = _writes(schema)
+    upserts = _UPSERT if schema is BASE_SCHEMA else writes.upsert
     erased = erase_outdated(conn, deltas)
     for delta in erased:
         table, row_id, hlc, origin, values = (
@@ -122,32 +145,32 @@ def merge_rows(conn: Connection, deltas: Sequence[Delta]) -> dict[NodeId, list[_
         )
         payload: bytearray | None = None
         if values is None:
-            row = [*table_by_name(table).tombstone_values(row_id), hlc, origin, 1, None]
-        elif len(values) == _WIDTH[table]:
+            row = [*writes.tables[table].tombstone_values(row_id), hlc, origin, 1, None]
+        elif len(values) == writes.width[table]:
             row = [*values, hlc, origin, 0, None]
         else:  # a row of another schema version (sync/unknown.py)
-            row = opaque.bound_row(table_by_name(table), values, hlc, origin)
+            row = opaque.bound_row(writes.tables[table], values, hlc, origin)
         if values is not None:
             # The driver binds a bytearray as a BLOB directly, but looks bytes up in its adapter
             # registry first, which costs several times this copy; the stored BLOB is the same.
             payload = bytearray(encode_values(values))
         # The same lookup for a bool: STRICT INTEGER columns store 0/1, so bind those instead.
-        for index in _BOOL_COLUMNS[table]:
+        for index in writes.bools[table]:
             row[index] = 1 if row[index] else 0
         rows[table].append(row)
         prior = delta.prior
         entries[origin].append(
-            (origin, hlc, _CODES[table], row_id, payload, *_prior_columns(prior))
+            (origin, hlc, writes.code[table], row_id, payload, *_prior_columns(prior))
         )
     for overtaken in tombstones_overtaken(conn, erased):  # rows, not writes: never logged
-        dead = [*table_by_name(overtaken.table).tombstone_values(overtaken.row_id)]
-        for index in _BOOL_COLUMNS[overtaken.table]:
+        dead = [*writes.tables[overtaken.table].tombstone_values(overtaken.row_id)]
+        for index in writes.bools[overtaken.table]:
             dead[index] = 1 if dead[index] else 0
         rows[overtaken.table].append([*dead, overtaken.hlc, overtaken.origin, 1, None])
     change = 0  # the kept row digest moves by the hashes of the rows rewritten (row_digest.py)
     for name, table_rows in rows.items():
         change += row_digest.change_of(conn, name, table_rows)
-        conn.executemany(_UPSERT[name], table_rows)
+        conn.executemany(upserts[name], table_rows)
     row_digest.store_digest(conn, change)
     integrity.withdraw_outgrown(conn, rows)
     return entries

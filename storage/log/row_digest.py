@@ -27,14 +27,16 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
 from typing import cast
 
 import msgpack
 
 from feral.storage.db import opaque
-from feral.storage.db.connection import Connection
-from feral.sync.schema import TABLES, Table, Value, table_by_name
+from feral.storage.db.connection import Connection, schema_of
+from feral.sync.schema import Schema, Table, Value
 
 __all__ = [
     "DIGEST_BYTES",
@@ -58,14 +60,29 @@ def _select(table: Table) -> str:
     return f'SELECT {names} FROM "{table.name}"'
 
 
-_SELECT = {table.name: _select(table) for table in TABLES}
+@dataclass(frozen=True)
+class _Hashing:
+    """What hashing rows of one schema needs, by table name: built once per schema."""
+
+    tables: Mapping[str, Table]
+    select: Mapping[str, str]
+    reals: Mapping[str, tuple[int, ...]]
+    """Columns a STRICT table stores as REAL: a value bound as an int reads back as a float."""
+    plain: Mapping[str, bool]
+    """Tables with no column a schema extension added: their rows hash as they always have."""
 
 
-_REALS = {
-    table.name: tuple(i for i, c in enumerate(table.columns) if c.kind == "real")
-    for table in TABLES
-}
-"""Columns a STRICT table stores as REAL: a value bound as an int reads back as a float."""
+@cache
+def _hashing(schema: Schema) -> _Hashing:
+    return _Hashing(
+        tables={t.name: t for t in schema.tables},
+        select={t.name: _select(t) for t in schema.tables},
+        reals={
+            t.name: tuple(i for i, c in enumerate(t.columns) if c.kind == "real")
+            for t in schema.tables
+        },
+        plain={t.name: t.base_count == len(t.columns) for t in schema.tables},
+    )
 
 
 _PACKERS = threading.local()
@@ -80,11 +97,7 @@ def _pack(values: list[object]) -> bytes:
     return pack(values)
 
 
-_PLAIN = {table.name: table.base_count == len(table.columns) for table in TABLES}
-"""Tables with no column a schema extension added: their rows hash as they always have."""
-
-
-def _hash(table: str, record: Sequence[object]) -> int:
+def _hash(hashing: _Hashing, table: str, record: Sequence[object]) -> int:
     """One row's SHA-256 as an integer. Every written row is hashed, so this is kept lean
     (about 3 µs): one packer a thread, and the REAL columns (one, in facts) fixed up only when
     one holds an int (a generator expression here cost a fifth of the time).
@@ -99,16 +112,17 @@ def _hash(table: str, record: Sequence[object]) -> int:
     live row one side holds and the other deleted still shows in the digests."""
     if record[-2]:
         return 0
-    if record[-1] is None and _PLAIN[table]:
+    if record[-1] is None and hashing.plain[table]:
         record = record[:-1]
     else:
         *known, hlc, origin, deleted, stored = record
-        schema = table_by_name(table)
+        schema = hashing.tables[table]
         wire = opaque.wire_values(schema, cast("list[Value]", known), stored)  # bools: 0/1
         record = [*(int(v) if type(v) is bool else v for v in wire), hlc, origin, deleted]
-    for index in _REALS[table]:
+    reals = hashing.reals[table]
+    for index in reals:
         if type(record[index]) is int:
-            record = [float(v) if i in _REALS[table] and type(v) is int else v
+            record = [float(v) if i in reals and type(v) is int else v
                       for i, v in enumerate(record)]  # fmt: skip
             break
     return int.from_bytes(hashlib.sha256(_pack([table, *record])).digest(), "big")
@@ -116,8 +130,10 @@ def _hash(table: str, record: Sequence[object]) -> int:
 
 def rows_hash(conn: Connection, table: str, ids: Iterable[str]) -> int:
     """The summed hashes of ``table``'s rows with these ids, as they are now."""
-    query = f"{_SELECT[table]} WHERE id IN (SELECT value FROM json_each(?))"
-    return sum(_hash(table, r) for r in conn.execute(query, (json.dumps(sorted(set(ids))),)))
+    hashing = _hashing(schema_of(conn))
+    query = f"{hashing.select[table]} WHERE id IN (SELECT value FROM json_each(?))"
+    rows = conn.execute(query, (json.dumps(sorted(set(ids))),))
+    return sum(_hash(hashing, table, r) for r in rows)
 
 
 def change_of(conn: Connection, table: str, rows: Sequence[Sequence[object]]) -> int:
@@ -128,7 +144,8 @@ def change_of(conn: Connection, table: str, rows: Sequence[Sequence[object]]) ->
     The rows held are read once; the winners are found here by the guard's own order, so the
     rows written need not be read back (the values bound are the values stored).
     """
-    query = f"{_SELECT[table]} WHERE id IN (SELECT value FROM json_each(?))"
+    hashing = _hashing(schema_of(conn))
+    query = f"{hashing.select[table]} WHERE id IN (SELECT value FROM json_each(?))"
     ids = json.dumps(sorted({str(row[0]) for row in rows}))
     held = {record[0]: tuple(record) for record in conn.execute(query, (ids,))}
     final: dict[object, Sequence[object]] = dict(held)
@@ -140,12 +157,16 @@ def change_of(conn: Connection, table: str, rows: Sequence[Sequence[object]]) ->
     for key, row in final.items():
         before = held.get(key)
         if before is None or tuple(row) != before:
-            change += _hash(table, row) - (0 if before is None else _hash(table, before))
+            change += _hash(hashing, table, row) - (
+                0 if before is None else _hash(hashing, table, before)
+            )
     return change
 
 
 def _all_rows(conn: Connection) -> int:
-    return sum(_hash(t.name, r) for t in TABLES for r in conn.execute(_SELECT[t.name]))
+    hashing = _hashing(schema_of(conn))
+    return sum(_hash(hashing, name, r) for name in hashing.tables
+               for r in conn.execute(hashing.select[name]))  # fmt: skip
 
 
 def _stored(conn: Connection) -> int | None:

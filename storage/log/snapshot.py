@@ -19,14 +19,15 @@ paired peer delete every row of its receiver.
 from __future__ import annotations
 
 import json
+from functools import cache
 from typing import Any
 
 from feral.storage.db import opaque
-from feral.storage.db.connection import Connection
+from feral.storage.db.connection import Connection, schema_of
 from feral.sync.delta import Delta
 from feral.sync.errors import ClockSkewError
 from feral.sync.hlc import check_skew
-from feral.sync.schema import TABLES, Table, table_by_code
+from feral.sync.schema import TABLES, Schema, Table, table_by_code
 from feral.sync.snapshot import SnapshotCursor, SnapshotPage
 from feral.sync.text import printable
 from feral.sync.types import NodeId, RowId, VersionVector
@@ -95,20 +96,19 @@ def _select(table: Table) -> str:
     return f'SELECT {names} FROM "{table.name}" WHERE id > ? ORDER BY id LIMIT ?'
 
 
-_SELECT = {table.code: _select(table) for table in TABLES}
-_BOOLS = {
-    table.code: tuple(i for i, c in enumerate(table.columns) if c.kind == "bool")
-    for table in TABLES
-}
+@cache
+def _select_by_code(schema: Schema) -> dict[int, str]:
+    """Each table's page of rows, by code, in ``schema``'s columns."""
+    return {table.code: _select(table) for table in schema.tables}
 
 
-def _delta(table: Table, record: tuple[Any, ...]) -> Delta:
+def _delta(table: Table, bools: tuple[int, ...], record: tuple[Any, ...]) -> Delta:
     """The row as the wire carries it: the values of columns this schema does not know
     (storage/db/opaque.py) follow its own, so a snapshot relays them as a page would."""
     *values, hlc, origin, deleted, stored = record
     if deleted:
         return Delta(table.name, RowId(str(values[0])), int(hlc), NodeId(str(origin)), None)
-    for index in _BOOLS[table.code]:
+    for index in bools:
         values[index] = bool(values[index])
     wire = tuple(opaque.wire_values(table, values, stored))
     return Delta(table.name, RowId(str(values[0])), int(hlc), NodeId(str(origin)), wire)
@@ -122,11 +122,13 @@ def snapshot_pages(conn: Connection, cursor: SnapshotCursor, limit: int) -> list
     which no longer rises: kept in the frame for the wire format."""
     read: list[tuple[int, str, str | None, tuple[Delta, ...], bool]] = []
     budget = max(limit, 1)
+    schema = schema_of(conn)
     for code in (c for c in _CODES if c >= cursor.table):
         after = cursor.after if code == cursor.table else ""
-        table = table_by_code(code)
-        records = conn.execute(_SELECT[code], (after, budget)).fetchall()
-        rows = tuple(_delta(table, tuple(r)) for r in records)
+        table = schema.by_code(code)
+        records = conn.execute(_select_by_code(schema)[code], (after, budget)).fetchall()
+        bools = tuple(i for i, c in enumerate(table.columns) if c.kind == "bool")
+        rows = tuple(_delta(table, bools, tuple(r)) for r in records)
         ended = len(rows) < budget
         through = None if ended else rows[-1].row_id
         read.append((code, after, through, rows, ended and code == _CODES[-1]))

@@ -18,8 +18,7 @@ import json
 from collections.abc import Iterator
 
 from feral.storage.db import opaque
-from feral.storage.db.connection import Connection
-from feral.sync.schema import TABLES
+from feral.storage.db.connection import Connection, schema_of
 
 from .memories import row_dict, select_sql
 
@@ -27,8 +26,9 @@ __all__ = ["export_lines", "state_digest"]
 
 
 def export_lines(conn: Connection) -> Iterator[str]:
-    """Yield the export one line at a time (each ends with a newline)."""
-    for table in sorted(TABLES, key=lambda t: t.name):
+    """Yield the export one line at a time (each ends with a newline), in the columns of the
+    store's schema (:func:`schema_of`)."""
+    for table in sorted(schema_of(conn).tables, key=lambda t: t.name):
         query = select_sql(table).replace(" FROM ", ", opaque FROM ", 1)
         for record in conn.execute(f"{query} ORDER BY id"):
             row = row_dict(table, record[:-1])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import cache
 from typing import Any, cast
 
 from feral.storage.db.connection import Connection
@@ -25,7 +26,6 @@ from feral.sync.schema import (
     EXEC_LOG,
     FACTS,
     MEMORY_META,
-    TABLES,
     Table,
     Value,
 )
@@ -82,17 +82,12 @@ def row_dict(table: Table, record: Sequence[Any]) -> Row:
     return row
 
 
-def _select_sql(table: Table) -> str:
+@cache
+def select_sql(table: Table) -> str:
+    """``SELECT`` of a table's replicated columns and clock fields, in that order (the columns
+    of ``table`` as given: this release's, or a wider schema's)."""
     cols = ", ".join(f'"{n}"' for n in (*table.column_names, "hlc", "origin", "deleted"))
     return f'SELECT {cols} FROM "{table.name}"'
-
-
-_SELECT = {table.name: _select_sql(table) for table in TABLES}
-
-
-def select_sql(table: Table) -> str:
-    """``SELECT`` of a table's replicated columns and clock fields, in that order."""
-    return _SELECT[table.name]
 
 
 def find_row(conn: Connection, row_id: str, *, live_only: bool = True) -> tuple[Table, Row]:

@@ -1,15 +1,17 @@
 """``feral`` as a newer release would be: one more schema version, or another protocol range.
 
-Run as ``python newer_schema.py [--protocols LOW:HIGH] ARGS...``: it registers, through the
-public extension points (``feral.sync.schema.add_column`` and
-``feral.storage.db.migrations.register_migration``), what a future release might add, a nullable
-text column ``color`` appended to ``facts`` (one schema version above this release) and its
-migration, then runs the CLI with ARGS. The migration follows the rules of docs/PROTOCOL.md
-§10: it moves a value that the database kept opaque, while it was one version behind, into the
-new column.
+Run as ``python newer_schema.py [--protocols LOW:HIGH] ARGS...``: what a future release might
+add is a schema value, ``NEWER`` (this release's ``BASE_SCHEMA`` with a nullable text column
+``color`` appended to ``facts``, one schema version above), and its migration. The CLI opens
+its stores through code that takes no schema, so this program makes ``NEWER`` the one its
+stores open with (``feral.sync.schema.add_column``, kept for that only) and registers the
+migration (``feral.storage.db.migrations.register_migration``), then runs the CLI with ARGS.
+The migration follows the rules of docs/PROTOCOL.md §10: it moves a value that the database
+kept opaque, while it was one version behind, into the new column.
 
 ``paint HOME NODE_ID FACT_ID COLOR`` instead writes a fact's color as the newer release's own
-code would (one local write through ``commit_local``): no command of this release names it.
+code would (one local write through ``commit_local`` on a store opened with ``NEWER``): no
+command of this release names it.
 
 ``--protocols`` makes the process speak another protocol range (for the refusal when two
 nodes share no version); it is set before the session module reads it.
@@ -21,9 +23,11 @@ import sys
 import time
 from pathlib import Path
 
-from feral.sync.schema import FACTS, SCHEMA_VERSION, Column, add_column
+from feral.storage.db.migrations import Migration, register_migration
+from feral.sync.schema import BASE_SCHEMA, SCHEMA_VERSION, Column, add_column
 
 COLOR = Column("color", "text", nullable=True, max_bytes=64, added_in=SCHEMA_VERSION + 1)
+NEWER = BASE_SCHEMA.with_column("facts", COLOR)
 MIGRATION_SQL = """
 ALTER TABLE facts ADD COLUMN color TEXT;
 UPDATE facts SET color = opaque ->> '$[0]',
@@ -32,11 +36,12 @@ UPDATE facts SET color = opaque ->> '$[0]',
 """
 
 
+COLOR_MIGRATION = Migration("0099_test_fact_color", MIGRATION_SQL)
+
+
 def extend() -> None:
     add_column("facts", COLOR)
-    from feral.storage.db.migrations import Migration, register_migration
-
-    register_migration(Migration("0099_test_fact_color", MIGRATION_SQL))
+    register_migration(COLOR_MIGRATION)
 
 
 def speak(spec: str) -> None:
@@ -53,29 +58,30 @@ def paint(home: str, node_id: str, fact_id: str, color: str) -> None:
     from feral.sync.hlc import pack
     from feral.sync.types import NodeId, RowId
 
-    conn = open_sync(Path(home) / "feral.db")
+    conn = open_sync(Path(home) / "feral.db", schema=NEWER, migrations=(COLOR_MIGRATION,))
     try:
         _, row = find_row(conn, fact_id)
-        values = tuple(row[name] for name in FACTS.column_names[:-1]) + (color,)
+        facts = NEWER.by_name("facts")
+        values = tuple(row[name] for name in facts.column_names[:-1]) + (color,)
 
         def stamp(floor: int) -> int:
             return max(floor + 1, pack(time.time_ns() // 1_000_000, 0))
 
-        change = (FACTS, RowId(fact_id), values)
+        change = (facts, RowId(fact_id), values)
         run_write(conn, commit_local, NodeId(node_id), stamp, [change])
     finally:
         conn.close()
 
 
 def main(argv: list[str]) -> None:
+    if argv[:1] == ["paint"]:
+        paint(*argv[1:5])
+        return
     if argv[:1] == ["--protocols"]:
         speak(argv[1])
         argv = argv[2:]
     else:
         extend()
-    if argv[:1] == ["paint"]:
-        paint(*argv[1:5])
-        return
     from feral.cli.main import cli
 
     cli(args=argv, prog_name="feral")

@@ -1,30 +1,31 @@
 """A node one schema version behind keeps, merges and relays the columns it does not know, and
 no node opens a database of a newer schema (PROTOCOL §10).
 
-The newer node here is played by the pages it sends: a fact row with one more value than this
-schema has, as a node whose schema appended a nullable column writes it. The test with two real
-schema versions side by side is tests/cli/test_mixed_versions.py.
+The newer node here is played by the pages it sends (a fact row with one more value than this
+schema has, as a node whose schema appended a nullable column writes it) or by a store opened
+with that wider schema, a value: this release's stays as it was. The test with two real schema
+versions side by side is tests/cli/test_mixed_versions.py.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from feral.storage.db.errors import NewerDatabase
+from feral.storage.db.migrations import Migration
 from feral.storage.log.delta_log import changes_since
 from feral.storage.log.row_digest import computed_afresh, row_digest
 from feral.storage.memory.export import export_lines
 from feral.storage.store import open_sync
 from feral.sync.codec import decode_page, encode_page, encode_values
 from feral.sync.delta import Delta, Page
-from feral.sync.errors import SchemaError
 from feral.sync.hlc import pack
 from feral.sync.ids import fact_id
-from feral.sync.schema import FACTS, SCHEMA_VERSION, Column, add_column
+from feral.sync.schema import BASE_SCHEMA, FACTS, SCHEMA_VERSION, Column
 from feral.sync.types import RowId
 
 from .support import T0, A, B, Replica
@@ -132,11 +133,71 @@ def test_a_database_with_a_migration_unknown_here_is_refused(tmp_path: Path):
     conn.close()
 
 
-def test_the_schema_cannot_be_extended_once_storage_has_built_its_statements():
-    color = Column("color", "text", nullable=True, added_in=SCHEMA_VERSION + 1)
-    with pytest.raises(SchemaError, match="before feral.storage is imported"):
-        add_column("facts", color)
-    assert "color" not in FACTS.column_names
+COLOR = Column("color", "text", nullable=True, max_bytes=64, added_in=SCHEMA_VERSION + 1)
+NEWER = BASE_SCHEMA.with_column("facts", COLOR)
+ADD_COLOR = Migration(
+    "0099_test_fact_color",
+    """ALTER TABLE facts ADD COLUMN color TEXT;
+    UPDATE facts SET color = opaque ->> '$[0]', opaque = CASE json_array_length(opaque)
+      WHEN 1 THEN NULL ELSE json_remove(opaque, '$[0]') END WHERE opaque IS NOT NULL;""",
+)
+
+
+@pytest.fixture
+def newer_node(tmp_path: Path) -> Iterator[Replica]:
+    """A node of the newer schema in this process: its store opened with that schema and its
+    migration, this release's own left as it was."""
+    replica = Replica.open(
+        tmp_path, "newer", A, synchronous="NORMAL", schema=NEWER, migrations=(ADD_COLOR,)
+    )
+    yield replica
+    replica.close()
+
+
+def test_a_store_of_a_newer_schema_keeps_the_column_an_older_one_keeps_opaque(
+    newer_node: Replica, make_replica: MakeReplica
+):
+    older = make_replica("older", B)
+    page, row_id = newer_fact(pack(T0, 0), "azure")
+    assert newer_node.apply(page) == older.apply(page) == 1
+    stored = newer_node.conn.execute("SELECT color, opaque FROM facts WHERE id = ?", (row_id,))
+    assert tuple(stored.fetchone()) == ("azure", None)
+    assert json.loads(older.conn.execute("SELECT opaque FROM facts").fetchone()[0]) == ["azure"]
+    (newer_line,) = [json.loads(x) for x in export_lines(newer_node.conn) if '"facts"' in x]
+    (older_line,) = [json.loads(x) for x in export_lines(older.conn) if '"facts"' in x]
+    assert newer_line["color"] == "azure" and "_opaque" not in newer_line
+    assert older_line["_opaque"] == ["azure"] and "color" not in older_line
+    assert row_digest(newer_node.conn) == row_digest(older.conn)
+    assert row_digest(newer_node.conn) == computed_afresh(newer_node.conn)
+
+
+def test_a_local_write_on_the_newer_node_keeps_the_column_its_caller_does_not_name(
+    newer_node: Replica,
+):
+    """This release's writes name the base columns only (``FACTS``); the store of the newer
+    schema carries the value of its own column on, as an older node carries an opaque one."""
+    page, row_id = newer_fact(pack(T0, 0), "azure")
+    newer_node.apply(page)
+    newer_node.archive(row_id)
+    (delta,) = [d for p in changes_since(newer_node.conn, {A: page.last_hlc}) for d in p.deltas]
+    assert delta.values is not None and delta.values[-2:] == (True, "azure")
+    stored = newer_node.conn.execute("SELECT archived, color FROM facts").fetchone()
+    assert tuple(stored) == (1, "azure")
+    assert row_digest(newer_node.conn) == computed_afresh(newer_node.conn)
+
+
+def test_opening_a_newer_store_leaves_this_releases_schema_and_stores_as_they_were(
+    newer_node: Replica, tmp_path: Path
+):
+    assert "color" not in FACTS.column_names and BASE_SCHEMA.version == SCHEMA_VERSION
+    conn = open_sync(tmp_path / "base.db")
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(facts)")}
+    stored = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    conn.close()
+    assert "color" not in columns and stored[0] == SCHEMA_VERSION
+    newer_node.close()
+    with pytest.raises(NewerDatabase, match="0099_test_fact_color"):
+        open_sync(tmp_path / "newer.db")
 
 
 def test_a_snapshot_carries_the_unknown_values_of_each_row(make_replica: MakeReplica):
