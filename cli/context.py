@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
@@ -30,16 +31,21 @@ if TYPE_CHECKING:
     import asyncio
 
     from feral.node.node import Node
+    from feral.storage.db.migrations import Migration
+    from feral.sync.schema import Schema
 
 __all__ = [
     "EXIT_STATUS",
     "PROGRESS_FROM",
+    "STORE_SCHEMA",
     "FeralGroup",
+    "StoreSchema",
     "embed_written",
     "exit_status",
     "fail",
     "pass_home",
     "run",
+    "store_schema",
     "with_node",
 ]
 
@@ -144,6 +150,28 @@ def _warn_if_ahead(node: Node) -> None:
         click.echo(f"Warning: {warning}", err=True)
 
 
+@dataclass(frozen=True)
+class StoreSchema:
+    """The replicated schema a command opens its node's store with, and the migrations it
+    needs: this release's unless a program that runs the CLI as a newer release passes its own
+    as the root context's object (``cli.main(args, obj=StoreSchema(...))``; docs/PROTOCOL.md
+    §10). The root command keeps it in the context's ``meta`` under :data:`STORE_SCHEMA`."""
+
+    schema: Schema
+    migrations: tuple[Migration, ...] = ()
+
+
+STORE_SCHEMA = "feral.store_schema"
+"""Where in ``meta`` the root command (cli/main.py) keeps the object it was given."""
+
+
+def store_schema() -> StoreSchema | None:
+    """The :class:`StoreSchema` the program running this command passed, if any."""
+    ctx = click.get_current_context(silent=True)
+    found = ctx.meta.get(STORE_SCHEMA) if ctx is not None else None
+    return found if isinstance(found, StoreSchema) else None
+
+
 def with_node(home: Path, fn: Callable[[Node], Awaitable[T]], *, serving: bool = False) -> T:
     """Open the node in ``home``, run ``fn`` on it, embed what it queued, and always close it.
 
@@ -153,8 +181,11 @@ def with_node(home: Path, fn: Callable[[Node], Awaitable[T]], *, serving: bool =
 
     from feral.node.node import Node  # the store and the models: only a command that runs
 
+    given = store_schema()
+    schema, migrations = (given.schema, given.migrations) if given else (None, ())
+
     async def body() -> T:
-        node = await Node.open(home, check=serving)
+        node = await Node.open(home, check=serving, schema=schema, migrations=migrations)
         try:
             result = await fn(node)
             _warn_if_ahead(node)

@@ -65,6 +65,8 @@ def cli(ctx: click.Context, home: Path | None) -> None:
     """feral: a local-first memory store that keeps your devices in sync."""
     from feral.node.home.home_paths import default_home
 
+    if ctx.obj is not None:  # a program running the CLI passed its schema (cli/context.py)
+        ctx.meta["feral.store_schema"] = ctx.obj
     ctx.obj = home if home is not None else default_home()
 
 

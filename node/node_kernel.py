@@ -24,6 +24,7 @@ from feral.node.home.identity import Identity, load_or_create_identity
 from feral.node.secrets.scan import refuse_secrets, refuse_triple
 from feral.node.settings.config import Settings, load_settings
 from feral.storage.db.connection import Connection
+from feral.storage.db.migrations import Migration
 from feral.storage.db.rows import EpisodeRow, ExecutionRow, FactRow
 from feral.storage.encoders.embedders import load_embedder
 from feral.storage.encoders.model_stamps import STAMPS_FILE
@@ -36,6 +37,7 @@ from feral.storage.vectors.vectors import Embedder
 from feral.sync.errors import ConfigError
 from feral.sync.hlc import COUNTER_BITS, DEFAULT_MAX_DRIFT_MS, HybridClock
 from feral.sync.ids import new_ulid
+from feral.sync.schema import Schema
 from feral.sync.types import NodeId, PackedHLC, RowId, VersionVector
 
 from .answers import EntityRow, MemoryRow
@@ -119,12 +121,15 @@ class NodeKernel:
         now_ms: Callable[[], int] | None = None,
         embedder: Embedder | None = None,
         check: bool = False,
+        schema: Schema | None = None,
+        migrations: tuple[Migration, ...] = (),
     ) -> Self:
         """Open the node in ``home``, creating its key, settings and database on first use.
 
         ``check`` runs SQLite's integrity check first (``feral serve`` does; short commands
         skip it, since it reads the whole file). ``embedder`` overrides the ``memory.embedder``
-        setting (tests); with neither, the model shipped inside feral embeds.
+        setting (tests); with neither, the model shipped inside feral embeds. ``schema`` and
+        ``migrations`` make it a node of a newer replicated schema (``Store.open``).
 
         Raises:
             ModelUnavailable: the configured model is missing or damaged.
@@ -133,7 +138,8 @@ class NodeKernel:
         settings = load_settings(home)
         if embedder is None:
             embedder = load_embedder(settings.memory.embedder, home / STAMPS_FILE)
-        store = await Store.open(home / DATABASE_FILE, check=check)
+        database = home / DATABASE_FILE
+        store = await Store.open(database, check=check, schema=schema, migrations=migrations)
         try:
             epoch = await store.read(stats.log_epoch)
             node = cls(home, identity, settings, store, now_ms or wall_clock_ms(), embedder, epoch)

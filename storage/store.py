@@ -38,7 +38,7 @@ from feral.storage.db.connection import (
 from feral.storage.db.errors import StorageError
 from feral.storage.db.migrations import (
     Migration,
-    all_migrations,
+    and_extension,
     apply_migrations,
     pending,
     record_schema_version,
@@ -46,7 +46,7 @@ from feral.storage.db.migrations import (
 )
 from feral.storage.log import row_digest
 from feral.sync.errors import FeralError
-from feral.sync.schema import Schema, process_schema
+from feral.sync.schema import BASE_SCHEMA, Schema
 
 __all__ = [
     "Store",
@@ -85,7 +85,7 @@ def open_sync(
             (docs/PROTOCOL.md §10).
         migrations: the steps of such a wider schema, applied after this release's.
     """
-    schema, steps = schema or process_schema(), (*all_migrations(), *migrations)
+    schema, steps = schema or BASE_SCHEMA, and_extension(migrations)
     checked = check and str(path) != ":memory:"
     conn = connect(path, synchronous=synchronous, check=checked, schema=schema)
     try:
@@ -125,7 +125,7 @@ def open_for_reading(
     wal = Path(f"{path}-wal")
     if not (out_of_space(error) or unwritable(path)) or (wal.exists() and wal.stat().st_size > 0):
         raise error
-    schema, steps = schema or process_schema(), (*all_migrations(), *migrations)
+    schema, steps = schema or BASE_SCHEMA, and_extension(migrations)
     conn = connect_immutable(path, schema)
     try:
         refuse_newer(conn, schema.version, steps)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from .codec import SPOKEN
 from .invitation import JoinClaim, not_paired_text
 from .messages import Hello
-from .schema import schema_version
+from .schema import BASE_SCHEMA
 from .text import printable
 from .types import NodeId
 from .versions import ProtocolRange, mismatch_text
@@ -59,7 +59,7 @@ class LocalPeer:
     join: JoinClaim | None = None
     accepts_joins: Callable[[], bool] | None = None
     protocols: ProtocolRange = SPOKEN
-    schema_version: int = field(default_factory=schema_version)
+    schema_version: int = BASE_SCHEMA.version
 
 
 def hello_of(local: LocalPeer) -> Hello:

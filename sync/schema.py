@@ -35,9 +35,6 @@ __all__ = [
     "Schema",
     "Table",
     "Value",
-    "add_column",
-    "process_schema",
-    "schema_version",
     "table_by_code",
     "table_by_name",
 ]
@@ -263,25 +260,3 @@ table_by_name = BASE_SCHEMA.by_name
 every schema version; only a table's columns grow)."""
 table_by_code = BASE_SCHEMA.by_code
 """The table of :data:`BASE_SCHEMA` with wire code ``code``."""
-
-_process_schema = BASE_SCHEMA
-
-
-def process_schema() -> Schema:
-    """The schema a store opens with when it is given none: :data:`BASE_SCHEMA`, unless
-    :func:`add_column` widened it."""
-    return _process_schema
-
-
-def schema_version() -> int:
-    """The version of :func:`process_schema` (a node's Hello says the version of its store's)."""
-    return _process_schema.version
-
-
-def add_column(table_name: str, column: Column) -> None:
-    """Deprecated: pass ``BASE_SCHEMA.with_column(...)`` to the store instead. Widens the schema
-    this process opens stores with when given none (:func:`process_schema`), for a program that
-    cannot pass one to the code it runs; no table value changes (``FACTS`` stays this
-    release's). Its migration goes to ``feral.storage.db.migrations.register_migration``."""
-    global _process_schema
-    _process_schema = _process_schema.with_column(table_name, column)

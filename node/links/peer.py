@@ -153,6 +153,7 @@ class PeerLink:
             nonce=secrets.token_bytes(32),
             join=self.join,
             accepts_joins=lambda: self._joins,
+            schema_version=node.store.schema.version,
         )
 
     def _is_paired(self, peer: NodeId) -> bool:

@@ -32,8 +32,10 @@ from feral.node.recall.search import SearchRequest, SearchResult, run_search
 from feral.node.secrets.scan import refuse_triples
 from feral.node.settings.limits import Strategy
 from feral.node.write_turns import WriteTurns
+from feral.storage.db.migrations import Migration
 from feral.storage.memory import memories
 from feral.storage.vectors.vectors import Embedder
+from feral.sync.schema import Schema
 
 __all__ = ["DATABASE_FILE", "IMPORT_BATCH", "Node", "SearchResult", "default_home"]
 
@@ -51,11 +53,14 @@ class Node(NodeKernel):
         now_ms: Callable[[], int] | None = None,
         embedder: Embedder | None = None,
         check: bool = False,
+        schema: Schema | None = None,
+        migrations: tuple[Migration, ...] = (),
     ) -> Node:
         """Open the node in ``home`` (:meth:`NodeKernel.open`), with curation following its
         changes: conflicts recorded as a peer's rows arrive, derived files redone when rows are
         erased (node/curation/upkeep.py)."""
-        node = await super().open(home, now_ms=now_ms, embedder=embedder, check=check)
+        node = await super().open(home, now_ms=now_ms, embedder=embedder, check=check,
+                                  schema=schema, migrations=migrations)  # fmt: skip
         follow_changes(node)
         return node
 

@@ -2,8 +2,8 @@
 record atomically (sqlite-utils style).
 
 The steps themselves, frozen DDL text, are in :mod:`feral.storage.db.schema_steps`; this module
-decides which are pending, applies them one transaction each, accepts a schema extension's
-registered step, and refuses a database a newer feral wrote.
+decides which are pending, applies them one transaction each (a wider schema's steps after
+this release's), and refuses a database a newer feral wrote.
 """
 
 from __future__ import annotations
@@ -21,30 +21,24 @@ from .schema_steps import MIGRATIONS, Migration
 __all__ = [
     "MIGRATIONS",
     "Migration",
-    "all_migrations",
+    "and_extension",
     "apply_migrations",
     "pending",
     "record_schema_version",
     "refuse_newer",
-    "register_migration",
 ]
 
 
-_registered: list[Migration] = []
-
-
-def register_migration(migration: Migration) -> None:
-    """Append a migration after this release's own: the step of a schema extension that
-    :func:`feral.sync.schema.add_column` declared (docs/PROTOCOL.md §10). Register it before
-    any database is opened; a name already known is refused."""
-    if migration.name in {m.name for m in all_migrations()}:
-        raise MigrationError(f"migration {migration.name} is already known")
-    _registered.append(migration)
-
-
-def all_migrations() -> tuple[Migration, ...]:
-    """This release's migrations, then the registered ones, in order."""
-    return (*MIGRATIONS, *_registered)
+def and_extension(extension: tuple[Migration, ...]) -> tuple[Migration, ...]:
+    """This release's migrations, then ``extension``'s: the steps of a wider schema a store is
+    opened with (``BASE_SCHEMA.with_column``, docs/PROTOCOL.md §10). A name already known is
+    refused, as is a name given twice."""
+    known = {m.name for m in MIGRATIONS}
+    for migration in extension:
+        if migration.name in known:
+            raise MigrationError(f"migration {migration.name} is already known")
+        known.add(migration.name)
+    return (*MIGRATIONS, *extension)
 
 
 def _ensure_record_table(conn: Connection) -> None:
@@ -66,21 +60,21 @@ def _applied(conn: Connection) -> set[str]:
 def pending(conn: Connection, migrations: tuple[Migration, ...] | None = None) -> list[str]:
     """Names of the migrations not yet applied, in order. Read-only."""
     done = _applied(conn)
-    return [m.name for m in migrations or all_migrations() if m.name not in done]
+    return [m.name for m in migrations or MIGRATIONS if m.name not in done]
 
 
 def refuse_newer(
     conn: Connection, schema_version: int, migrations: tuple[Migration, ...] | None = None
 ) -> None:
     """Refuse a database a newer feral wrote: one with migrations this code does not know
-    (``migrations``, by default :func:`all_migrations`), or a replicated schema above
+    (``migrations``, by default :data:`MIGRATIONS`), or a replicated schema above
     ``schema_version``. Opening it would read rows by a schema it does not have, and migrating
     it cannot go backwards. Read-only.
 
     Raises:
         NewerDatabase: naming the database's schema version and this code's.
     """
-    known = {m.name for m in migrations or all_migrations()}
+    known = {m.name for m in migrations or MIGRATIONS}
     unknown = sorted(_applied(conn) - known)
     stored = _stored_schema_version(conn)
     if not unknown and stored <= schema_version:
@@ -128,7 +122,7 @@ def apply_migrations(
         MigrationError: naming the step; that step is rolled back, earlier ones stay.
     """
     applied: list[str] = []
-    migrations = migrations or all_migrations()
+    migrations = migrations or MIGRATIONS
     if not pending(conn, migrations):
         return applied  # read-only: no write lock, and a full disk still opens
     for migration in migrations:

@@ -2,12 +2,10 @@
 
 Run as ``python newer_schema.py [--protocols LOW:HIGH] ARGS...``: what a future release might
 add is a schema value, ``NEWER`` (this release's ``BASE_SCHEMA`` with a nullable text column
-``color`` appended to ``facts``, one schema version above), and its migration. The CLI opens
-its stores through code that takes no schema, so this program makes ``NEWER`` the one its
-stores open with (``feral.sync.schema.add_column``, kept for that only) and registers the
-migration (``feral.storage.db.migrations.register_migration``), then runs the CLI with ARGS.
-The migration follows the rules of docs/PROTOCOL.md §10: it moves a value that the database
-kept opaque, while it was one version behind, into the new column.
+``color`` appended to ``facts``, one schema version above), and its migration; it runs the CLI
+with ARGS, passing both (``cli.main(..., obj=StoreSchema(...))``), so every store it opens is
+of the newer schema. The migration follows the rules of docs/PROTOCOL.md §10: it moves a
+value that the database kept opaque, while it was one version behind, into the new column.
 
 ``paint HOME NODE_ID FACT_ID COLOR`` instead writes a fact's color as the newer release's own
 code would (one local write through ``commit_local`` on a store opened with ``NEWER``): no
@@ -23,8 +21,9 @@ import sys
 import time
 from pathlib import Path
 
-from feral.storage.db.migrations import Migration, register_migration
-from feral.sync.schema import BASE_SCHEMA, SCHEMA_VERSION, Column, add_column
+from feral.cli.context import StoreSchema
+from feral.storage.db.migrations import Migration
+from feral.sync.schema import BASE_SCHEMA, SCHEMA_VERSION, Column
 
 COLOR = Column("color", "text", nullable=True, max_bytes=64, added_in=SCHEMA_VERSION + 1)
 NEWER = BASE_SCHEMA.with_column("facts", COLOR)
@@ -37,11 +36,6 @@ UPDATE facts SET color = opaque ->> '$[0]',
 
 
 COLOR_MIGRATION = Migration("0099_test_fact_color", MIGRATION_SQL)
-
-
-def extend() -> None:
-    add_column("facts", COLOR)
-    register_migration(COLOR_MIGRATION)
 
 
 def speak(spec: str) -> None:
@@ -77,14 +71,13 @@ def main(argv: list[str]) -> None:
     if argv[:1] == ["paint"]:
         paint(*argv[1:5])
         return
-    if argv[:1] == ["--protocols"]:
+    newer: StoreSchema | None = StoreSchema(NEWER, (COLOR_MIGRATION,))
+    if argv[:1] == ["--protocols"]:  # this release's schema, another protocol range
         speak(argv[1])
-        argv = argv[2:]
-    else:
-        extend()
+        argv, newer = argv[2:], None
     from feral.cli.main import cli
 
-    cli(args=argv, prog_name="feral")
+    cli.main(args=argv, prog_name="feral", obj=newer)
 
 
 if __name__ == "__main__":

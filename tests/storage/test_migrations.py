@@ -10,7 +10,8 @@ import pytest
 from feral.storage.db.connection import Connection, connect
 from feral.storage.db.errors import MigrationError
 from feral.storage.db.migrations import MIGRATIONS, Migration, apply_migrations, pending
-from feral.sync.schema import TABLES
+from feral.storage.store import open_sync
+from feral.sync.schema import BASE_SCHEMA, SCHEMA_VERSION, TABLES, Column
 
 NAMES = [m.name for m in MIGRATIONS]
 SQL_TYPE = {"text": "TEXT", "int": "INTEGER", "real": "REAL", "bool": "INTEGER"}
@@ -155,3 +156,29 @@ def test_fts_indexes_cover_exactly_the_registry_fts_columns(raw: Connection):
             continue
         columns = tuple(r[1] for r in raw.execute(f"PRAGMA table_info({table.name}_fts)"))
         assert columns == table.fts
+
+
+@pytest.mark.parametrize("name", [MIGRATIONS[0].name, MIGRATIONS[-1].name, "0099_twice"])
+def test_a_wider_schemas_step_named_as_a_known_one_is_refused_before_the_file_is_made(
+    tmp_path: Path, name: str
+):
+    steps = (Migration(name, "SELECT 1;"),)
+    if name == "0099_twice":
+        steps += steps
+    with pytest.raises(MigrationError, match=f"migration {name} is already known"):
+        open_sync(tmp_path / "feral.db", migrations=steps)
+    assert not (tmp_path / "feral.db").exists()
+
+
+def test_a_store_of_a_wider_schema_records_its_version_and_applies_its_step_last(tmp_path: Path):
+    color = Column("color", "text", nullable=True, added_in=SCHEMA_VERSION + 1)
+    step = Migration("0099_color", "ALTER TABLE facts ADD COLUMN color TEXT;")
+    conn = open_sync(tmp_path / "feral.db", schema=BASE_SCHEMA.with_column("facts", color),
+                     migrations=(step,))  # fmt: skip
+    try:
+        stored = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        applied = [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY rowid")]
+    finally:
+        conn.close()
+    assert stored[0] == SCHEMA_VERSION + 1
+    assert applied == [*(m.name for m in MIGRATIONS), "0099_color"]
