@@ -14,7 +14,7 @@ from typing import TypeGuard, cast
 
 from .errors import ProtocolError, SchemaError
 from .hlc import MAX_PACKED, Timestamp
-from .schema import Table, Value, table_by_name
+from .schema import BASE_SCHEMA, Schema, Table, Value, table_by_name
 from .types import NodeId, RowId
 
 __all__ = [
@@ -171,14 +171,16 @@ class Delta:
             return self.schema().tombstone_values(self.row_id)
         return self.values
 
-    def check(self) -> None:
-        """Validate against the replicated schema and the clock's ranges.
+    def check(self, schema: Schema = BASE_SCHEMA) -> None:
+        """Validate against a replicated schema (this release's unless given: a store of a
+        wider one checks its own columns, storage/db/connection.py's ``schema_of``) and the
+        clock's ranges.
 
         Raises:
             SchemaError: unknown table, wrong column count or a value of the wrong type.
             ProtocolError: malformed origin, stamp out of range, or id not matching the values.
         """
-        table = self.schema()
+        table = schema.by_name(self.table)
         check_node_id(self.origin)
         if isinstance(self.hlc, bool) or not isinstance(self.hlc, int):
             raise ProtocolError("a delta's hlc must be an integer")
@@ -211,8 +213,8 @@ class Page:
     after: int
     deltas: tuple[Delta, ...]
 
-    def check(self) -> None:
-        """Validate the page and every delta in it."""
+    def check(self, schema: Schema = BASE_SCHEMA) -> None:
+        """Validate the page and every delta in it (against ``schema``: :meth:`Delta.check`)."""
         check_node_id(self.origin)
         if isinstance(self.after, bool) or not isinstance(self.after, int):
             raise ProtocolError("a page's 'after' must be an integer")
@@ -224,7 +226,7 @@ class Page:
             )
         previous = self.after
         for delta in self.deltas:
-            delta.check()
+            delta.check(schema)
             if delta.origin != self.origin:
                 raise ProtocolError("a page mixes origins")
             if delta.hlc <= previous:

@@ -11,7 +11,7 @@ from .delta import Delta, check_node_id
 from .errors import DecodeError, ProtocolError
 from .hlc import MAX_PACKED
 from .messages import MAX_ORIGINS, Vector
-from .schema import table_by_code
+from .schema import BASE_SCHEMA, Schema, table_by_code
 from .types import NodeId, RowId, VersionVector
 
 __all__ = ["MAX_SNAPSHOT_ROWS", "SnapshotAck", "SnapshotPage"]
@@ -69,11 +69,12 @@ class SnapshotPage:
         page.check()
         return page
 
-    def check(self) -> None:
-        """Every row valid, of this page's table, ids increasing inside ``(after, through]``."""
+    def check(self, schema: Schema = BASE_SCHEMA) -> None:
+        """Every row valid (against ``schema``: :meth:`Delta.check`), of this page's table, ids
+        increasing inside ``(after, through]``."""
         previous = self.after
         for delta in self.rows:
-            delta.check()
+            delta.check(schema)
             if not delta.row_id > previous:
                 raise ProtocolError("a snapshot page's ids must increase above its 'after'")
             previous = delta.row_id

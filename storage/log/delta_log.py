@@ -318,7 +318,8 @@ def apply_page(
     inside a write transaction, so a refused page leaves the database as it was.
 
     ``checked=True`` skips re-validating a page that :func:`feral.sync.codec.decode_page` has just
-    validated (the skew and gap checks always run). The node and the simulations both receive
+    validated (the skew and gap checks always run), unless the store's schema is wider than this
+    release's: its own columns are checked here. The node and the simulations both receive
     pages through this one function.
 
     Any paired peer may relay any origin, this node's own included: pairing is the trust, and a
@@ -336,8 +337,9 @@ def apply_page(
         ClockSkewError: a stamp more than twice the skew window ahead (sync/hlc.py's
             ``delta_limit_ms``); nothing (row or cursor) moves.
     """
-    if not checked:
-        page.check()
+    schema = schema_of(conn)
+    if not checked or schema is not BASE_SCHEMA:  # a decoded page is checked by this release's
+        page.check(schema)
     _check_stamps(conn, page, now_ms, max_skew_ms, peer)
     held = version_vector(conn).get(page.origin, 0)
     if page.after > held:

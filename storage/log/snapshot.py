@@ -27,7 +27,7 @@ from feral.storage.db.connection import Connection, schema_of
 from feral.sync.delta import Delta
 from feral.sync.errors import ClockSkewError
 from feral.sync.hlc import check_skew
-from feral.sync.schema import TABLES, Schema, Table, table_by_code
+from feral.sync.schema import BASE_SCHEMA, TABLES, Schema, Table, table_by_code
 from feral.sync.snapshot import SnapshotCursor, SnapshotPage
 from feral.sync.text import printable
 from feral.sync.types import NodeId, RowId, VersionVector
@@ -148,6 +148,9 @@ def apply_snapshot_page(
     Raises:
         ClockSkewError: a row stamped more than twice the window ahead (nothing is written).
     """
+    schema = schema_of(conn)
+    if schema is not BASE_SCHEMA:  # decoded by this release's schema: check the store's columns
+        page.check(schema)
     for delta in page.rows:
         try:
             check_skew(delta.hlc, now_ms, max_skew_ms, peer, delta.origin)

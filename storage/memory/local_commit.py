@@ -13,12 +13,12 @@ import json
 from collections.abc import Callable, Sequence
 from operator import attrgetter
 
-from feral.storage.db.connection import Connection
+from feral.storage.db.connection import Connection, schema_of
 from feral.storage.db.opaque import carry_unknown
 from feral.storage.log.delta_log import apply_deltas, own_high_water
 from feral.sync.delta import Delta, Version, accepts_batch
 from feral.sync.hlc import MAX_PACKED
-from feral.sync.schema import TABLES, Table, Value
+from feral.sync.schema import BASE_SCHEMA, TABLES, Table, Value
 from feral.sync.types import NodeId, RowId
 
 __all__ = [
@@ -59,6 +59,10 @@ def commit_local(
     changes = carry_unknown(conn, changes)  # values of columns unknown here go on (opaque.py)
     floor = max(own_high_water(conn, origin), stored_versions_high_water(conn, changes))
     deltas = with_priors(conn, stamp_changes(origin, stamp, floor, changes))
+    schema = schema_of(conn)
+    if schema is not BASE_SCHEMA:  # checked by this release's columns: now the store's own
+        for delta in deltas:
+            delta.check(schema)
     apply_deltas(conn, deltas)
     return deltas
 

@@ -20,9 +20,11 @@ from feral.storage.db.migrations import Migration
 from feral.storage.log.delta_log import changes_since
 from feral.storage.log.row_digest import computed_afresh, row_digest
 from feral.storage.memory.export import export_lines
-from feral.storage.store import open_sync
+from feral.storage.memory.memories import commit_local
+from feral.storage.store import open_sync, run_write
 from feral.sync.codec import decode_page, encode_page, encode_values
 from feral.sync.delta import Delta, Page
+from feral.sync.errors import SchemaError
 from feral.sync.hlc import pack
 from feral.sync.ids import fact_id
 from feral.sync.schema import BASE_SCHEMA, FACTS, SCHEMA_VERSION, Column
@@ -186,6 +188,30 @@ def test_a_local_write_on_the_newer_node_keeps_the_column_its_caller_does_not_na
     assert row_digest(newer_node.conn) == computed_afresh(newer_node.conn)
 
 
+def test_a_store_of_a_newer_schema_checks_its_own_column_in_a_peers_page(newer_node: Replica):
+    """An older node keeps a value it cannot name as a plain one; the newer node knows the
+    column, so a value that does not fit it is refused, and nothing is written."""
+    page, _ = newer_fact(pack(T0, 0), "x" * 65)  # color holds at most 64 bytes
+    before = list(export_lines(newer_node.conn))
+    with pytest.raises(SchemaError, match="color"):
+        newer_node.apply(page)
+    assert list(export_lines(newer_node.conn)) == before
+    assert changes_since(newer_node.conn, {}) == []
+
+
+def test_a_store_of_a_newer_schema_checks_its_own_column_in_a_local_write(newer_node: Replica):
+    facts = NEWER.by_name("facts")
+    row_id = fact_id("the sky", "is", "blue")
+    values = (row_id, "the sky", "is", "blue", 1.0, None, T0, False, 7)  # color must be text
+
+    def stamp(floor: int) -> int:
+        return max(floor + 1, pack(T0, 0))
+
+    with pytest.raises(SchemaError, match="color"):
+        run_write(newer_node.conn, commit_local, A, stamp, [(facts, RowId(row_id), values)])
+    assert newer_node.conn.execute("SELECT count(*) FROM facts").fetchone()[0] == 0
+
+
 def test_opening_a_newer_store_leaves_this_releases_schema_and_stores_as_they_were(
     newer_node: Replica, tmp_path: Path
 ):
@@ -216,3 +242,19 @@ def test_a_snapshot_carries_the_unknown_values_of_each_row(make_replica: MakeRep
     stored = joiner.conn.execute("SELECT opaque FROM facts WHERE id = ?", (row_id,)).fetchone()
     assert json.loads(stored[0]) == ["azure", 7]
     assert row_digest(joiner.conn) == row_digest(relay.conn) == computed_afresh(joiner.conn)
+
+
+def test_a_store_of_a_newer_schema_checks_its_own_column_in_a_snapshot(
+    newer_node: Replica, make_replica: MakeReplica
+):
+    """An older relay keeps a color too long for the column as a plain value and sends it on in
+    a snapshot; the newer node refuses the page, and holds nothing of it."""
+    from feral.storage.log.snapshot import apply_snapshot_page, snapshot_pages, start_snapshot
+
+    relay = make_replica("relay", B)
+    relay.apply(newer_fact(pack(T0, 0), "x" * 65)[0])
+    pages = snapshot_pages(relay.conn, start_snapshot(relay.conn), 1000)
+    with pytest.raises(SchemaError, match="color"), newer_node.conn:
+        for page in pages:
+            apply_snapshot_page(newer_node.conn, page, now_ms=T0, max_skew_ms=60_000, peer="B")
+    assert newer_node.conn.execute("SELECT count(*) FROM facts").fetchone()[0] == 0
