@@ -11,9 +11,7 @@ winning or not, so each origin's log is held as a gap-free prefix and can be rel
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from functools import cache
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain
 from operator import itemgetter
 
@@ -23,12 +21,13 @@ from feral.sync.codec import decode_values, encode_values
 from feral.sync.delta import MAX_PAGE_DELTAS, Delta, Page, Version
 from feral.sync.errors import ClockSkewError, ProtocolError
 from feral.sync.hlc import MAX_PACKED, check_skew
-from feral.sync.schema import BASE_SCHEMA, Schema, Table, Value, table_by_code
+from feral.sync.schema import BASE_SCHEMA, Value, table_by_code
 from feral.sync.text import printable
 from feral.sync.types import NodeId, RowId, VersionVector
 
 from . import fork_queue, integrity, row_digest
 from .erase import erase_outdated, tombstones_overtaken
+from .row_writes import Writes, upsert_sql, writes_of
 
 __all__ = [
     "answer_request",
@@ -44,57 +43,9 @@ __all__ = [
 ]
 
 
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _upsert_sql(table: Table) -> str:
-    """The guarded LWW upsert for ``table``; names come from the registry only, then quoted.
-
-    ``opaque`` holds the values of columns this node does not know (storage/db/opaque.py): it
-    travels with the row's version like any column. A tombstone wins over a live row whatever
-    the stamps (sync/merge.py): storage/log/erase.py has already turned every live write of a dead
-    row into a tombstone, and adds the tombstone a newer live row becomes."""
-    names = [*table.column_names, "hlc", "origin", "deleted", "opaque"]
-    cols = ", ".join(_quote(n) for n in names)
-    marks = ", ".join("?" for _ in names)
-    updates = ", ".join(f"{_quote(n)} = excluded.{_quote(n)}" for n in names[1:])
-    t = _quote(table.name)
-    return (
-        f"INSERT INTO {t} ({cols}) VALUES ({marks}) ON CONFLICT(id) DO UPDATE SET {updates} "
-        f"WHERE (excluded.deleted, excluded.hlc, excluded.origin) > "
-        f"({t}.deleted, {t}.hlc, {t}.origin)"
-    )
-
-
-_UPSERT = {table.name: _upsert_sql(table) for table in BASE_SCHEMA.tables}
+_UPSERT = {table.name: upsert_sql(table) for table in BASE_SCHEMA.tables}
 """This release's upserts, read at each write (simulations/broken.py swaps them for a broken
-merge, to see the simulator catch it); a wider schema's are built with its :class:`_Writes`."""
-
-
-@dataclass(frozen=True)
-class _Writes:
-    """What merging rows of one schema needs, by table name: built once per schema."""
-
-    tables: Mapping[str, Table]
-    upsert: Mapping[str, str]
-    code: Mapping[str, int]
-    width: Mapping[str, int]
-    bools: Mapping[str, tuple[int, ...]]
-
-
-@cache
-def _writes(schema: Schema) -> _Writes:
-    return _Writes(
-        tables={t.name: t for t in schema.tables},
-        upsert={t.name: _upsert_sql(t) for t in schema.tables},
-        code={t.name: t.code for t in schema.tables},
-        width={t.name: len(t.columns) for t in schema.tables},
-        bools={
-            t.name: tuple(i for i, c in enumerate(t.columns) if c.kind == "bool")
-            for t in schema.tables
-        },
-    )
+merge, to see the simulator catch it); a wider schema's are its :class:`Writes`'."""
 
 
 _LogEntry = tuple[NodeId, int, int, RowId, bytearray | None, int | None, str | None]
@@ -131,9 +82,7 @@ def merge_rows(conn: Connection, deltas: Sequence[Delta]) -> dict[NodeId, list[_
     storage/log/snapshot.py, merges rows without logging them)."""
     rows: dict[str, list[list[Value]]] = defaultdict(list)
     entries: dict[NodeId, list[_LogEntry]] = defaultdict(list)
-    schema = schema_of(conn)
-    writes = _writes(schema)
-    upserts = _UPSERT if schema is BASE_SCHEMA else writes.upsert
+    writes, upserts = _writes_of(conn)
     erased = erase_outdated(conn, deltas)
     for delta in erased:
         table, row_id, hlc, origin, values = (
@@ -162,11 +111,8 @@ def merge_rows(conn: Connection, deltas: Sequence[Delta]) -> dict[NodeId, list[_
         entries[origin].append(
             (origin, hlc, writes.code[table], row_id, payload, *_prior_columns(prior))
         )
-    for overtaken in tombstones_overtaken(conn, erased):  # rows, not writes: never logged
-        dead = [*writes.tables[overtaken.table].tombstone_values(overtaken.row_id)]
-        for index in writes.bools[overtaken.table]:
-            dead[index] = 1 if dead[index] else 0
-        rows[overtaken.table].append([*dead, overtaken.hlc, overtaken.origin, 1, None])
+    for name, dead in _overtaken_rows(conn, erased, writes):  # rows, not writes: never logged
+        rows[name].append(dead)
     change = 0  # the kept row digest moves by the hashes of the rows rewritten (row_digest.py)
     for name, table_rows in rows.items():
         change += row_digest.change_of(conn, name, table_rows)
@@ -174,6 +120,26 @@ def merge_rows(conn: Connection, deltas: Sequence[Delta]) -> dict[NodeId, list[_
     row_digest.store_digest(conn, change)
     integrity.withdraw_outgrown(conn, rows)
     return entries
+
+
+def _writes_of(conn: Connection) -> tuple[Writes, Mapping[str, str]]:
+    """The statements of the store's schema, and its upserts (this release's are read at each
+    write, for simulations/broken.py)."""
+    schema = schema_of(conn)
+    writes = writes_of(schema)
+    return writes, (_UPSERT if schema is BASE_SCHEMA else writes.upsert)
+
+
+def _overtaken_rows(
+    conn: Connection, erased: Sequence[Delta], writes: Writes
+) -> Iterator[tuple[str, list[Value]]]:
+    """The tombstone rows that newer live writes of dead rows become (storage/log/erase.py), as
+    bound to their table's upsert."""
+    for overtaken in tombstones_overtaken(conn, erased):
+        dead = [*writes.tables[overtaken.table].tombstone_values(overtaken.row_id)]
+        for index in writes.bools[overtaken.table]:
+            dead[index] = 1 if dead[index] else 0
+        yield overtaken.table, [*dead, overtaken.hlc, overtaken.origin, 1, None]
 
 
 def _append_log(conn: Connection, origin: NodeId, entries: list[_LogEntry]) -> None:
