@@ -13,6 +13,9 @@ synthetic set), the turns given one by one, through ``feral memory ingest``, or 
 same candidates of the household set and of conversations, per tuning and held split
 (benchmarks/fusion_tuning.py).
 
+``python -m benchmarks rerank [--data PATH_OR_URL] [--write]``: fit the hybrid's turn reranker
+on the tuning half of conversations (benchmarks/rerank_fit.py).
+
 ``python -m benchmarks absorb [--json]``: whether absorb keeps every distinct fact, per class
 on the labelled set's tuning and held-out halves (benchmarks/absorb_quality.py);
 ``absorb-pairs [--json]`` and ``absorb-cost [--json] [--facts N] [--writes N]``: its
@@ -233,6 +236,10 @@ def main(argv: list[str] | None = None) -> int:
         return _fusion(argv[1:])
     if argv[:1] == ["locomo"]:
         return _locomo(argv[1:])
+    if argv[:1] == ["rerank"]:
+        from .rerank_fit import main as rerank_main
+
+        return rerank_main(argv[1:])
     if argv[:1] == ["retrieval"]:
         return _retrieval(argv[1:])
     if argv[:1] in (["absorb"], ["absorb-cost"], ["absorb-pairs"]):

@@ -24,8 +24,9 @@ from feral.node.settings.limits import Fraction, MinScore, Query, Strategy, Stra
 from feral.node.settings.scopes import Scope
 from feral.storage.db.connection import Connection
 from feral.storage.search import fusion, query as ranking
-from feral.storage.search.neighbours import NEIGHBOUR_SOURCES, sitting_cue, with_neighbours
+from feral.storage.search.hybrid import hybrid_candidates
 from feral.storage.search.ranking import Weights, weigh
+from feral.storage.search.rerank import rerank
 from feral.storage.store import Store
 from feral.storage.vectors.vectors import Embedder, pack_vector, queue_waiting
 from feral.sync.errors import NotAvailable
@@ -257,17 +258,8 @@ def _ranked(
 def _hybrid(
     conn: Connection, plan: _Plan, k: int, vector: bytes, index: VectorIndex | None
 ) -> list[ranking.Hit]:
-    """Both legs fused (a lexical candidate the vector leg did not return keeps its own
-    cosine), then the cues for questions that ask when or name a speaker, the turns beside the
-    best hits and the sittings they share (storage/search/fusion.py, neighbours.py)."""
+    """Both legs fused, the cues, the turns beside the best hits and the sittings they share
+    (storage/search/hybrid.py), remembered chat turns reordered by the reranker
+    (storage/search/rerank.py); the first ``k``."""
     pool = fusion.fusion_pool_size(k)
-    fts = ranking.search_fts(conn, plan.query, pool, coverage=True)
-    nearest = ranking.search_vector(conn, vector, pool, index)
-    waiting = ranking.still_queued(conn, fts)
-    returned = {hit.id for hit in nearest}
-    cosines = ranking.cosines_of(conn, vector, [h for h in fts if h.id not in returned])
-    every = len(fts) + len(nearest)  # the cues below may lift a candidate from below the first k
-    fused = fusion.fuse(plan.query, fts, nearest, plan.alpha, every, pool, waiting, cosines=cosines)
-    cued = fusion.speaker_cue(plan.query, fusion.temporal_cue(plan.query, fused))
-    every_neighbour = len(cued) + 2 * NEIGHBOUR_SOURCES  # two beside each lender, none cut
-    return sitting_cue(with_neighbours(conn, cued, every_neighbour), k)
+    return rerank(hybrid_candidates(conn, plan.query, vector, plan.alpha, pool, index), k)

@@ -50,6 +50,7 @@ __all__ = [
     "fusion_pool_size",
     "lexical_weight",
     "min_max",
+    "says_time",
     "speaker_cue",
     "temporal_cue",
     "term_coverage",
@@ -230,8 +231,38 @@ def fuse(
             semantic[hit_id] = lexical[hit_id]
     for hit in merged.values():
         hit.score = alpha * semantic.get(hit.id, 0.0) + (1.0 - alpha) * lexical.get(hit.id, 0.0)
+    _record_parts(query, fts, vector, merged, semantic, lexical)
     kept = [h for h in merged.values() if h.score >= NOISE_FLOOR or h.id in waiting]
     return sorted(kept, key=lambda h: (-h.score, h.id))[:limit]
+
+
+def _record_parts(
+    query: str,
+    fts: Sequence[Hit],
+    vector: Sequence[Hit],
+    merged: Mapping[str, Hit],
+    semantic: Mapping[str, float],
+    lexical: Mapping[str, float],
+) -> None:
+    """Keep in each hit's ``parts`` what the fusion knew of it, for the reranker
+    (storage/search/rerank.py): each leg's scaled score and rank, the share of query words."""
+    for rank, hit in enumerate(fts):
+        merged[hit.id].parts["fts_rank"] = 1.0 / (1.0 + rank)
+    for rank, hit in enumerate(vector):
+        merged[hit.id].parts["vector_rank"] = 1.0 / (1.0 + rank)
+    for hit in merged.values():
+        hit.parts.update(
+            semantic=semantic.get(hit.id, 0.0),
+            lexical=lexical.get(hit.id, 0.0),
+            coverage=term_coverage(query, hit),
+            cosine=hit.vector_score,
+            fused=hit.score,
+        )
+
+
+def says_time(text: str) -> bool:
+    """Whether ``text`` holds a time expression ("yesterday", "last week", "in May", "2023")."""
+    return _TIME_EXPRESSION.search(text) is not None
 
 
 def asks_when(query: str) -> bool:
@@ -245,8 +276,9 @@ def temporal_cue(query: str, hits: Sequence[Hit], cue: float = TEMPORAL_CUE) -> 
     if not asks_when(query) or cue == 0.0:
         return list(hits)
     for hit in hits:
-        if _TIME_EXPRESSION.search(_STAMP.sub("", content_of(hit.row), count=1)):
+        if says_time(_STAMP.sub("", content_of(hit.row), count=1)):
             hit.score += cue
+            hit.parts["temporal"] = 1.0
     return sorted(hits, key=lambda h: (-h.score, h.id))
 
 
@@ -260,4 +292,5 @@ def speaker_cue(query: str, hits: Sequence[Hit], cue: float = SPEAKER_CUE) -> li
         said_by = _SPEAKER.match(content_of(hit.row))
         if said_by and _words(said_by.group(1)) & named:
             hit.score += cue
+            hit.parts["speaker"] = 1.0
     return sorted(hits, key=lambda h: (-h.score, h.id))

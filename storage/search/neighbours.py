@@ -85,6 +85,7 @@ def with_neighbours(
             lent[neighbour.id] = max(lent.get(neighbour.id, 0.0), share * lender.score)
     for neighbour_id, raised in lent.items():
         by_id[neighbour_id].score += raised
+        by_id[neighbour_id].parts["beside"] = raised / share
     return sorted(by_id.values(), key=lambda h: (-h.score, h.id))[:limit]
 
 
@@ -111,4 +112,5 @@ def sitting_cue(
         sitting = _sitting(hit)
         if sitting is not None and talked[sitting] >= 2:
             hit.score += cue
+            hit.parts["sitting"] = 1.0
     return sorted(ranked, key=lambda h: (-h.score, h.id))[:limit]

@@ -81,6 +81,9 @@ class Hit:
     coverage: float | None = None
     """The share of the query's words the full-text index finds in the row (by stem where the
     index stems), set by :func:`search_fts`; ``None``: not measured."""
+    parts: dict[str, float] = field(default_factory=dict)
+    """What each stage of a hybrid search found about the hit (storage/search/fusion.py,
+    neighbours.py), by name: the reranker's features (storage/search/rerank.py). Never shown."""
 
     @property
     def id(self) -> str:
