@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import math
 import re
-import statistics
 from collections.abc import Mapping, Sequence
 
 from feral.sync.schema import EPISODES
 
-from .fusion import says_time
+from .fusion import time_in
 from .query import Hit, content_of
 from .rerank_weights import CENTRES, WEIGHTS
 
@@ -83,15 +82,16 @@ def turn_features(hits: Sequence[Hit], turns: Sequence[Hit]) -> list[list[float]
     """One row of :data:`FEATURES` per hit of ``turns``; ``hits`` are every candidate."""
     best = max((h.score for h in hits), default=0.0) or 1.0
     cosines = [t.parts.get("cosine", 0.0) for t in turns]
-    mean = statistics.fmean(cosines) if cosines else 0.0
-    spread = (statistics.pstdev(cosines) if len(cosines) > 1 else 0.0) + 1e-6
+    mean = sum(cosines) / len(cosines) if cosines else 0.0
+    spread = math.sqrt(sum((c - mean) ** 2 for c in cosines) / max(len(cosines), 1)) + 1e-6
     return [_row(turn, best, mean, spread) for turn in turns]
 
 
 def _row(turn: Hit, best: float, mean: float, spread: float) -> list[float]:
     parts = turn.parts
     text = _STAMP.sub("", content_of(turn.row), count=1)
-    words = math.log1p(len(_WORD.findall(text))) / 4.0
+    tokens = _WORD.findall(text)
+    words = math.log1p(len(tokens)) / 4.0
     coverage = parts.get("coverage", 0.0)
     return [
         turn.score,
@@ -106,7 +106,7 @@ def _row(turn: Hit, best: float, mean: float, spread: float) -> list[float]:
         parts.get("beside", 0.0),
         parts.get("sitting", 0.0),
         1.0 if "beside" in parts and "fused" not in parts else 0.0,
-        1.0 if says_time(text) else 0.0,
+        1.0 if time_in(tokens) else 0.0,
         words,
         words * words,
         1.0 if text.rstrip().endswith("?") else 0.0,
@@ -128,9 +128,9 @@ def rerank(
     own = weights.get("score", 0.0)
     turns = [h for h in hits if is_turn(h)]
     if own > 0 and turns:
-        scale = [lift * weights.get(f, 0.0) / own for f in FEATURES]
-        centre = [centres.get(f, 0.0) for f in FEATURES]
+        scale = [lift * weights.get(f, 0.0) / own for f in FEATURES[1:]]
+        offset = sum(w * centres.get(f, 0.0) for w, f in zip(scale, FEATURES[1:], strict=True))
         for turn, row in zip(turns, turn_features(hits, turns), strict=True):
-            lift = sum(w * (x - c) for w, x, c in zip(scale[1:], row[1:], centre[1:], strict=True))
-            turn.score = max(0.0, turn.score + lift)
+            raised = sum(w * x for w, x in zip(scale, row[1:], strict=True)) - offset
+            turn.score = max(0.0, turn.score + raised)
     return sorted(hits, key=lambda h: (-h.score, h.id))[:limit]
