@@ -6,7 +6,8 @@ caller reads, and node/api/schema.py makes the OpenAPI document's answer schemas
 (node/api/answer_schema.py reads each ``TypedDict``; the :class:`msgspec.Meta` bounds written
 here become the schema's ``minimum``/``maximum``), so the document cannot drift from the code.
 
-The rows of the three memory tiers are storage's (:mod:`feral.storage.db.rows`); the other rows a
+The rows of the three memory tiers are storage's (:mod:`feral.storage.db.rows`), and so are the
+database's own counts in the stats (:mod:`feral.storage.memory.stats`); the other rows a
 node answers (an edge, an entity, a memory's meta) are written out here beside the answers. The
 graph's answers are in node/recall/answers_graph.py, sync status's in node/links/answers_sync.py.
 """
@@ -19,6 +20,7 @@ from msgspec import Meta
 
 from feral.node.settings.limits import Fraction, Strategy
 from feral.storage.db.rows import EpisodeRow, ExecutionRow, FactRow
+from feral.storage.memory.stats import DatabaseStats, EmbedderInUse, TierCounts
 
 __all__ = [
     "AbsorbedAnswer",
@@ -152,29 +154,9 @@ class AbsorbedAnswer(AbsorbedFact):
     clauses: NotRequired[list[AbsorbedFact]]
 
 
-class TierCounts(TypedDict):
-    live: int
-    archived: int
-    deleted: int
-
-
-class EmbedderInUse(TypedDict):
-    name: str
-    dim: int
-
-
-class StatsAnswer(TypedDict):
+class StatsAnswer(DatabaseStats):
     """``GET /api/memory/stats``: rows per tier, the log, vectors and the embedder."""
 
-    tiers: dict[str, TierCounts]
-    delta_log_entries: int
-    origins: int
-    vectors: int
-    embedder: EmbedderInUse | None
-    embed_pending: int
-    hlc: int
-    epoch: str
-    sqlite_version: str
     node_id: str
     conflicts: int
     conflicting_values: int

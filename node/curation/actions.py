@@ -23,7 +23,6 @@ from feral.node.answers import (
     PruneFigures,
     ScopedStats,
     StatsAnswer,
-    TierCounts,
 )
 from feral.node.secrets.scan import refuse_secrets
 from feral.node.settings.limits import MAX_IMPORTANCE
@@ -101,16 +100,18 @@ async def list_memories(
 
 async def memory_stats(node: Kernel) -> StatsAnswer:
     """The counts ``Node.stats`` answers: tiers, vectors, conflicts, whether vectors search."""
-    result = cast(StatsAnswer, await node.store.read(stats.database_stats))
-    result["node_id"] = node.node_id
-    result["conflicts"] = await node.store.read(conflict_count)  # as ``sync status``
-    result["conflicting_values"] = len(await node.store.read(conflicting_values))
-    result["vector_search"] = (
-        "on"
-        if node.embedder is not None
-        else 'off: no embedding model is configured (memory.embedder is "none")'
-    )
-    return result
+    counted = await node.store.read(stats.database_stats)
+    return {
+        **counted,
+        "node_id": node.node_id,
+        "conflicts": await node.store.read(conflict_count),  # as ``sync status``
+        "conflicting_values": len(await node.store.read(conflicting_values)),
+        "vector_search": (
+            "on"
+            if node.embedder is not None
+            else 'off: no embedding model is configured (memory.embedder is "none")'
+        ),
+    }
 
 
 async def scoped_stats(node: Kernel, scope: str | None) -> ScopedStats:
@@ -119,8 +120,7 @@ async def scoped_stats(node: Kernel, scope: str | None) -> ScopedStats:
     result = cast(ScopedStats, {**await memory_stats(node), "prune": prune})
     if scope is not None:
         result["scope"] = check_scope(scope)
-        result["tiers"] = cast(dict[str, TierCounts],
-                               await node.store.read(listing.scope_counts, scope))  # fmt: skip
+        result["tiers"] = await node.store.read(listing.scope_counts, scope)
     return result
 
 

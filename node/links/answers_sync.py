@@ -2,13 +2,15 @@
 types.
 
 Beside node/answers.py (the memory's answers) and for the same reasons: plain dicts at runtime,
-so the JSON is unchanged, and the OpenAPI document's schema made from them.
+so the JSON is unchanged, and the OpenAPI document's schema made from them. The integrity
+alarms are storage's answer as it is (:mod:`feral.storage.log.integrity`).
 """
 
 from __future__ import annotations
 
 from typing import TypedDict
 
+from feral.storage.log.integrity import IntegrityAlarms, LatestAlarm
 from feral.sync.types import NodeId
 
 __all__ = [
@@ -65,21 +67,6 @@ class PeerRow(LinkState):
     last_error_at: int | None
     errors: int
     rows_received: int
-
-
-class LatestAlarm(TypedDict):
-    origin: str
-    hlc: int
-    peer: str
-    row_id: str
-    at: int
-
-
-class IntegrityAlarms(TypedDict):
-    """How many colliding entries arrived in all, and the latest one."""
-
-    count: int
-    latest: LatestAlarm | None
 
 
 class ClockAnswer(TypedDict):

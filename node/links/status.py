@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, cast
 
 from feral.node.clock_state import ClockState, clock_state
 from feral.node.home.serve_runtime import process_alive
@@ -21,18 +20,19 @@ from feral.node.node_kernel import NodeKernel
 from feral.node.settings.config import PeerSettings
 from feral.storage.absorb import conflicts
 from feral.storage.link import peers as peer_status
+from feral.storage.link.peers import PeerStatus
 from feral.storage.log import delta_log, integrity, row_digest
 from feral.storage.memory import export
 from feral.sync.hlc import unpack
-from feral.sync.types import NodeId
+from feral.sync.types import NodeId, VersionVector
 
-from .answers_sync import CatchUp, ClockAnswer, IntegrityAlarms, LinkState, PeerRow, StatusAnswer
+from .answers_sync import CatchUp, ClockAnswer, LinkState, PeerRow, StatusAnswer
 from .sync_state import PeerFacts, in_sync_window_ms, judge, to_receive
 
 __all__ = ["peer_rows", "sync_status"]
 
 
-def _lag_ms(ours: int, theirs: dict[str, int]) -> int | None:
+def _lag_ms(ours: int, theirs: VersionVector) -> int | None:
     """How far the newest stamp the peer is known to hold trails ours, in wall-clock ms."""
     if not theirs:
         return None
@@ -45,13 +45,13 @@ def _running(pid: int) -> bool:
 
 
 def _link_state(
-    links: list[tuple[NodeId, int, int, int]], peer: NodeId, seen: dict[str, Any], now: int
+    links: list[tuple[NodeId, int, int, int]], peer: NodeId, seen: PeerStatus, now: int
 ) -> LinkState:
     """``link_up``, ``link_up_since`` and ``last_seen_at`` (now, while a link is up)."""
     mine = [(pid, up, at) for p, pid, up, at in links if p == peer]
     up = [since for pid, since, _ in mine if _running(pid)]
     ended = [at for pid, _, at in mine if not _running(pid)]
-    ended += [t for t in (seen.get("link_down_at"), seen.get("last_sync_at")) if t is not None]
+    ended += [t for t in (seen["link_down_at"], seen["last_sync_at"]) if t is not None]
     return {
         "link_up": bool(up),
         "link_up_since": min(up) if up else None,
@@ -59,8 +59,8 @@ def _link_state(
     }
 
 
-def _catch_up(seen: dict[str, Any]) -> CatchUp | None:
-    total, received = seen.get("incoming_total", 0), seen.get("incoming_done", 0)
+def _catch_up(seen: PeerStatus) -> CatchUp | None:
+    total, received = seen["incoming_total"], seen["incoming_done"]
     if not total:
         return None
     return {"received": received, "total": total, "percent": received * 100 // total}
@@ -80,57 +80,56 @@ class _Here:
     """How young the last exchange must be for a peer to be in sync (node/links/sync_state.py)."""
 
 
-def _equal(here: _Here, peer: NodeId, seen: dict[str, Any]) -> bool:
+def _equal(here: _Here, peer: NodeId, seen: PeerStatus) -> bool:
     """What the peer last said it holds is what this node holds now: equal vectors, and equal
     logs by digest at those vectors (a forged entry can make vectors and counts agree), and no
     colliding entry from the peer. Empty holdings are equal too: two empty devices that
     exchanged hold the same (nothing)."""
     return (
-        seen.get("last_sync_at") is not None
-        and seen.get("vector", {}) == here.vector
-        and seen.get("digest_vector") == here.vector
-        and seen.get("entries") == here.entries
-        and seen.get("digest") == here.digest
+        seen["last_sync_at"] is not None
+        and seen["vector"] == here.vector
+        and seen["digest_vector"] == here.vector
+        and seen["entries"] == here.entries
+        and seen["digest"] == here.digest
         and not here.alarms.get(peer)
     )
 
 
 def _facts(
-    here: _Here, peer: NodeId, seen: dict[str, Any], link: LinkState, diverged: bool
+    here: _Here, peer: NodeId, seen: PeerStatus, link: LinkState, diverged: bool
 ) -> PeerFacts:
     catch_up = _catch_up(seen)
     return PeerFacts(
-        last_sync_at=seen.get("last_sync_at"),
+        last_sync_at=seen["last_sync_at"],
         equal=_equal(here, peer, seen),
         diverged=diverged,
         link_up=link["link_up"],
         # A failure to reach it clears the recorded reachability; a session sets it again.
-        unreachable=seen.get("last_error") is not None and not seen.get("reachable", False),
+        unreachable=seen["last_error"] is not None and not seen["reachable"],
         announced_left=catch_up["total"] - catch_up["received"] if catch_up else 0,
     )
 
 
-def _peer_row(here: _Here, peer: PeerSettings, seen: dict[str, Any], backlog: int) -> PeerRow:
-    compared = seen.get("digest_vector")
+def _peer_row(here: _Here, peer: PeerSettings, seen: PeerStatus) -> PeerRow:
+    compared = seen["digest_vector"]
     diverged = compared is not None and peer_status.diverged(
-        here.vector, here.entries, here.digest, compared, seen.get("entries", {}),
-        seen.get("digest", b""),
-    )  # fmt: skip
+        here.vector, here.entries, here.digest, compared, seen["entries"], seen["digest"]
+    )
     link = _link_state(here.links, peer.node_id, seen, here.now)
     facts = _facts(here, peer.node_id, seen, link, diverged)
     state = judge(facts, here.now, here.window_ms)
     return {
         "node_id": peer.node_id,
-        "name": seen.get("name", ""),
+        "name": seen["name"],
         "url": peer.url,
         "reachable": link["link_up"],
         **link,
-        "encrypted": seen.get("encrypted", False),
-        "certificate": seen.get("certificate") if seen.get("encrypted") else None,
-        "last_sync_at": seen.get("last_sync_at"),
-        "hlc_lag_ms": _lag_ms(max(here.vector.values(), default=0), seen.get("vector", {})),
-        "backlog": backlog,
-        "backlog_to_send": backlog,
+        "encrypted": seen["encrypted"],
+        "certificate": seen["certificate"] if seen["encrypted"] else None,
+        "last_sync_at": seen["last_sync_at"],
+        "hlc_lag_ms": _lag_ms(max(here.vector.values(), default=0), seen["vector"]),
+        "backlog": seen["backlog"],
+        "backlog_to_send": seen["backlog"],
         "backlog_to_receive": to_receive(facts, here.now, here.window_ms),
         "catch_up": _catch_up(seen),
         "in_sync": state == "in_sync",
@@ -138,11 +137,11 @@ def _peer_row(here: _Here, peer: PeerSettings, seen: dict[str, Any], backlog: in
         "last_known_equal": facts.equal if facts.last_sync_at is not None else None,
         "diverged": diverged,
         "integrity_alarms": here.alarms.get(peer.node_id, 0),
-        "clock_offset_ms": seen.get("clock_offset_ms"),
-        "last_error": seen.get("last_error"),
-        "last_error_at": seen.get("last_error_at"),
-        "errors": seen.get("errors", 0),
-        "rows_received": seen.get("rows_received", 0),
+        "clock_offset_ms": seen["clock_offset_ms"],
+        "last_error": seen["last_error"],
+        "last_error_at": seen["last_error_at"],
+        "errors": seen["errors"],
+        "rows_received": seen["rows_received"],
     }
 
 
@@ -161,8 +160,8 @@ async def peer_rows(node: NodeKernel) -> list[PeerRow]:
     whole_log = await store.read(peer_status.backlog_for, {}) if unmet else 0
     rows = []
     for peer in node.settings.sync.peers:
-        seen = recorded.get(peer.node_id, {})
-        rows.append(_peer_row(here, peer, seen, seen.get("backlog", whole_log)))
+        seen = recorded.get(peer.node_id) or peer_status.never_met(peer.node_id, whole_log)
+        rows.append(_peer_row(here, peer, seen))
     return rows
 
 
@@ -179,7 +178,7 @@ async def sync_status(node: NodeKernel) -> StatusAnswer:
         "hlc": await node.store.read(delta_log.clock_high_water),
         "state_digest": await node.store.read(export.state_digest),
         "vector": await node.version_vector(),
-        "integrity_alarms": cast(IntegrityAlarms, await node.store.read(integrity.alarm_summary)),
+        "integrity_alarms": await node.store.read(integrity.alarm_summary),
         "conflicts": await node.store.read(conflicts.conflict_count),
         "max_clock_skew_ms": node.settings.sync.max_clock_skew_ms,
         "embed_pending": await node.embedding.pending(),

@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TypedDict
 
 from feral.storage.db.connection import Connection
 from feral.storage.log.delta_log import version_vector
 from feral.sync.types import NodeId, VersionVector
 
 __all__ = [
+    "PeerStatus",
     "backlog_for",
     "diverged",
     "link_rows",
+    "never_met",
     "peer_statuses",
     "record_ack",
     "record_attempt",
@@ -221,18 +224,85 @@ _COLUMNS = (
 )  # fmt: skip
 
 
-def peer_statuses(conn: Connection) -> dict[NodeId, dict[str, Any]]:
+class PeerStatus(TypedDict):
+    """What this node recorded of one peer (its ``peer_status`` row, decoded) and what the peer
+    still lacks of this node's log; :func:`never_met` is the record of a peer not met yet."""
+
+    node_id: NodeId
+    name: str
+    url: str | None
+    reachable: bool
+    last_attempt_at: int | None
+    last_sync_at: int | None
+    last_error: str | None
+    last_error_at: int | None
+    errors: int
+    clock_offset_ms: int | None
+    vector: VersionVector
+    """What the peer last said it holds."""
+    encrypted: bool
+    rows_received: int
+    rows_sent: int
+    entries: dict[NodeId, int]
+    """The peer's log entries per origin, at ``digest_vector``."""
+    digest: bytes
+    """The peer's row digest at ``digest_vector`` (empty: none recorded)."""
+    digest_vector: VersionVector | None
+    incoming_total: int
+    incoming_done: int
+    link_down_at: int | None
+    certificate: str | None
+    backlog: int
+    """How many of this node's log entries the peer lacks (:func:`backlog_for`)."""
+
+
+def _peer_status(conn: Connection, record: Sequence[Any]) -> PeerStatus:
+    row = dict(zip(_COLUMNS, record, strict=True))
+    vector: VersionVector = json.loads(row["vector"])
+    compared = row["digest_vector"]
+    return {
+        "node_id": NodeId(row["node_id"]),
+        "name": row["name"],
+        "url": row["url"],
+        "reachable": bool(row["reachable"]),
+        "last_attempt_at": row["last_attempt_at"],
+        "last_sync_at": row["last_sync_at"],
+        "last_error": row["last_error"],
+        "last_error_at": row["last_error_at"],
+        "errors": row["errors"],
+        "clock_offset_ms": row["clock_offset_ms"],
+        "vector": vector,
+        "encrypted": bool(row["encrypted"]),
+        "rows_received": row["rows_received"],
+        "rows_sent": row["rows_sent"],
+        "entries": json.loads(row["entries"]),
+        "digest": b"" if row["digest"] is None else bytes.fromhex(row["digest"]),
+        "digest_vector": None if compared is None else json.loads(compared),
+        "incoming_total": row["incoming_total"],
+        "incoming_done": row["incoming_done"],
+        "link_down_at": row["link_down_at"],
+        "certificate": row["certificate"],
+        "backlog": backlog_for(conn, vector),
+    }
+
+
+def peer_statuses(conn: Connection) -> dict[NodeId, PeerStatus]:
     """Everything recorded per peer, with the peer's vector decoded and its backlog counted."""
-    result: dict[NodeId, dict[str, Any]] = {}
+    result: dict[NodeId, PeerStatus] = {}
     for record in conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM peer_status"):
-        row = dict(zip(_COLUMNS, record, strict=True))
-        row["vector"] = json.loads(row["vector"])
-        row["entries"] = json.loads(row["entries"])
-        row["digest"] = b"" if row["digest"] is None else bytes.fromhex(row["digest"])
-        raw = row["digest_vector"]
-        row["digest_vector"] = None if raw is None else json.loads(raw)
-        row["reachable"] = bool(row["reachable"])
-        row["encrypted"] = bool(row["encrypted"])
-        row["backlog"] = backlog_for(conn, row["vector"])
-        result[NodeId(row["node_id"])] = row
+        status = _peer_status(conn, record)
+        result[status["node_id"]] = status
     return result
+
+
+def never_met(node_id: NodeId, backlog: int) -> PeerStatus:
+    """The record of a paired peer this node never met: the ``peer_status`` table's defaults
+    (nothing held, never synced, no error), lacking ``backlog`` entries (the whole log)."""
+    return {
+        "node_id": node_id, "name": "", "url": None, "reachable": False,
+        "last_attempt_at": None, "last_sync_at": None, "last_error": None, "last_error_at": None,
+        "errors": 0, "clock_offset_ms": None, "vector": {}, "encrypted": False,
+        "rows_received": 0, "rows_sent": 0, "entries": {}, "digest": b"", "digest_vector": None,
+        "incoming_total": 0, "incoming_done": 0, "link_down_at": None, "certificate": None,
+        "backlog": backlog,
+    }  # fmt: skip

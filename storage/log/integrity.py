@@ -12,7 +12,7 @@ either: each collision is recorded here, per origin, stamp and the peer that sen
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TypedDict
 
 from feral.storage.db.connection import Connection
 from feral.sync.codec import decode_values
@@ -21,6 +21,8 @@ from feral.sync.schema import Value, table_by_name
 from feral.sync.types import NodeId
 
 __all__ = [
+    "IntegrityAlarms",
+    "LatestAlarm",
     "alarm_counts",
     "alarm_summary",
     "find_collisions",
@@ -195,15 +197,30 @@ def alarm_counts(conn: Connection) -> dict[str, int]:
     }
 
 
-def alarm_summary(conn: Connection) -> dict[str, Any]:
+class LatestAlarm(TypedDict):
+    origin: str
+    hlc: int
+    peer: str
+    row_id: str
+    at: int
+
+
+class IntegrityAlarms(TypedDict):
+    """How many colliding entries arrived in all, and the latest one."""
+
+    count: int
+    latest: LatestAlarm | None
+
+
+def alarm_summary(conn: Connection) -> IntegrityAlarms:
     """How many colliding entries arrived in all, and the latest one (``None`` if none)."""
     total = conn.execute("SELECT coalesce(sum(count), 0) FROM integrity_alarms").fetchone()[0]
     last = conn.execute(
         "SELECT origin, hlc, peer, row_id, last_at FROM integrity_alarms "
         "ORDER BY last_at DESC, origin, hlc LIMIT 1"
     ).fetchone()
-    latest = None
+    latest: LatestAlarm | None = None
     if last is not None:
-        keys = ("origin", "hlc", "peer", "row_id", "at")
-        latest = dict(zip(keys, last, strict=True))
+        origin, hlc, peer, row_id, at = last
+        latest = {"origin": origin, "hlc": hlc, "peer": peer, "row_id": row_id, "at": at}
     return {"count": int(total), "latest": latest}

@@ -16,6 +16,7 @@ from feral.sync.schema import EPISODES, FACTS, MEMORY_META, Table
 
 from .memories import TIER_OF, Row, row_dict
 from .memory_model import DEFAULT_SCOPE
+from .stats import TierCounts
 
 __all__ = ["LISTED_TIERS", "STATUSES", "list_memories", "scope_counts"]
 
@@ -86,9 +87,9 @@ def list_memories(
     return rows[:limit]
 
 
-def scope_counts(conn: Connection, scope: str) -> dict[str, dict[str, int]]:
+def scope_counts(conn: Connection, scope: str) -> dict[str, TierCounts]:
     """Live, archived and hard-deleted rows of one scope, per listed tier."""
-    counts: dict[str, dict[str, int]] = {}
+    counts: dict[str, TierCounts] = {}
     for table in LISTED_TIERS.values():
         live, archived, deleted = conn.execute(
             "SELECT coalesce(sum(t.deleted = 0 AND t.archived = 0), 0), "

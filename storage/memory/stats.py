@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from feral.storage.db.connection import Connection, sqlite_version
 from feral.storage.log.delta_log import clock_high_water
@@ -10,7 +10,34 @@ from feral.storage.vectors.vectors import VECTOR_TABLES, embedder_in_use
 
 from .memories import TIER_OF, TIERS
 
-__all__ = ["database_stats", "log_epoch"]
+__all__ = ["DatabaseStats", "EmbedderInUse", "TierCounts", "database_stats", "log_epoch"]
+
+
+class TierCounts(TypedDict):
+    live: int
+    archived: int
+    deleted: int
+
+
+class EmbedderInUse(TypedDict):
+    name: str
+    dim: int
+
+
+class DatabaseStats(TypedDict):
+    """What one database holds, as :func:`database_stats` counts it: the node adds its own
+    figures to it (node/answers.py ``StatsAnswer``), so the two share their keys by type."""
+
+    tiers: dict[str, TierCounts]
+    """Per tier (``episodic``, ``semantic``, ``execution``)."""
+    delta_log_entries: int
+    origins: int
+    vectors: int
+    embedder: EmbedderInUse | None
+    embed_pending: int
+    hlc: int
+    epoch: str
+    sqlite_version: str
 
 
 def log_epoch(conn: Connection) -> str:
@@ -30,9 +57,9 @@ def _vector_count(conn: Connection) -> int:
     return int(total)
 
 
-def database_stats(conn: Connection) -> dict[str, Any]:
+def database_stats(conn: Connection) -> DatabaseStats:
     """Row counts per tier (live, archived, deleted), the log, vectors and the clock."""
-    tiers: dict[str, dict[str, int]] = {}
+    tiers: dict[str, TierCounts] = {}
     for table in TIERS:
         archived = "archived" if table.has_archive else "0"
         live, arch, deleted = conn.execute(
