@@ -11,7 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
+
+import msgspec
 
 from feral.storage.db.errors import ModelUnavailable
 
@@ -20,11 +22,28 @@ if TYPE_CHECKING:
 
     from .model_stamps import DigestStamps
 
-__all__ = ["CONFIG_FILE", "TOKENIZER_FILE", "check_digest", "read_config", "read_tokenizer"]
+__all__ = [
+    "CONFIG_FILE",
+    "TOKENIZER_FILE",
+    "ModelDigests",
+    "check_digest",
+    "read_config",
+    "read_tokenizer",
+]
 
 CONFIG_FILE = "config.json"
 TOKENIZER_FILE = "tokenizer.json"
 WAY_OUT = 'reinstall feral, or set memory.embedder to "none" in settings.json'
+
+
+class ModelDigests(msgspec.Struct):
+    """What every shipped model's ``config.json`` holds: the SHA-256 of each other file, by
+    name. Each model reads the rest of its config as a subclass of this."""
+
+    sha256: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+Config = TypeVar("Config", bound=ModelDigests)
 
 
 def unavailable(path: Path, problem: str, way_out: str = WAY_OUT) -> ModelUnavailable:
@@ -32,9 +51,7 @@ def unavailable(path: Path, problem: str, way_out: str = WAY_OUT) -> ModelUnavai
     return ModelUnavailable(f"the embedding model is unusable: {path} {problem}; {way_out}")
 
 
-def read_config(directory: Path, way_out: str = WAY_OUT) -> dict[str, Any]:
-    """``directory/config.json`` as a JSON object."""
-    path = directory / CONFIG_FILE
+def _json_object(path: Path, way_out: str) -> dict[str, object]:
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
@@ -46,6 +63,28 @@ def read_config(directory: Path, way_out: str = WAY_OUT) -> dict[str, Any]:
     if not isinstance(config, dict):
         raise unavailable(path, "is not a JSON object", way_out)
     return config
+
+
+def read_config(
+    directory: Path, shape: type[Config], way_out: str = WAY_OUT, *, model_format: str = ""
+) -> Config:
+    """``directory/config.json`` read as ``shape``: the keys a model needs, typed.
+
+    A config of another ``model_format`` (when one is named), a key ``shape`` requires missing,
+    or a value of the wrong type is the file's fault, refused before any other file is read;
+    keys ``shape`` does not name (where the model came from) are left unread.
+    """
+    path = directory / CONFIG_FILE
+    config = _json_object(path, way_out)
+    if model_format and config.get("format") != model_format:
+        raise unavailable(path, f"is not in the format {model_format}", way_out)
+    for field in msgspec.structs.fields(shape):
+        if field.required and field.encode_name not in config:
+            raise unavailable(path, f"lacks the key {field.encode_name!r}", way_out)
+    try:
+        return msgspec.convert(config, shape)
+    except msgspec.ValidationError as exc:
+        raise unavailable(path, f"holds a malformed value ({exc})", way_out) from exc
 
 
 def check_digest(

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING
 from feral.sync.errors import ConfigError
 
 from .model_files import (
-    CONFIG_FILE,
     TOKENIZER_FILE,
+    ModelDigests,
     check_digest,
     read_config,
     read_tokenizer,
@@ -61,6 +61,17 @@ WAY_OUT = (
     'reinstall feral, or set memory.embedder in settings.json to "minilm-static-256" '
     '(the light model) or "none" (no vector search)'
 )
+
+
+class OnnxConfig(ModelDigests, kw_only=True):
+    """What an ONNX model's ``config.json`` says of it (storage/encoders/models/export_minilm.py
+    writes it): the graph's input and output names among them."""
+
+    name: str
+    dim: int
+    inputs: tuple[str, ...]
+    output: str
+    max_tokens: int
 
 
 def embed_threads() -> int:
@@ -91,27 +102,17 @@ class OnnxEmbedder:
     def __init__(
         self, directory: Path, threads: int = 1, stamps: DigestStamps | None = None
     ) -> None:
-        config = read_config(directory, WAY_OUT)
-        if config.get("format") != FORMAT:
-            raise unavailable(directory / CONFIG_FILE, f"is not in the format {FORMAT}", WAY_OUT)
-        try:
-            self._name = str(config["name"])
-            self._dim = int(config["dim"])
-            self._inputs = tuple(str(name) for name in config["inputs"])
-            self._output = str(config["output"])
-            max_tokens = int(config["max_tokens"])
-            digests = dict(config["sha256"])
-        except KeyError as exc:
-            raise unavailable(directory / CONFIG_FILE, f"lacks the key {exc}", WAY_OUT) from exc
-        except (TypeError, ValueError) as exc:
-            problem = f"holds a malformed value ({exc})"
-            raise unavailable(directory / CONFIG_FILE, problem, WAY_OUT) from exc
+        config = read_config(directory, OnnxConfig, WAY_OUT, model_format=FORMAT)
+        self._name = config.name
+        self._dim = config.dim
+        self._inputs = config.inputs
+        self._output = config.output
         if importlib.util.find_spec("onnxruntime") is None:
             problem = "needs onnxruntime, which is missing"
             raise unavailable(directory / MODEL_FILE, problem, WAY_OUT)
         for filename in (TOKENIZER_FILE, MODEL_FILE):
-            check_digest(directory / filename, digests.get(filename), WAY_OUT, stamps)
-        self._tokenizer = read_tokenizer(directory / TOKENIZER_FILE, max_tokens, WAY_OUT)
+            check_digest(directory / filename, config.sha256.get(filename), WAY_OUT, stamps)
+        self._tokenizer = read_tokenizer(directory / TOKENIZER_FILE, config.max_tokens, WAY_OUT)
         self._path = directory / MODEL_FILE
         self._threads = threads
         self._session: onnxruntime.InferenceSession | None = None

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .model_files import (
-    CONFIG_FILE,
     TOKENIZER_FILE,
+    ModelDigests,
     check_digest,
     read_config,
     read_tokenizer,
@@ -53,6 +53,18 @@ MATRIX_FILE = "embeddings.npy"
 FORMAT = "feral-static-embedding/1"
 
 
+class StaticConfig(ModelDigests, kw_only=True):
+    """What a static model's ``config.json`` says of it (storage/encoders/models/distill.py
+    writes it); the rest of the file records where the model came from."""
+
+    name: str
+    dim: int
+    max_chars: int
+    normalize: bool
+    max_tokens: int
+    unk_token: str = "[UNK]"
+
+
 class StaticEmbedder:
     """A static embedding model read from ``directory``; see the module docstring.
 
@@ -65,24 +77,15 @@ class StaticEmbedder:
     """
 
     def __init__(self, directory: Path, stamps: DigestStamps | None = None) -> None:
-        config = read_config(directory)
-        if config.get("format") != FORMAT:
-            raise unavailable(directory / CONFIG_FILE, f"is not in the format {FORMAT}")
-        try:
-            self._name = str(config["name"])
-            self._dim = int(config["dim"])
-            self._max_chars = int(config["max_chars"])
-            self._normalize = bool(config["normalize"])
-            max_tokens = int(config["max_tokens"])
-            digests = dict(config["sha256"])
-        except KeyError as exc:
-            raise unavailable(directory / CONFIG_FILE, f"lacks the key {exc}") from exc
-        except (TypeError, ValueError) as exc:
-            raise unavailable(directory / CONFIG_FILE, f"holds a malformed value ({exc})") from exc
+        config = read_config(directory, StaticConfig, model_format=FORMAT)
+        self._name = config.name
+        self._dim = config.dim
+        self._max_chars = config.max_chars
+        self._normalize = config.normalize
         for filename in (TOKENIZER_FILE, MATRIX_FILE):
-            check_digest(directory / filename, digests.get(filename), stamps=stamps)
-        self._tokenizer = read_tokenizer(directory / TOKENIZER_FILE, max_tokens)
-        self._unknown = self._tokenizer.token_to_id(str(config.get("unk_token", "[UNK]")))
+            check_digest(directory / filename, config.sha256.get(filename), stamps=stamps)
+        self._tokenizer = read_tokenizer(directory / TOKENIZER_FILE, config.max_tokens)
+        self._unknown = self._tokenizer.token_to_id(config.unk_token)
         self._matrix = _read_matrix(directory / MATRIX_FILE)
         rows, columns = self._matrix.shape
         if columns != self._dim or rows != self._tokenizer.get_vocab_size():

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .embedders import DEFAULT_EMBEDDER, MODELS_DIR
-from .model_files import TOKENIZER_FILE, check_digest, read_config, read_tokenizer
+from .model_files import TOKENIZER_FILE, ModelDigests, check_digest, read_config, read_tokenizer
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -31,7 +31,7 @@ _NO_LIMIT = 1 << 30
 @functools.cache
 def _tokenizer() -> Tokenizer:
     directory = MODELS_DIR / DEFAULT_EMBEDDER
-    digests = read_config(directory).get("sha256") or {}
+    digests = read_config(directory, ModelDigests).sha256
     check_digest(directory / TOKENIZER_FILE, digests.get(TOKENIZER_FILE))
     tokenizer = read_tokenizer(directory / TOKENIZER_FILE, _NO_LIMIT)
     tokenizer.no_truncation()
