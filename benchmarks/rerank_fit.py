@@ -67,7 +67,7 @@ def _candidates(conn: Connection, text: str, vector: bytes) -> list[tuple[str, l
     alpha = fusion.alpha_for(text, DEFAULT_ALPHA)
     hits = hybrid_candidates(conn, text, vector, alpha, fusion.FUSION_POOL)
     turns = [h for h in hits if is_turn(h)]
-    return [(h.id, row) for h, row in zip(turns, turn_features(hits, turns), strict=True)]
+    return [(h.id, row) for h, row in zip(turns, turn_features(text, hits, turns), strict=True)]
 
 
 async def _conversation(root: Path, index: int, conversation: Conversation) -> list[Question]:

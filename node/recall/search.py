@@ -262,4 +262,6 @@ def _hybrid(
     (storage/search/hybrid.py), remembered chat turns reordered by the reranker
     (storage/search/rerank.py); the first ``k``."""
     pool = fusion.fusion_pool_size(k)
-    return rerank(hybrid_candidates(conn, plan.query, vector, plan.alpha, pool, index), k)
+    return rerank(
+        plan.query, hybrid_candidates(conn, plan.query, vector, plan.alpha, pool, index), k
+    )

@@ -233,13 +233,12 @@ def fuse(
             semantic[hit_id] = lexical[hit_id]
     for hit in merged.values():
         hit.score = alpha * semantic.get(hit.id, 0.0) + (1.0 - alpha) * lexical.get(hit.id, 0.0)
-    _record_parts(query, fts, vector, merged, semantic, lexical)
+    _record_parts(fts, vector, merged, semantic, lexical)
     kept = [h for h in merged.values() if h.score >= NOISE_FLOOR or h.id in waiting]
     return sorted(kept, key=lambda h: (-h.score, h.id))[:limit]
 
 
 def _record_parts(
-    query: str,
     fts: Sequence[Hit],
     vector: Sequence[Hit],
     merged: Mapping[str, Hit],
@@ -247,7 +246,8 @@ def _record_parts(
     lexical: Mapping[str, float],
 ) -> None:
     """Keep in each hit's ``parts`` what the fusion knew of it, for the reranker
-    (storage/search/rerank.py): each leg's scaled score and rank, the share of query words."""
+    (storage/search/rerank.py): each leg's scaled score and rank, the share of query words
+    where the full-text index measured it."""
     for rank, hit in enumerate(fts):
         merged[hit.id].parts["fts_rank"] = 1.0 / (1.0 + rank)
     for rank, hit in enumerate(vector):
@@ -256,10 +256,11 @@ def _record_parts(
         hit.parts.update(
             semantic=semantic.get(hit.id, 0.0),
             lexical=lexical.get(hit.id, 0.0),
-            coverage=term_coverage(query, hit),
             cosine=hit.vector_score,
             fused=hit.score,
         )
+        if hit.coverage is not None:  # else the reranker counts words, for turns only
+            hit.parts["coverage"] = hit.coverage
 
 
 def says_time(text: str) -> bool:

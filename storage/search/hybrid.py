@@ -14,6 +14,7 @@ from feral.storage.db.connection import Connection
 
 from . import fusion, query as legs
 from .neighbours import NEIGHBOUR_SOURCES, sitting_cue, with_neighbours
+from .rerank import is_turn
 
 if TYPE_CHECKING:
     from feral.storage.vectors.vector_index import VectorIndex
@@ -32,8 +33,8 @@ def hybrid_candidates(
     """Every candidate of a hybrid search for ``query`` (its embedding ``vector``), best first
     by the fused score with its cues, none cut: ``pool`` from each leg, fused with ``alpha``
     (a lexical candidate the vector leg did not return keeps its own cosine), the cues for
-    questions that ask when or name a speaker, the turns beside the best hits (with their
-    cosines, for the reranker) and the sittings they share."""
+    questions that ask when or name a speaker, the turns beside the best hits (a remembered
+    chat turn with its cosine, for the reranker) and the sittings they share."""
     fts = legs.search_fts(conn, query, pool, coverage=True)
     nearest = legs.search_vector(conn, vector, pool, index)
     waiting = legs.still_queued(conn, fts)
@@ -44,7 +45,7 @@ def hybrid_candidates(
     cued = fusion.speaker_cue(query, fusion.temporal_cue(query, fused))
     every_neighbour = len(cued) + 2 * NEIGHBOUR_SOURCES  # two beside each lender, none cut
     widened = with_neighbours(conn, cued, every_neighbour)
-    joined = [h for h in widened if "cosine" not in h.parts]
+    joined = [h for h in widened if "cosine" not in h.parts and is_turn(h)]
     for hit_id, cosine in legs.cosines_of(conn, vector, joined).items():
         next(h for h in joined if h.id == hit_id).parts["cosine"] = cosine
     return sitting_cue(widened, len(widened))

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 
 from feral.sync.schema import EPISODES
 
-from .fusion import time_in
+from .fusion import term_coverage, time_in
 from .query import Hit, content_of
 from .rerank_weights import CENTRES, WEIGHTS
 
@@ -78,21 +78,24 @@ def is_turn(hit: Hit) -> bool:
     return hit.row.get("table") == EPISODES.name and bool(_TURN.match(content_of(hit.row)))
 
 
-def turn_features(hits: Sequence[Hit], turns: Sequence[Hit]) -> list[list[float]]:
-    """One row of :data:`FEATURES` per hit of ``turns``; ``hits`` are every candidate."""
+def turn_features(query: str, hits: Sequence[Hit], turns: Sequence[Hit]) -> list[list[float]]:
+    """One row of :data:`FEATURES` per hit of ``turns``; ``hits`` are every candidate of the
+    search for ``query``."""
     best = max((h.score for h in hits), default=0.0) or 1.0
     cosines = [t.parts.get("cosine", 0.0) for t in turns]
     mean = sum(cosines) / len(cosines) if cosines else 0.0
     spread = math.sqrt(sum((c - mean) ** 2 for c in cosines) / max(len(cosines), 1)) + 1e-6
-    return [_row(turn, best, mean, spread) for turn in turns]
+    return [_row(query, turn, best, mean, spread) for turn in turns]
 
 
-def _row(turn: Hit, best: float, mean: float, spread: float) -> list[float]:
+def _row(query: str, turn: Hit, best: float, mean: float, spread: float) -> list[float]:
     parts = turn.parts
     text = _STAMP.sub("", content_of(turn.row), count=1)
     tokens = _WORD.findall(text)
     words = math.log1p(len(tokens)) / 4.0
     coverage = parts.get("coverage", 0.0)
+    if "fused" in parts and "coverage" not in parts:  # a candidate of the vector leg
+        coverage = term_coverage(query, turn)
     return [
         turn.score,
         parts.get("fused", 0.0),
@@ -116,13 +119,15 @@ def _row(turn: Hit, best: float, mean: float, spread: float) -> list[float]:
 
 
 def rerank(
+    query: str,
     hits: Sequence[Hit],
     limit: int,
     weights: Mapping[str, float] = WEIGHTS,
     centres: Mapping[str, float] = CENTRES,
     lift: float = LIFT,
 ) -> list[Hit]:
-    """``hits`` (a hybrid search's candidates, storage/search/hybrid.py) with each turn's score
+    """``hits`` (the candidates of a hybrid search for ``query``, storage/search/hybrid.py) with
+    each turn's score
     rescored by ``weights``; the first ``limit``, best first. With ``weights`` empty, or no
     weight on ``score``, the order is the fused one."""
     own = weights.get("score", 0.0)
@@ -130,7 +135,7 @@ def rerank(
     if own > 0 and turns:
         scale = [lift * weights.get(f, 0.0) / own for f in FEATURES[1:]]
         offset = sum(w * centres.get(f, 0.0) for w, f in zip(scale, FEATURES[1:], strict=True))
-        for turn, row in zip(turns, turn_features(hits, turns), strict=True):
+        for turn, row in zip(turns, turn_features(query, hits, turns), strict=True):
             raised = sum(w * x for w, x in zip(scale, row[1:], strict=True)) - offset
             turn.score = max(0.0, turn.score + raised)
     return sorted(hits, key=lambda h: (-h.score, h.id))[:limit]

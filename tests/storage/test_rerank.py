@@ -35,7 +35,7 @@ def test_a_turn_rises_by_its_weighed_features_and_a_fact_keeps_its_score():
     plain = turn("a", "[8 May] Bo: the pottery class", 0.4)
     said = turn("b", "[8 May] Ann: the pottery class", 0.4, speaker=1.0)
     other = fact("c", 0.45)
-    ranked = rerank([plain, said, other], 10, weights, {}, lift=1.0)
+    ranked = rerank("q", [plain, said, other], 10, weights, {}, lift=1.0)
     assert [h.id for h in ranked] == ["b", "c", "a"]
     assert said.score == pytest.approx(0.4 + 1.0 / 2.0)
     assert plain.score == pytest.approx(0.4) and other.score == pytest.approx(0.45)
@@ -45,7 +45,7 @@ def test_a_negative_weight_lowers_a_turn_but_never_below_zero():
     weights = {"score": 1.0, "asks": -2.0}
     asking = turn("a", "[8 May] Bo: did you go?", 0.3)
     telling = turn("b", "[8 May] Ann: I went", 0.2)
-    ranked = rerank([asking, telling], 10, weights, {}, lift=0.5)
+    ranked = rerank("q", [asking, telling], 10, weights, {}, lift=0.5)
     assert [h.id for h in ranked] == ["b", "a"]
     assert asking.score == 0.0
 
@@ -54,13 +54,13 @@ def test_the_lift_is_measured_from_the_fitted_candidates_average():
     """A turn whose features are the centres keeps its score: the average turn does not move."""
     weights = {"score": 1.0, "beside": 3.0}
     hit = turn("a", "[8 May] Ann: yes", 0.3, beside=0.2)
-    rerank([hit], 10, weights, {"beside": 0.2}, lift=1.0)
+    rerank("q", [hit], 10, weights, {"beside": 0.2}, lift=1.0)
     assert hit.score == pytest.approx(0.3)
 
 
 def test_without_weights_the_fused_order_stands():
     hits = [turn("a", "[8 May] Ann: one", 0.2), turn("b", "[8 May] Bo: two", 0.3)]
-    assert [h.id for h in rerank(hits, 10, {}, {})] == ["b", "a"]
+    assert [h.id for h in rerank("q", hits, 10, {}, {})] == ["b", "a"]
     assert [h.score for h in hits] == [0.2, 0.3]
 
 
@@ -76,12 +76,12 @@ def test_with_the_shipped_weights_a_reply_after_a_hit_said_by_the_named_speaker_
     reply = turn("a", "[8 May] Ann: sorting donations", 0.3, speaker=1.0, beside=0.6)
     same = turn("b", "[8 May] Bo: sorting donations", 0.3)
     asked = turn("c", "[8 May] Bo: sorting donations?", 0.3)
-    assert [h.id for h in rerank([asked, same, reply], 10)] == ["a", "b", "c"]
+    assert [h.id for h in rerank("q", [asked, same, reply], 10)] == ["a", "b", "c"]
 
 
 def test_features_are_one_row_per_turn_in_the_features_order():
     hits = [turn("a", "[8 May] Ann: two words", 0.5, cosine=0.4), fact("b", 1.0)]
-    rows = turn_features(hits, hits[:1])
+    rows = turn_features("two words", hits, hits[:1])
     assert len(rows) == 1 and len(rows[0]) == len(FEATURES)
     assert rows[0][FEATURES.index("score_share")] == pytest.approx(0.5)
     assert rows[0][FEATURES.index("score")] == 0.5
