@@ -2,7 +2,10 @@
 later edit after sync is no conflict (docs/REPLICATION.md §4).
 
 The phone runs ``feral serve`` (accept-only); the laptop has no server and reaches it only by
-``feral sync now``, so between rounds the two are apart and each edits on its own.
+``feral sync now``, so between rounds the two are apart and each edits on its own. Every edit,
+every sync, ``sync status`` and each refusal run as processes; the reads that only look at what
+a home holds (exports, the conflict listing) run the same commands in this process, which spares
+a process start per read (two per sync round) and checks the same rows.
 """
 
 from __future__ import annotations
@@ -22,21 +25,26 @@ def sync_round(laptop: FeralNode) -> None:
     assert all(o["ok"] for o in json.loads(result.stdout)), result.stdout
 
 
+def export(node: FeralNode) -> str:
+    """``feral memory export`` of the node's home, run in this process."""
+    return node.cli("memory", "export")
+
+
 def converge(laptop: FeralNode, phone: FeralNode) -> None:
     for _ in range(6):
         sync_round(laptop)
-        if laptop.export() == phone.export():
+        if export(laptop) == export(phone):
             return
     raise AssertionError("the exports still differ after 6 rounds")
 
 
 def open_conflicts(node: FeralNode) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = node.json("memory", "conflicts")
+    rows: list[dict[str, Any]] = json.loads(node.cli("memory", "conflicts", "--json"))
     return rows
 
 
 def importance(node: FeralNode, fact_id: str) -> float:
-    row = export_rows(node.export())[("memory_meta", fact_id)]
+    row = export_rows(export(node))[("memory_meta", fact_id)]
     return float(row["importance"])
 
 
@@ -135,7 +143,7 @@ def test_two_devices_superseding_one_fact_apart_is_one_conflict_shown_and_resolv
     converge(laptop, phone)
     for node in (laptop, phone):
         assert counted_everywhere(node) == (0, 0, 0)
-        rows = export_rows(node.export())
+        rows = export_rows(export(node))
         assert rows[("facts", patel)]["archived"] is False
         assert rows[("facts", lee)]["archived"] is True
         assert rows[("facts", chen)]["archived"] is True
