@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Concatenate, ParamSpec, TypeVar
 
 import click
 
@@ -22,7 +22,9 @@ from feral.sync.errors import NotFoundError
 
 __all__ = ["accept_home", "accept_home_everywhere", "check_home", "pass_home", "pass_new_home"]
 
-F = TypeVar("F", bound=Callable[..., Any])
+Given = ParamSpec("Given")
+"""What click passes a command: its options and arguments, the home coming first."""
+Answer = TypeVar("Answer")
 
 HOME_HELP = "The node's home folder (default ~/.feral; env FERAL_HOME); also before the command."
 
@@ -54,27 +56,29 @@ def _current_home() -> Path:
     return home
 
 
-def pass_home(command: F) -> F:
+def pass_home(command: Callable[Concatenate[Path, Given], Answer]) -> Callable[Given, Answer]:
     """Hand a command its home (``--home``, env ``FERAL_HOME`` or ``~/.feral``), once checked
     to hold a node (:func:`check_home`)."""
 
     @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: Given.args, **kwargs: Given.kwargs) -> Answer:
         home = _current_home()
         check_home(home)
         return command(home, *args, **kwargs)
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
-def pass_new_home(command: F) -> F:
+def pass_new_home(
+    command: Callable[Concatenate[Path, Given], Answer],
+) -> Callable[Given, Answer]:
     """Hand a command its home unchecked: for ``feral init``, the one command that makes one."""
 
     @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: Given.args, **kwargs: Given.kwargs) -> Answer:
         return command(_current_home(), *args, **kwargs)
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def _set_home(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:

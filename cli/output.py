@@ -7,7 +7,7 @@ parameter and help read the same everywhere.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import click
 
@@ -30,7 +30,9 @@ __all__ = [
 ]
 
 
-F = TypeVar("F", bound=Callable[..., Any])
+F = TypeVar("F", bound=Callable[..., object])
+"""A command function, handed back as it came with an option added (click keeps the option
+beside it)."""
 
 
 def json_option(what: str) -> Callable[[F], F]:
@@ -38,7 +40,7 @@ def json_option(what: str) -> Callable[[F], F]:
     return click.option("--json", "as_json", is_flag=True, help=f"Print {what} as JSON.")
 
 
-def echo_json(value: Any) -> None:
+def echo_json(value: object) -> None:
     """Print ``value`` as JSON (sorted keys, UTF-8 kept readable, ``entities`` as arrays)."""
     import json  # not for ``feral --help``, which prints none
 

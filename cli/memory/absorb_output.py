@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 import click
 
@@ -11,18 +11,29 @@ from feral.cli.output import echo_json
 __all__ = ["echo_absorbed", "echo_clause"]
 
 
-def echo_absorbed(answer: dict[str, Any], as_json: bool) -> None:
+def echo_absorbed(answer: Mapping[str, object], as_json: bool) -> None:
     """The answer (node/absorb/pipeline.py's ``Absorbed.as_dict``: the same whether this process or
     the running ``feral serve`` absorbed it) as JSON, or each clause's lines
-    (:func:`echo_clause`)."""
+    (:func:`echo_clause`).
+
+    Read as a JSON object, not as the node's ``AbsorbedAnswer``: the running server's answer is
+    JSON from another process, printed as it came, and only the keys the lines name are read.
+    """
     if as_json:
         echo_json(answer)
         return
-    for clause in answer.get("clauses") or [answer]:
+    for clause in _objects(answer.get("clauses")) or [answer]:
         echo_clause(clause)
 
 
-def echo_clause(answer: dict[str, Any]) -> None:
+def _objects(value: object) -> list[Mapping[str, object]]:
+    """The JSON objects of a list in an answer (none if ``value`` is no list)."""
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, Mapping)]
+
+
+def echo_clause(answer: Mapping[str, object]) -> None:
     """One line for the fact and one more per edge made, naming its type and the other end;
     what was merged (nothing written) or archived is named, with how to undo it."""
     triple = f"{answer['subject']} / {answer['predicate']} / {answer['object']}"
@@ -37,7 +48,7 @@ def echo_clause(answer: dict[str, Any]) -> None:
     if classification == "new":
         return
     click.echo(f"Classified {classification}:")
-    for edge in answer["edges"]:
+    for edge in _objects(answer["edges"]):
         archived = ""
         if edge["type"] == "supersedes":
             archived = f" (now archived; `feral memory restore {edge['to_id']}` brings it back)"

@@ -35,6 +35,7 @@ from .plain_checks import mmr_on
 from .scope_option import scope_option
 
 if TYPE_CHECKING:
+    from feral.node.answers import AbsorbedAnswer
     from feral.node.node import Node
 
 __all__ = ["memory"]
@@ -114,19 +115,19 @@ def remember(
     body: dict[str, Any] = {**given, **({} if given else {"fact": text})}
     body.update({"scope": scope} if scope else {})
     body.update({"keep_both": True} if keep_both else {})
-    answer = hand_to_serve(home, "/api/memory/remember", body)  # cli/serve_handoff.py
-    if answer is not None:
-        echo_absorbed(answer, as_json)
+    served = hand_to_serve(home, "/api/memory/remember", body)  # cli/serve_handoff.py
+    if served is not None:
+        echo_absorbed(served, as_json)
         return
     idle_s = resident_idle(home)  # a bad setting refuses before anything is written
-    answer = _remember_here(home, text, (subject, predicate, obj), scope, keep_both)
-    echo_absorbed(answer, as_json)
+    absorbed = _remember_here(home, text, (subject, predicate, obj), scope, keep_both)
+    echo_absorbed(absorbed, as_json)
     start_resident(home, idle_s)  # for the next command (cli/resident.py)
 
 
 def _remember_here(
     home: Path, text: str | None, parts: tuple[str | None, ...], scope: str | None, keep: bool
-) -> dict[str, Any]:
+) -> AbsorbedAnswer:
     """``remember`` in this process: the node opened here, the model loaded here. The text
     goes to ``Node.absorb`` as the API sends it: the node scans, parses and classifies it
     (node/absorb/pipeline.py), and checks it before the home is opened (``absorbing``), so a secret
@@ -135,7 +136,7 @@ def _remember_here(
 
     triple = (str(parts[0]), str(parts[1]), str(parts[2])) if all(parts) else None
     absorb = absorbing(None if triple else text, triple, scope, keep_both=keep)
-    return dict(with_node(home, absorb).as_dict())
+    return with_node(home, absorb).as_dict()
 
 
 @memory.command()

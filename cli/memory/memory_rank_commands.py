@@ -6,9 +6,7 @@ node/curation/actions.py's.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
 
 import click
 
@@ -23,7 +21,6 @@ from .scope_option import scope_option
 __all__ = ["DEFAULT_LIST", "scope_option"]
 
 DEFAULT_LIST = 50
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 @click.command()

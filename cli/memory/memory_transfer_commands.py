@@ -9,7 +9,6 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, cast
 
 import click
 
@@ -101,7 +100,7 @@ EXPORT_KEYS = ("table", "hlc", "origin")
 """What marks a line of ``feral memory export``: a row as it was stored, clock fields included."""
 
 
-def export_row(line: str) -> dict[str, Any] | None:
+def export_row(line: str) -> dict[str, object] | None:
     """The row ``line`` holds if it is a line of an export (classified where it was made, with
     its clock fields), else ``None``: a new line for the pipeline."""
     text = line.strip()
@@ -136,13 +135,13 @@ def _import_line(line: str, number: int) -> ImportLine | str | None:
         return None if triple is None else ImportLine(triple, number=number)
     if row["table"] != "facts" or row.get("deleted"):
         return str(row["table"]) if not row.get("deleted") else "tombstones"
-    parts = tuple(row.get(key) for key in ("subject", "predicate", "object"))
-    if not all(isinstance(part, str) for part in parts):
+    subject, predicate, obj = (row.get(key) for key in ("subject", "predicate", "object"))
+    if not (isinstance(subject, str) and isinstance(predicate, str) and isinstance(obj, str)):
         raise InvalidInput(f"line {number}: an export's fact without subject/predicate/object")
-    return ImportLine(cast("tuple[str, str, str]", parts), _exported_state(row), number)
+    return ImportLine((subject, predicate, obj), _exported_state(row), number)
 
 
-def _exported_state(row: dict[str, Any]) -> str:
+def _exported_state(row: dict[str, object]) -> str:
     return "archived" if row.get("archived") else "live"
 
 
@@ -202,7 +201,7 @@ def import_(home: Path, file: Path, secrets: Policy, keep_both: bool, as_json: b
     click.echo(f"Imported {len(kept)} line(s): {written} new fact(s)", err=True)
 
 
-def _notices_json(notices: list[tuple[int, Notice]]) -> dict[str, Any]:
+def _notices_json(notices: list[tuple[int, Notice]]) -> dict[str, object]:
     """The lines merged and superseding, by number, for ``import --json``."""
     return {
         "merged": [{"line": line, "into": n.row_id} for line, n in notices if not n.archived],

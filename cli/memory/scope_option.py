@@ -5,13 +5,15 @@ node/settings/scopes.py, imported when a value is given."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import click
 
 __all__ = ["scope_option"]
 
-F = TypeVar("F", bound=Callable[..., Any])
+F = TypeVar("F", bound=Callable[..., object])
+"""A command function, handed back as it came with an option added (click keeps the option
+beside it)."""
 
 
 def _scope(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
