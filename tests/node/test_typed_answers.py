@@ -1,11 +1,14 @@
 """No ``Any`` in a public signature of ``Node`` or ``feral.Memory`` (node/answers.py), nor in
 what the modules of :data:`WALKED_MODULES` export: the MCP server and its tools, and what cli/
-and the other rooms call across a boundary.
+and the other rooms call across a boundary; nor at the two layer boundaries beside node/, in
+what :data:`BOUNDARY_MODULES` export: storage's answers to node/ and cli/'s helpers around the
+node's answers.
 
 Every public method's parameters and answer are read as the type checker reads them, and the
 walk goes inside what they name: the arguments of generics, the fields of a ``TypedDict`` and
-of a dataclass answer. An ``Any`` anywhere there (a ``dict[str, Any]`` answer, ``**kwargs:
-Any``) fails, so an untyped answer cannot come back unnoticed.
+of a dataclass answer, the bound of a type variable. An ``Any`` anywhere there (a ``dict[str,
+Any]`` answer, ``**kwargs: Any``) fails, so an untyped answer cannot come back unnoticed; the
+one exception left is :data:`KNOWN_ANY`.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import pytest
 
 from feral.node.library.memory import Memory
 from feral.node.node import Node
+from feral.storage.memory import memories
 
 WALKED_CLASSES = (Node, Memory)
 WALKED_MODULES = (
@@ -51,6 +55,35 @@ WALKED_MODULES = (
 )
 """Modules whose exports (functions, and classes' public methods) are walked like Node's."""
 
+BOUNDARY_MODULES = (
+    "feral.storage.link.peers",
+    "feral.storage.log.integrity",
+    "feral.storage.memory.stats",
+    "feral.storage.memory.listing",
+    "feral.storage.encoders.model_files",
+    "feral.cli.home",
+    "feral.cli.output",
+    "feral.cli.memory.absorb_output",
+    "feral.cli.memory.memory_transfer_commands",
+    "feral.cli.memory.scope_option",
+)
+"""Storage modules whose answers node/ turns into its own, and cli/ modules around the node's
+answers: walked like :data:`WALKED_MODULES`.
+
+Left out, and why: storage/db/connection.py's ``Cursor`` (``fetchone``/``fetchall`` answer what
+sqlean's untyped cursor gives: the values of a row of any table, typed where a function reads
+them); cli/context.py's and cli/lazy_group.py's click subclasses, whose ``**kwargs: Any`` and
+``-> Any`` are click's own ``Group.__init__``, ``Command.main`` and ``invoke``, which an
+override must accept; storage/search/query.py, whose ``Hit.extra`` the rankers fill by name."""
+
+KNOWN_ANY: dict[int, str] = {
+    id(memories.Row): "memories.Row, the rows storage hands node/: typed as dict[str, object] it "
+    "costs 57 mypy errors in 15 modules (node/recall, storage/memory/graph.py, storage/absorb), "
+    "and some rows carry lists and dicts beside their columns",
+}
+"""Types whose ``Any`` stands for now, by identity, with why; each must still hold an ``Any``
+(:func:`test_every_known_any_is_still_there`), so the list only shrinks."""
+
 
 def public_methods(owner: type) -> Iterator[tuple[str, Callable[..., object]]]:
     """Each public method or property of ``owner`` (inherited ones too), as a function."""
@@ -64,13 +97,18 @@ def public_methods(owner: type) -> Iterator[tuple[str, Callable[..., object]]]:
 
 
 def any_inside(hint: object, where: str, seen: set[int]) -> Iterator[str]:
-    """Where ``Any`` occurs in ``hint``, following generics, TypedDicts and dataclasses."""
+    """Where ``Any`` occurs in ``hint``, following generics, TypedDicts, dataclasses and the
+    bounds of type variables (but not into a type of :data:`KNOWN_ANY`)."""
     if hint is Any:
         yield where
         return
-    if id(hint) in seen:
+    if id(hint) in seen or id(hint) in KNOWN_ANY:
         return
     seen.add(id(hint))
+    if isinstance(hint, typing.TypeVar):
+        for inner in (hint.__bound__, *hint.__constraints__):
+            yield from any_inside(inner, f"{where} -> {hint.__name__}", seen)
+        return
     if typing.is_typeddict(hint) or (isinstance(hint, type) and dataclasses.is_dataclass(hint)):
         assert isinstance(hint, type)
         for field, inner in typing.get_type_hints(hint).items():
@@ -124,7 +162,7 @@ def exported(module: ModuleType) -> Iterator[tuple[str, Callable[..., object]]]:
                     yield f"{name}.{method_name}", method
 
 
-@pytest.mark.parametrize("name", WALKED_MODULES)
+@pytest.mark.parametrize("name", WALKED_MODULES + BOUNDARY_MODULES)
 def test_no_exported_function_takes_or_answers_any(name: str) -> None:
     module = importlib.import_module(name)
     names = type_checking_names(module)
@@ -174,3 +212,31 @@ def test_the_walk_finds_any_inside_an_answer() -> None:
 def test_every_walked_class_has_public_methods() -> None:
     for owner in WALKED_CLASSES:
         assert len(list(public_methods(owner))) >= 10
+
+
+_Decorated = typing.TypeVar("_Decorated", bound=Callable[..., Any])
+
+
+def _decorator_of_anything(command: _Decorated) -> _Decorated:
+    raise NotImplementedError
+
+
+def test_the_walk_follows_a_type_variable_to_its_bound() -> None:
+    found = any_in_signature(_decorator_of_anything)
+    assert found == ["command -> _Decorated", "return -> _Decorated"]
+
+
+def _answers_rows() -> list[memories.Row]:
+    raise NotImplementedError
+
+
+def test_a_known_any_is_passed_over_and_nothing_else() -> None:
+    assert any_in_signature(_answers_rows) == []
+    assert list(any_inside(dict[str, Any], "", set())) == [""]  # the same shape, written anew
+
+
+def test_every_known_any_is_still_there() -> None:
+    """An exception whose type no longer holds ``Any`` must leave :data:`KNOWN_ANY`."""
+    for known in (memories.Row,):
+        assert id(known) in KNOWN_ANY
+        assert Any in typing.get_args(known), KNOWN_ANY[id(known)]
