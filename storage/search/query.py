@@ -89,7 +89,7 @@ class Hit:
     def id(self) -> str:
         return str(self.row["id"])
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         """The shape of DESIGN §6: id, tier, content, score, fts_score, vector_score, and more."""
         return {
             "id": self.id,
