@@ -104,7 +104,7 @@ def test_a_clock_an_hour_ahead_is_refused_until_wall_time_reaches_its_stamps(
     remember(laptop, "laptop, meanwhile")
     chain.run_rounds(200)
     told = peer_status.peer_statuses(server.conn)[phone.node_id]["last_error"]
-    assert "clock skew" in told and phone.node_id[:8] in told
+    assert told is not None and "clock skew" in told and phone.node_id[:8] in told
     assert rows(server) == rows(laptop) == 1 and rows(phone) == 3
     chain.check_step()  # refused pages moved nothing: no vector entry without its log entry
     chain.time.advance(HOUR_MS - MAX_SKEW_MS)
@@ -290,6 +290,7 @@ def test_a_forged_entry_that_arrives_first_leaves_equal_vectors_reported_as_dive
     assert export.state_digest(server.conn) != export.state_digest(laptop.conn)
     for node, peer in ((server, laptop), (laptop, server)):
         seen = peer_status.peer_statuses(node.conn)[peer.node_id]
+        assert seen["digest_vector"] is not None, node.name
         assert peer_status.diverged(
             node.vector(), delta_log.log_entry_counts(node.conn), row_digest.row_digest(node.conn),
             seen["digest_vector"], seen["entries"], seen["digest"],
@@ -310,7 +311,7 @@ def test_a_full_disk_drops_the_links_says_so_once_and_sync_resumes_once_it_clear
     assert chain.stats["failure_lines"] == 1
     assert laptop.vector().get(phone.node_id) is None
     told = peer_status.peer_statuses(phone.conn)[server.node_id]["last_error"]
-    assert "disk is full" in told
+    assert told is not None and "disk is full" in told
     server.faults.clear()
     chain.sync_until_quiet(1_000)
     chain.check_converged()
@@ -447,7 +448,7 @@ def test_entries_stamped_beyond_twice_the_window_are_held_back_without_blocking_
         assert rows(receiver) == 2  # the other's write and the relay's, not the writer's
         assert cluster.stats["page_refused_clock_skew"] == 0
         told = peer_status.peer_statuses(receiver.conn)[relay.node_id]["last_error"]
-        assert "clock skew" in told and writer.node_id[:8] in told
+        assert told is not None and "clock skew" in told and writer.node_id[:8] in told
         cluster.check_step()
         cluster.time.advance(HOUR_MS - MAX_SKEW_MS)
         assert_converged(cluster)
