@@ -46,6 +46,7 @@ __all__ = [
     "MetaAnswer",
     "PeerHold",
     "PromptFileAnswer",
+    "PruneDone",
     "PruneFigures",
     "ScopedStats",
     "SearchAnswer",
@@ -192,6 +193,12 @@ class PruneFigures(TypedDict):
     retention_days: float
     peers: list[PeerHold]
     oldest_unacknowledged_peer: PeerHold | None
+
+
+class PruneDone(PruneFigures):
+    """``feral sync prune --json``: the figures of what went (or would go, on a dry run)."""
+
+    dry_run: bool
 
 
 class ScopedStats(StatsAnswer):

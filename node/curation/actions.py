@@ -20,7 +20,6 @@ from feral.node.answers import (
     GcGroup,
     ListedMemory,
     MetaAnswer,
-    PruneFigures,
     ScopedStats,
     StatsAnswer,
 )
@@ -116,7 +115,7 @@ async def memory_stats(node: Kernel) -> StatsAnswer:
 
 async def scoped_stats(node: Kernel, scope: str | None) -> ScopedStats:
     """``feral memory stats``, its tiers counted within ``scope`` when one is given."""
-    prune = cast(PruneFigures, await prune_figures(node))
+    prune = await prune_figures(node)
     result = cast(ScopedStats, {**await memory_stats(node), "prune": prune})
     if scope is not None:
         result["scope"] = check_scope(scope)

@@ -73,17 +73,6 @@ class PrunePlan:
         lagging = [p for p in self.peers if p.lacking]
         return min(lagging, key=lambda p: p.last_sync_at or 0, default=None)
 
-    def as_dict(self) -> dict[str, object]:
-        oldest = self.oldest_unacknowledged
-        return {
-            "log_entries": self.log_entries,
-            "prunable_entries": self.entries,
-            "prunable_tombstones": self.tombstones,
-            "retention_days": self.window_ms / DAY_MS,
-            "peers": [p.__dict__ for p in self.peers],
-            "oldest_unacknowledged_peer": None if oldest is None else oldest.__dict__,
-        }
-
 
 def _peer_holds(
     conn: Connection, paired: Iterable[NodeId], now_ms: int, window_ms: int
