@@ -51,6 +51,9 @@ WALKED_MODULES = (
     "feral.node.recall.memory_lines",
     "feral.node.curation.prompt_files",
     "feral.node.curation.upkeep",
+    "feral.node.curation.prune",
+    "feral.node.curation.actions",
+    "feral.node.links.status",
     "feral.node.library.assistant",
 )
 """Modules whose exports (functions, and classes' public methods) are walked like Node's."""
@@ -58,6 +61,7 @@ WALKED_MODULES = (
 BOUNDARY_MODULES = (
     "feral.storage.link.peers",
     "feral.storage.log.integrity",
+    "feral.storage.log.prune",
     "feral.storage.memory.stats",
     "feral.storage.memory.listing",
     "feral.storage.encoders.model_files",
