@@ -7,7 +7,8 @@ limits (node/settings/limits.py). By the time a request reaches :func:`run_searc
 been checked, so nothing here checks them again; what is left is what this node can do as
 configured. The ranking itself is storage's: BM25, cosine and MMR in storage/search/query.py, the
 blend of the two legs and the cue for questions that ask when in storage/search/fusion.py, the turns
-beside the best hybrid hits in storage/search/neighbours.py.
+beside the best hybrid hits in storage/search/neighbours.py, the reordering of remembered chat
+turns in storage/search/rerank.py.
 """
 
 from __future__ import annotations
