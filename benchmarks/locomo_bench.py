@@ -31,15 +31,16 @@ import asyncio
 import json
 import re
 import tempfile
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import sqlean
 
+from feral.node.answers import SearchHit
 from feral.node.assistant.chat_export import parse_conversation_file, write_turns
 from feral.node.node import Node
+from feral.node.settings.limits import Strategy
 from feral.storage.encoders.embedders import DEFAULT_EMBEDDER, load_embedder
 from feral.storage.vectors.vectors import Embedder
 
@@ -64,7 +65,7 @@ __all__ = [
 ]
 
 TOP_K = 10
-FERAL_STRATEGIES = ("fts", "vector", "hybrid")
+FERAL_STRATEGIES: tuple[Strategy, ...] = ("fts", "vector", "hybrid")
 METHODS = ("bm25", "cosine", *FERAL_STRATEGIES)
 """The table's rows: the two baselines, then feral's strategies."""
 VIA_INGEST = " via ingest"
@@ -152,7 +153,7 @@ def cosine_rankings(
     return [[turns[int(i)].dia_id for i in row] for row in best]
 
 
-Cite = Callable[[dict[str, Any]], str]
+Cite = Callable[[SearchHit], str]
 """The ``dia_id`` a search hit stands for."""
 Store = Callable[[Node, Conversation, Path], Awaitable[Cite]]
 """Puts a conversation's turns into a node one way; answers how to read a hit back."""
@@ -176,12 +177,15 @@ async def _store_through_ingest(node: Node, conversation: Conversation, home: Pa
     return _cited_turn
 
 
-def _cited_turn(hit: dict[str, Any]) -> str:
+def _cited_turn(hit: SearchHit) -> str:
     """The turn an ingested episode cites: the first of its entities."""
-    entities = hit.get("row", {}).get("entities", [])
+    row: Mapping[str, object] = hit["row"]
+    entities = row.get("entities", [])
     if isinstance(entities, str):
         entities = json.loads(entities)
-    return str(entities[0]) if entities else str(hit["id"])
+    if isinstance(entities, list) and entities:
+        return str(entities[0])
+    return hit["id"]
 
 
 async def _feral_rankings(

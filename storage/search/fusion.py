@@ -17,9 +17,10 @@ query is weak lexical evidence, and one that holds every word is strong. The fus
 ``alpha * vector + (1 - alpha) * lexical``; candidates whose fused score is below
 :data:`NOISE_FLOOR` are dropped.
 
-Giving a lexical-only candidate its real cosine instead of 0 changed no ranking on the household
-set and cost 60 ms a query at 20k episodes (measured when vectors were read by rowid from the
-store), so it is not done.
+A lexical candidate the vector leg did not return is scored in that leg by its own cosine
+(:func:`~feral.storage.search.query.cosines_of`, read from the vectors held in memory), on the
+same scale as the leg's candidates: on conversations many answers are found by one leg only, and
+a cosine of 0 called them meaningless (benchmarks/README.md, Fusion tuning).
 
 A question that asks *when* (:func:`asks_when`) is answered by what someone said about a time:
 "yesterday", "last week", "two weekends ago", "in May". Every remembered chat turn carries the
