@@ -26,6 +26,7 @@ from feral.node.settings.scopes import Scope
 from feral.storage.db.connection import Connection
 from feral.storage.search import fusion, query as ranking
 from feral.storage.search.hybrid import hybrid_candidates
+from feral.storage.search.neighbours import TURNS_BEFORE
 from feral.storage.search.ranking import Weights, weigh
 from feral.storage.search.rerank import rerank
 from feral.storage.store import Store
@@ -249,7 +250,7 @@ def _ranked(
     assert embedder is not None  # _plan turned the vector leg off without one
     vector = pack_vector(embedder.embed([plan.query])[0], embedder.dim)
     if plan.strategy == "vector":
-        nearest = ranking.search_vector(conn, vector, k, index)
+        nearest = ranking.search_vector(conn, vector, k, index, TURNS_BEFORE)
         for hit in nearest:
             hit.score = hit.vector_score
         return nearest

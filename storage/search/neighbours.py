@@ -13,25 +13,37 @@ said everywhere crowd out the answer.
 Neighbours are the episodes of the same session one rowid before and after: rows are written
 in the order the turns were said (``feral memory ingest`` and ``add_episode`` one by one), so
 this needs no index and costs one statement per search. Facts have no neighbours.
+
+The same neighbour, the turn said just before in the same sitting (:data:`TURNS_BEFORE`), lends
+a turn :data:`BEFORE_SHARE` of its meaning in the vector leg: a reply such as "Yes, it was
+amazing!" is about what was said before it. The vectors held in memory mix the two cosines at
+query time (storage/vectors/vector_index.py); the stored vector stays the text's own.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from feral.storage.db.connection import Connection
+from feral.storage.memory.memories import Row
 from feral.sync.schema import EPISODES
 
 from .query import Hit, live_rows
+from .rerank import is_turn
 
 __all__ = [
+    "BEFORE_SHARE",
     "NEIGHBOUR_SHARE",
     "NEIGHBOUR_SOURCES",
     "SITTING_CUE",
     "SITTING_HITS",
+    "TURNS_BEFORE",
+    "TurnsBefore",
     "sitting_cue",
+    "turns_before",
     "with_neighbours",
 ]
 
@@ -48,6 +60,9 @@ SITTING_CUE = 0.06
 among 0.04 to 0.1, the best 5 to 20, two or three of them: benchmarks/README.md)."""
 SITTING_HITS = 10
 """How many of the best hits :func:`sitting_cue` counts."""
+BEFORE_SHARE = 0.3
+"""The share of a turn's cosine taken from the turn said just before it in its sitting,
+chosen on LoCoMo's tuning half (benchmarks/README.md)."""
 
 _STAMP = re.compile(r"^\s*(\[[^\]]*\])")
 
@@ -97,6 +112,37 @@ def _sitting(hit: Hit) -> tuple[str, str] | None:
         return None
     stamp = _STAMP.match(str(hit.row.get("summary", "")))
     return (str(hit.row.get("session_id")), stamp.group(1)) if stamp else None
+
+
+def turns_before(conn: Connection) -> Iterator[tuple[int, int]]:
+    """Every ``(rowid, rowid of the turn said just before it)``: two remembered chat turns
+    (:func:`~feral.storage.search.rerank.is_turn`) one rowid apart in one sitting, as
+    :func:`with_neighbours` and :func:`sitting_cue` find them. Archived and deleted turns
+    count: what was said before a reply is still what it answers."""
+    found = conn.execute(f"SELECT rowid, session_id, summary FROM {EPISODES.name} ORDER BY rowid")
+    earlier: tuple[int, tuple[str, str] | None] = (-2, None)
+    for rowid, session_id, summary in found:
+        row: Row = {"table": EPISODES.name, "session_id": session_id, "summary": summary}
+        hit = Hit(row)
+        sitting = _sitting(hit) if is_turn(hit) else None
+        if sitting is not None and earlier == (rowid - 1, sitting):
+            yield rowid, rowid - 1
+        earlier = (rowid, sitting)
+
+
+@dataclass(frozen=True)
+class TurnsBefore:
+    """What the vector leg mixes into a turn's cosine
+    (:class:`~feral.storage.vectors.vector_index.Context`)."""
+
+    share: float = BEFORE_SHARE
+
+    def before(self, conn: Connection) -> Iterator[tuple[int, int]]:
+        return turns_before(conn)
+
+
+TURNS_BEFORE = TurnsBefore()
+"""The mix every search's vector leg uses for episodes."""
 
 
 def sitting_cue(

@@ -26,10 +26,9 @@ from feral.storage.memory.memories import TIER_OF, Row, row_dict, select_sql
 from feral.storage.vectors.vectors import (
     VECTOR_TABLES,
     queued_rowids,
-    search_similar,
     stored_vectors,
 )
-from feral.sync.schema import Table
+from feral.sync.schema import EPISODES, Table
 
 if TYPE_CHECKING:
     # numpy is imported by MMR when it runs (as storage/encoders/static_model.py does when a model
@@ -37,7 +36,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from feral.storage.vectors.vector_index import VectorIndex
+    from feral.storage.vectors.vector_index import Context, VectorIndex
 
     Matrix = npt.NDArray[np.float64]
 
@@ -242,19 +241,28 @@ def _live_nearest(
 
 
 def search_vector(
-    conn: Connection, query_vector: bytes, limit: int, index: VectorIndex | None = None
+    conn: Connection,
+    query_vector: bytes,
+    limit: int,
+    index: VectorIndex | None = None,
+    context: Context | None = None,
 ) -> list[Hit]:
     """Cosine similarity over every embedded tier, best first (similarity clamped to [0, 1]).
 
     With ``index`` (``feral serve``'s copy of the vectors in memory) the nearest rows come from
-    it, else from the stored float32 BLOBs read once: the same rows either way.
+    it, else from the stored float32 BLOBs read once: the same rows either way. With
+    ``context`` an episode's cosine is mixed with the one said before it
+    (storage/search/neighbours.py's :data:`~feral.storage.search.neighbours.TURNS_BEFORE`).
     """
+    from feral.storage.vectors.vector_index import scan_table  # numpy: when a search runs
+
     hits: list[Hit] = []
     for table in VECTOR_TABLES:
+        mix = context if table is EPISODES else None
         if index is not None:
-            nearest = index.nearest(conn, table, query_vector, limit * 2)
+            nearest = index.nearest(conn, table, query_vector, limit * 2, mix)
         else:
-            nearest = search_similar(conn, table, query_vector, limit * 2)
+            nearest = scan_table(conn, table, query_vector, limit * 2, mix)
         rows = _live_nearest(conn, table, nearest, limit)
         for rowid, similarity in nearest:
             if rowid in rows:
@@ -263,41 +271,28 @@ def search_vector(
     return hits[:limit]
 
 
-def _stored_rows(
-    conn: Connection, table: Table, ids_by_rowid: Mapping[int, str], dim: int
-) -> tuple[list[str], bytes]:
-    """The ids of the rows of ``ids_by_rowid`` that have a stored vector of ``dim`` floats, and
-    those vectors joined in the same order (float32 BLOBs, as stored)."""
-    if not ids_by_rowid:
-        return [], b""
-    marks = ",".join("?" for _ in ids_by_rowid)
-    found = conn.execute(
-        f"SELECT rowid, embedding FROM {table.name}_vectors WHERE rowid IN ({marks})",
-        list(ids_by_rowid),
-    ).fetchall()
-    kept = [(ids_by_rowid[rowid], bytes(blob)) for rowid, blob in found if len(blob) == 4 * dim]
-    return [hit_id for hit_id, _ in kept], b"".join(blob for _, blob in kept)
+def cosines_of(
+    conn: Connection,
+    query_vector: bytes,
+    hits: Sequence[Hit],
+    index: VectorIndex | None = None,
+    context: Context | None = None,
+) -> dict[str, float]:
+    """The cosine of each hit's stored vector with the query (clamped to [0, 1]), by id, as
+    :func:`search_vector` scores it with the same ``index`` and ``context``: what the vector
+    leg would have given the lexical candidates it did not return. Hits without a rowid or a
+    vector yet (still queued) are left out. Without ``index`` every vector is read once."""
+    from feral.storage.vectors.vector_index import VectorIndex
 
-
-def cosines_of(conn: Connection, query_vector: bytes, hits: Sequence[Hit]) -> dict[str, float]:
-    """The cosine of each hit's stored vector with the query (clamped to [0, 1]), by id: what
-    the vector leg would have given the lexical candidates it did not return. Hits without a
-    rowid or a vector yet (still queued) are left out. The BLOBs are read as one float32 matrix:
-    unpacked into lists of floats, 50 of them took longer than the whole fusion."""
-    import numpy as np
-
-    query = np.frombuffer(query_vector, dtype="<f4").astype(np.float64)
-    query_norm = float(np.linalg.norm(query))
+    held = index if index is not None else VectorIndex()
     found: dict[str, float] = {}
-    for table in VECTOR_TABLES if query_norm > 0 else ():
+    for table in VECTOR_TABLES:
         mine = {h.rowid: h.id for h in hits if h.row.get("table") == table.name and h.rowid}
-        ids, blobs = _stored_rows(conn, table, mine, len(query))
-        matrix = np.frombuffer(blobs, dtype="<f4").reshape(len(ids), len(query))
-        norms = np.linalg.norm(matrix, axis=1)
-        products = np.einsum("ij,j->i", matrix, query)  # one thread: see vector_index.py
-        for hit_id, product, norm in zip(ids, products, norms, strict=True):
-            if norm > 0:
-                found[hit_id] = _clamped(float(product) / (float(norm) * query_norm))
+        if not mine:
+            continue
+        mix = context if table is EPISODES else None
+        for rowid, cosine in held.cosines(conn, table, query_vector, mine, mix).items():
+            found[mine[rowid]] = _clamped(cosine)
     return found
 
 
