@@ -21,7 +21,6 @@ from typing import Concatenate, ParamSpec, Protocol, Self, TypeVar, cast
 
 from feral.node.home.home_paths import DATABASE_FILE
 from feral.node.home.identity import Identity, load_or_create_identity
-from feral.node.secrets.scan import refuse_secrets, refuse_triple
 from feral.node.settings.config import Settings, load_settings
 from feral.storage.db.connection import Connection
 from feral.storage.db.migrations import Migration
@@ -188,6 +187,8 @@ class NodeKernel:
         by the caller: node/settings/scopes.py) puts it in that scope; ``None`` leaves its scope as
         is. A fact holding what looks like a secret is refused (SecretRefused,
         node/secrets/scan.py)."""
+        from feral.node.secrets.scan import refuse_triple  # its patterns: on a write only
+
         refuse_triple(triple)
         row = await self.write(
             curation.remember_scoped,
@@ -203,6 +204,8 @@ class NodeKernel:
         self, session_id: str, summary: str, entities: Iterable[str] = ()
     ) -> EpisodeRow:
         """Store an episode under a new ULID (SecretRefused if it holds a secret)."""
+        from feral.node.secrets.scan import refuse_secrets  # its patterns: on a write only
+
         entities = list(entities)
         refuse_secrets([summary, *entities])
         row = await self.write(
@@ -227,6 +230,8 @@ class NodeKernel:
         success: bool,
     ) -> ExecutionRow:
         """Append a tool call to the execution log (SecretRefused if it holds a secret)."""
+        from feral.node.secrets.scan import refuse_secrets  # its patterns: on a write only
+
         fields = (args, result, latency_ms, success)
         refuse_secrets([session_id, tool, *(str(value) for value in fields)])
         row = await self.write(
@@ -258,6 +263,8 @@ class NodeKernel:
     async def add_entity(self, entity_type: str, name: str) -> EntityRow:
         """Name an entity of the graph (node/recall/graph.py checks the type and name; SecretRefused
         if the name holds a secret)."""
+        from feral.node.secrets.scan import refuse_secrets  # its patterns: on a write only
+
         refuse_secrets([entity_type, name])
         row = await self.write(memory_model.add_entity, entity_type, name, now_ms=self.now_ms())
         self.notify_changed()
@@ -268,6 +275,8 @@ class NodeKernel:
     ) -> FactRow:
         """Name two entities and remember the fact relating them, in one write (SecretRefused
         if it holds a secret: ``person:Sam wifi_password thing:...``)."""
+        from feral.node.secrets.scan import refuse_triple  # its patterns: on a write only
+
         refuse_triple((source[1], relation, target[1]))
         row = await self.write(graph.relate, source, relation, target, now_ms=self.now_ms())
         await self.after_write()

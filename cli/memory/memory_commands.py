@@ -1,5 +1,5 @@
-"""``feral memory ...``: remember, search, list, archive and delete memories (bulk import,
-ingest and export: cli/memory/memory_transfer_commands.py)."""
+"""``feral memory ...``: remember, search, list, archive and delete memories (bulk import
+and ingest: cli/memory/memory_transfer_commands.py; export: cli/memory/export_command.py)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ ELSEWHERE = {
     "conflicts": "feral.cli.memory.conflict_commands:conflicts_command",
     "digest": "feral.cli.memory.digest_commands:digest",
     "distill": "feral.cli.memory.memory_rank_commands:distill",
-    "export": "feral.cli.memory.memory_transfer_commands:export",
+    "export": "feral.cli.memory.export_command:export",
     "gc": "feral.cli.memory.memory_rank_commands:gc",
     "get": "feral.cli.memory.memory_graph_commands:get",
     "import": "feral.cli.memory.memory_transfer_commands:import_",

@@ -1,10 +1,10 @@
-"""``feral memory import|ingest|export``: memories in and out in bulk, every line checked first."""
+"""``feral memory import|ingest``: memories in bulk, every line checked first (``export``:
+cli/memory/export_command.py)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -30,34 +30,6 @@ from .secret_options import screened, secrets_option
 __all__ = ["EXPORT_KEYS", "ImportLine", "export_row", "parse_import_line"]
 
 NOTE = ("user", "note")
-
-
-@memory.command()
-@click.option(
-    "--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE."
-)
-@pass_home
-def export(home: Path, output: Path | None) -> None:
-    """Every replicated row as sorted JSON Lines (equal on nodes that are in sync)."""
-    lines = with_node(home, Node.export_lines)
-    if output is None:
-        sys.stdout.write("".join(lines))
-        return
-    try:
-        _write_owner_only(output, "".join(lines))
-    except OSError as exc:
-        raise click.ClickException(f"cannot write {output}: {exc.strerror}") from exc
-
-
-def _write_owner_only(path: Path, text: str) -> None:
-    """Write ``text`` to ``path``, creating it 0600: an export holds every memory in full.
-
-    An existing file (or ``/dev/stdout``) is truncated and written in place, and keeps the
-    mode its owner gave it.
-    """
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
 
 
 def parse_import_line(line: str, number: int) -> tuple[str, str, str] | None:

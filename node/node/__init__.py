@@ -14,28 +14,25 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from feral.node.absorb.absorb_batch import Absorbed as BulkAbsorbed, absorb_groups, absorb_many
-from feral.node.absorb.phrases import Triple
-from feral.node.absorb.pipeline import Absorbed, Said, absorb
-from feral.node.answers import StatsAnswer, WikiTopic
-from feral.node.assistant.node_sessions import ingest_transcript, open_sessions
-from feral.node.assistant.sessions import IngestResult, SessionMemory
-from feral.node.assistant.working_memory import Message
-from feral.node.curation.actions import memory_stats
-from feral.node.curation.upkeep import compile_wiki, follow_changes
-from feral.node.curation.wiki import list_pages, read_page
+from feral.node.curation.upkeep import follow_changes
 from feral.node.home.home_paths import DATABASE_FILE, default_home
 from feral.node.node_kernel import NodeKernel
-from feral.node.recall.access import note_retrieved
-from feral.node.recall.search import SearchRequest, SearchResult, run_search
-from feral.node.secrets.scan import refuse_triples
-from feral.node.settings.limits import Strategy
-from feral.node.write_turns import WriteTurns
 from feral.storage.db.migrations import Migration
 from feral.storage.memory import memories
 from feral.storage.vectors.vectors import Embedder
 from feral.sync.schema import Schema
+
+if TYPE_CHECKING:
+    from feral.node.absorb.absorb_batch import Absorbed as BulkAbsorbed
+    from feral.node.absorb.phrases import Triple
+    from feral.node.absorb.pipeline import Absorbed, Said
+    from feral.node.answers import StatsAnswer, WikiTopic
+    from feral.node.assistant.sessions import IngestResult, SessionMemory
+    from feral.node.assistant.working_memory import Message
+    from feral.node.recall.search import SearchResult
+    from feral.node.settings.limits import Strategy
 
 __all__ = ["DATABASE_FILE", "IMPORT_BATCH", "Node", "SearchResult", "default_home"]
 
@@ -78,16 +75,22 @@ class Node(NodeKernel):
         linked; ``keep_both`` writes what would be merged or superseded beside it instead. ``text``
         may be what was said already checked (:class:`Said`: a command checks it before it opens the
         node, node/absorb/pipeline.py's ``absorbing``)."""
+        from feral.node.absorb.pipeline import Said, absorb
+
         said = text if isinstance(text, Said) else Said.of(text, triple)
         return await absorb(self, said, scope=scope, keep=keep_both)
 
     async def remember_extracted(self, episode_id: str, groups: list[list[Triple]]) -> int:
         """Remember facts taken from an episode's messages (node/assistant/ingest_facts.py), through
         the absorb pipeline (node/absorb/absorb_batch.py)."""
+        from feral.node.absorb.absorb_batch import absorb_groups
+
         return await absorb_groups(self, episode_id, groups)
 
     def open_sessions(self) -> SessionMemory:
         """Working memory for sessions (DESIGN §2): in this process's RAM, episodes replicate."""
+        from feral.node.assistant.node_sessions import open_sessions
+
         return open_sessions(self)
 
     async def ingest(
@@ -97,6 +100,8 @@ class Node(NodeKernel):
         every remainder is flushed, and the facts users state become facts of the episodes they
         are in. A message holding a secret is refused when reached (the CLI screens every line
         first)."""
+        from feral.node.assistant.node_sessions import ingest_transcript
+
         return await ingest_transcript(self, messages, progress)
 
     async def import_facts(
@@ -114,6 +119,9 @@ class Node(NodeKernel):
         facts were written."""
         if classify:
             return (await self.absorb_facts(triples, progress, batch)).written
+        from feral.node.secrets.scan import refuse_triples
+        from feral.node.write_turns import WriteTurns
+
         written = 0
         turns = WriteTurns(self.home)
         for number, chunk in enumerate(_chunks(triples, batch)):
@@ -136,6 +144,9 @@ class Node(NodeKernel):
         """``import_facts`` through the absorb pipeline, answering what it did to each fact:
         the counts, and a notice for each fact merged or superseding (``keep_both``: written
         beside instead)."""
+        from feral.node.absorb.absorb_batch import Absorbed as BulkAbsorbed, absorb_many
+        from feral.node.secrets.scan import refuse_triples
+
         result = BulkAbsorbed()
         for number, chunk in enumerate(_chunks(triples, batch)):
             refuse_triples(chunk, first=number * batch + 1)
@@ -146,18 +157,26 @@ class Node(NodeKernel):
 
     async def stats(self) -> StatsAnswer:
         """The tiers' counts, vectors and conflicts (node/curation/actions.py)."""
+        from feral.node.curation.actions import memory_stats
+
         return await memory_stats(self)
 
     async def compile_wiki(self) -> list[WikiTopic]:
         """Rebuild every page from the live rows: ``[{"topic", "path", "sources", ...}]``."""
+        from feral.node.curation.upkeep import compile_wiki
+
         return await compile_wiki(self)
 
     async def wiki_topics(self) -> list[WikiTopic]:
         """The compiled pages: ``[{"topic", "path", "sources", "needs_review"}]``."""
+        from feral.node.curation.wiki import list_pages
+
         return list_pages(self.home)
 
     async def wiki_page(self, topic: str) -> str:
         """The Markdown of ``topic``'s page (NotFoundError if none; PathRefused for a path)."""
+        from feral.node.curation.wiki import read_page
+
         return read_page(self.home, topic)
 
     async def search(
@@ -178,6 +197,9 @@ class Node(NodeKernel):
         The values are the caller's to check (the CLI's options, the API's
         :class:`~feral.node.recall.search.SearchRequest`): they are not checked again here.
         """
+        from feral.node.recall.access import note_retrieved
+        from feral.node.recall.search import SearchRequest, run_search
+
         request = SearchRequest(query, top_k, strategy, alpha, mmr, mmr_lambda, min_score, scope)
         now = self.now_ms()
         result = await run_search(
@@ -191,3 +213,13 @@ def _chunks(items: Iterable[Triple], size: int) -> Iterator[list[Triple]]:
     iterator = iter(items)
     while chunk := list(islice(iterator, size)):
         yield chunk
+
+
+def __getattr__(name: str) -> object:
+    """``SearchResult``, re-exported for callers of :meth:`Node.search`, imported when asked for:
+    opening a node for a command that does not search need not import recall."""
+    if name == "SearchResult":
+        from feral.node.recall.search import SearchResult
+
+        return SearchResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
     import onnxruntime
+    from tokenizers import Tokenizer
 
     from .model_stamps import DigestStamps
 
@@ -89,10 +90,11 @@ def embed_threads() -> int:
 class OnnxEmbedder:
     """The ONNX encoder read from ``directory``; see the module docstring.
 
-    Building it checks every file and that onnxruntime can be imported; the onnxruntime
-    session itself is made on the first :meth:`embed`, so commands that embed nothing (stats,
-    export, sync status) skip its cost. Thread-safe: the session is made once, under a lock,
-    and onnxruntime's ``run`` may be called from several threads.
+    Building it checks every file and that onnxruntime can be imported; the tokenizer and the
+    onnxruntime session themselves are made on the first :meth:`embed`, so commands that embed
+    nothing (stats, export, sync status) skip their cost (reading the tokenizer alone takes
+    about 40 ms). Thread-safe: each is made once, under a lock, and onnxruntime's ``run`` may
+    be called from several threads.
 
     Raises:
         ModelUnavailable: a file is missing, unreadable, altered or inconsistent, or
@@ -112,9 +114,11 @@ class OnnxEmbedder:
             raise unavailable(directory / MODEL_FILE, problem, WAY_OUT)
         for filename in (TOKENIZER_FILE, MODEL_FILE):
             check_digest(directory / filename, config.sha256.get(filename), WAY_OUT, stamps)
-        self._tokenizer = read_tokenizer(directory / TOKENIZER_FILE, config.max_tokens, WAY_OUT)
+        self._tokenizer_path = directory / TOKENIZER_FILE
+        self._max_tokens = config.max_tokens
         self._path = directory / MODEL_FILE
         self._threads = threads
+        self._tokenizer: Tokenizer | None = None
         self._session: onnxruntime.InferenceSession | None = None
         self._lock = threading.Lock()
 
@@ -149,8 +153,8 @@ class OnnxEmbedder:
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         if not texts:
             return out
-        session = self._ready()
-        encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=True)
+        session, tokenizer = self._ready()
+        encodings = tokenizer.encode_batch(list(texts), add_special_tokens=True)
         for i, encoding in enumerate(encodings):
             out[i] = self._run(session, encoding.ids)
         return out
@@ -168,11 +172,14 @@ class OnnxEmbedder:
         unit: FloatVector = mean / norm if norm > 0 else np.zeros_like(mean)
         return unit
 
-    def _ready(self) -> onnxruntime.InferenceSession:
+    def _ready(self) -> tuple[onnxruntime.InferenceSession, Tokenizer]:
         with self._lock:
+            if self._tokenizer is None:
+                path, limit = self._tokenizer_path, self._max_tokens
+                self._tokenizer = read_tokenizer(path, limit, WAY_OUT)
             if self._session is None:
                 self._session = self._open_session()
-            return self._session
+            return self._session, self._tokenizer
 
     def _open_session(self) -> onnxruntime.InferenceSession:
         try:

@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
+
+from .helpers import init_home
 
 HEAVY = ("numpy", "starlette", "uvicorn", "onnxruntime")
 
@@ -30,3 +35,43 @@ def test_the_cli_and_the_dialler_import_no_server_no_numpy_and_no_model_runtime(
         check=True,
     )
     assert result.stdout.strip() == "", f"imported at start-up: {result.stdout.strip()}"
+
+
+NOT_FOR_READS = (
+    "tokenizers",
+    "feral.node.secrets.scan",
+    "feral.node.absorb.pipeline",
+    "feral.node.assistant.sessions",
+    "feral.node.curation.actions",
+    "feral.node.recall.search",
+)
+"""What a command that only reads the store has no use for: the tokenizer (read on the first
+text embedded), the secret scanner (on the first text written), and the features of the node
+that write, talk or search."""
+
+COMMAND_PROBE = """
+import sys
+from feral.cli.main import cli
+try:
+    cli({argv!r}, prog_name="feral")
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print("loaded:" + ",".join(sorted(m for m in {modules!r} if m in sys.modules)), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("command", [("sync", "status"), ("memory", "export")])
+def test_a_read_of_the_store_loads_no_tokenizer_no_scanner_and_no_writing_feature(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    home = init_home(tmp_path / "home")  # the default embedder: its model files are checked
+    argv = ["--home", str(home), *command]
+    result = subprocess.run(
+        [sys.executable, "-c", COMMAND_PROBE.format(argv=argv, modules=NOT_FOR_READS)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    loaded = result.stderr.splitlines()[-1].removeprefix("loaded:")
+    assert loaded == "", f"feral {' '.join(command)} imported {loaded}"
