@@ -17,7 +17,6 @@ from feral.storage.memory import memories
 from feral.sync.schema import EPISODES, FACTS
 
 from .conflicts import record_conflicts
-from .prompt_files import rewrite_prompt_files
 from .wiki import build_pages, pages_citing, write_pages
 
 __all__ = ["compile_wiki", "follow_changes"]
@@ -43,6 +42,8 @@ def follow_changes(node: Kernel) -> None:
         await record_conflicts(node)
 
     async def rows_erased(erased: list[str]) -> None:
+        from .prompt_files import rewrite_prompt_files  # its tokenizer: after an erasure only
+
         if pages_citing(node.home, erased):
             await compile_wiki(node)
         await rewrite_prompt_files(node)

@@ -44,6 +44,7 @@ NOT_FOR_READS = (
     "feral.node.assistant.sessions",
     "feral.node.curation.actions",
     "feral.node.recall.search",
+    "feral.node.curation.prompt_files",
 )
 """What a command that only reads the store has no use for: the tokenizer (read on the first
 text embedded), the secret scanner (on the first text written), and the features of the node
