@@ -46,8 +46,8 @@ def _initialise(home: Path, name: str | None) -> dict[str, Any]:
     """Make (or keep) the home's key and settings; what it holds and what changed."""
     import dataclasses
 
+    from feral.node.home.home_paths import DATABASE_FILE
     from feral.node.home.identity import KEY_FILENAME, load_or_create_identity
-    from feral.node.node import DATABASE_FILE
     from feral.node.settings.config import load_settings, save_settings
 
     created = not (home / KEY_FILENAME).is_file()

@@ -76,3 +76,19 @@ def test_a_read_of_the_store_loads_no_tokenizer_no_scanner_and_no_writing_featur
     )
     loaded = result.stderr.splitlines()[-1].removeprefix("loaded:")
     assert loaded == "", f"feral {' '.join(command)} imported {loaded}"
+
+
+def test_init_makes_a_home_without_importing_the_node_or_the_store(tmp_path: Path) -> None:
+    """``feral init`` writes a key and the settings: the store is made by the first command
+    that opens the node."""
+    node_and_store = ("feral.node.node", "feral.storage.store")
+    argv = ["--home", str(tmp_path / "home"), "init"]
+    result = subprocess.run(
+        [sys.executable, "-c", COMMAND_PROBE.format(argv=argv, modules=node_and_store)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert result.stderr.splitlines()[-1] == "loaded:", result.stderr
+    assert (tmp_path / "home" / "settings.json").is_file()
