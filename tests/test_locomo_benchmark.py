@@ -115,11 +115,14 @@ def test_through_ingest_every_turn_is_found_as_turn_by_turn(synthetic_scores, st
 
 
 @pytest.mark.slow
-def test_the_vector_leg_is_the_plain_cosine_of_the_same_text(synthetic_scores):
-    """Turns are stored as episodes and embedded as written: feral's vector leg ranks as a
-    bare cosine over the same model does."""
+def test_the_vector_leg_is_the_plain_cosine_with_the_turn_before(synthetic_scores):
+    """Turns are stored as episodes and embedded as written; feral's vector leg differs from a
+    bare cosine over the same model only by the share each turn's cosine takes of the turn said
+    before it (storage/search/neighbours.py), which finds replies the bare cosine misses."""
     table = summarise(synthetic_scores)
-    assert table["vector"]["overall"][:3] == pytest.approx(table["cosine"]["overall"][:3])
+    vector, cosine = table["vector"]["overall"][:3], table["cosine"]["overall"][:3]
+    assert all(v >= c - 1e-9 for v, c in zip(vector, cosine, strict=True)), (vector, cosine)
+    assert vector != pytest.approx(cosine)  # the mix is on: the synthetic replies move
 
 
 @pytest.mark.slow
