@@ -23,7 +23,6 @@ from feral.node.answers import (
     ScopedStats,
     StatsAnswer,
 )
-from feral.node.secrets.scan import refuse_secrets
 from feral.node.settings.limits import MAX_IMPORTANCE
 from feral.node.settings.scopes import DEFAULT_SCOPE, check_scope, session_scope
 from feral.storage.absorb.conflicts import conflict_count
@@ -70,6 +69,8 @@ def check_importance(importance: float) -> float:
 
 async def boost(node: Kernel, row_id: str, importance: float, reason: str = "") -> MetaAnswer:
     """Set a memory's replicated importance multiplier; returns its meta row."""
+    from feral.node.secrets.scan import refuse_secrets  # its patterns: on a boost only
+
     check_importance(importance)
     if len(reason) > MAX_REASON_CHARS or not reason.isprintable():
         raise InvalidInput(f"reason must be printable, at most {MAX_REASON_CHARS} characters")

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from feral.node.absorb.fact_rules import is_single_valued, slot
 from feral.node.answers import EdgeRow, Followed, SlotConflict
-from feral.node.secrets.scan import refuse_secrets
 from feral.storage.absorb.absorb_store import slot_rows
 from feral.storage.absorb.slot_conflicts import conflicting_slots
 from feral.storage.db.connection import Connection
@@ -64,6 +63,8 @@ async def link(node: Kernel, from_id: str, to_id: str, edge_type: str, note: str
         NotFoundError: either end is not a stored memory.
         SecretRefused: the note holds what looks like a secret.
     """
+    from feral.node.secrets.scan import refuse_secrets  # its patterns: on a link only
+
     if edge_type not in EDGE_TYPES:
         raise InvalidInput(f"unknown edge type {edge_type!r}; one of {', '.join(EDGE_TYPES)}")
     if from_id == to_id:
