@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import click
@@ -13,16 +14,17 @@ from feral.cli.context import pass_home, with_node
 from feral.cli.output import count, echo_json, json_option
 from feral.node.embedding import serve_running
 from feral.node.home.identity import load_or_create_identity
-from feral.node.links.dial import dial
 from feral.node.links.invite import MadeInvitation, claim_for, make_invitation, pair_inviter
-from feral.node.links.peer import LinkResult
-from feral.node.node import Node
 from feral.node.serve.serve_address import is_loopback_url, running_serve_url
 from feral.node.settings.config import PeerSettings
 from feral.sync.errors import InvalidInput
 from feral.sync.invitation import Invitation, format_secret, parse_expiry, parse_invitation
 from feral.sync.text import printable
 from feral.sync.units import format_ms
+
+if TYPE_CHECKING:
+    from feral.node.links.peer import LinkResult
+    from feral.node.node import Node
 
 __all__ = ["invite", "join"]
 
@@ -106,6 +108,8 @@ def _echo(made: MadeInvitation, lifetime: int) -> None:
 
 
 async def _join(node: Node, invitation: Invitation) -> LinkResult:
+    from feral.node.links.dial import dial  # the websocket client: a join only, not an invite
+
     inviter = PeerSettings(invitation.inviter, invitation.url)
     result = await dial(node, inviter, until_quiet=True, join=claim_for(invitation))
     if result.authenticated:

@@ -2,7 +2,10 @@
 a second only if they skip the modules that serve, rank or embed (numpy, Starlette, uvicorn).
 
 Each of those once crept back into the start-up through one module-level import; the
-catch-up benchmark, which times a `sync now` launch, is where it showed.
+catch-up benchmark, which times a `sync now` launch, is where it showed. The same holds for
+what a command that reads never uses: the tokenizer, the secret scanner's patterns, the node's
+writing features (checked by running the command in a fresh interpreter); and for ``feral
+init``, which needs neither the node nor the store.
 """
 
 from __future__ import annotations
@@ -72,9 +75,10 @@ NOT_FOR_LISTS = ("tokenizers", "feral.node.secrets.scan")
         (("memory", "export"), NOT_FOR_READS),
         (("memory", "list"), NOT_FOR_LISTS),
         (("memory", "stats"), NOT_FOR_LISTS),
+        (("sync", "invite", "--url", "ws://127.0.0.1:9/sync"), ("websockets", "tokenizers")),
     ],
 )
-def test_a_read_of_the_store_loads_no_tokenizer_no_scanner_and_no_writing_feature(
+def test_a_command_skips_the_modules_it_has_no_use_for(
     tmp_path: Path, command: tuple[str, ...], unused: tuple[str, ...]
 ) -> None:
     home = init_home(tmp_path / "home")  # the default embedder: its model files are checked
