@@ -114,18 +114,21 @@ def _sitting(hit: Hit) -> tuple[str, str] | None:
     return (str(hit.row.get("session_id")), stamp.group(1)) if stamp else None
 
 
-def turns_before(conn: Connection) -> Iterator[tuple[int, int]]:
-    """Every ``(rowid, rowid of the turn said just before it)``: two remembered chat turns
-    (:func:`~feral.storage.search.rerank.is_turn`) one rowid apart in one sitting, as
-    :func:`with_neighbours` and :func:`sitting_cue` find them. Archived and deleted turns
-    count: what was said before a reply is still what it answers."""
-    found = conn.execute(f"SELECT rowid, session_id, summary FROM {EPISODES.name} ORDER BY rowid")
+def turns_before(conn: Connection, since: int = 0) -> Iterator[tuple[int, int]]:
+    """Every ``(rowid, rowid of the turn said just before it)`` from rowid ``since`` on: two
+    remembered chat turns (:func:`~feral.storage.search.rerank.is_turn`) one rowid apart in one
+    sitting, as :func:`with_neighbours` and :func:`sitting_cue` find them. Archived and deleted
+    turns count: what was said before a reply is still what it answers."""
+    found = conn.execute(
+        f"SELECT rowid, session_id, summary FROM {EPISODES.name} WHERE rowid >= ? ORDER BY rowid",
+        (since - 1,),
+    )
     earlier: tuple[int, tuple[str, str] | None] = (-2, None)
     for rowid, session_id, summary in found:
         row: Row = {"table": EPISODES.name, "session_id": session_id, "summary": summary}
         hit = Hit(row)
         sitting = _sitting(hit) if is_turn(hit) else None
-        if sitting is not None and earlier == (rowid - 1, sitting):
+        if sitting is not None and earlier == (rowid - 1, sitting) and rowid >= since:
             yield rowid, rowid - 1
         earlier = (rowid, sitting)
 
@@ -137,8 +140,8 @@ class TurnsBefore:
 
     share: float = BEFORE_SHARE
 
-    def before(self, conn: Connection) -> Iterator[tuple[int, int]]:
-        return turns_before(conn)
+    def before(self, conn: Connection, since: int = 0) -> Iterator[tuple[int, int]]:
+        return turns_before(conn, since)
 
 
 TURNS_BEFORE = TurnsBefore()

@@ -5,6 +5,7 @@ reply that carries no content of its own is found for what it answered."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import pytest
 
@@ -13,7 +14,7 @@ from feral.storage.search.neighbours import BEFORE_SHARE, TURNS_BEFORE, turns_be
 from feral.storage.search.query import Hit, cosines_of, search_vector
 from feral.storage.store import run_write
 from feral.storage.vectors.vector_index import VectorIndex
-from feral.storage.vectors.vectors import embed_pending, pack_vector
+from feral.storage.vectors.vectors import embed_pending, pack_vector, vector_generation
 from tests.embedders import HashingEmbedder
 
 from .support import A, Replica
@@ -110,3 +111,48 @@ def test_a_turn_said_after_the_index_was_loaded_mixes_with_the_one_before(chat: 
         "[2 May 2023] Bo: how hot does the kiln firing get?",
         "[2 May 2023] Ann: no idea honestly",
     ]
+
+
+class Recording:
+    """The index's context, noting from which rowid it is asked for pairs each time."""
+
+    share = BEFORE_SHARE
+
+    def __init__(self) -> None:
+        self.asked: list[int] = []
+
+    def before(self, conn: Connection, since: int = 0) -> Iterator[tuple[int, int]]:
+        self.asked.append(since)
+        return turns_before(conn, since)
+
+
+def rowid_of(conn: Connection, text: str) -> int:
+    (rowid,) = conn.execute("SELECT rowid FROM episodes WHERE summary = ?", (text,)).fetchone()
+    return int(rowid)
+
+
+def test_a_turn_said_between_two_searches_reads_its_own_rows_not_the_table(chat: Replica):
+    index, context, asked = VectorIndex(), Recording(), query("kiln firing")
+    search_vector(chat.conn, asked, 20, index, context)
+    chat.episode("[2 May 2023] Bo: how hot does the kiln firing get?")
+    chat.episode("[2 May 2023] Ann: no idea honestly")
+    drain(chat.conn, index)
+    held = by_text(search_vector(chat.conn, asked, 20, index, context))
+    first_new = rowid_of(chat.conn, "[2 May 2023] Bo: how hot does the kiln firing get?")
+    assert context.asked == [0, first_new]
+    search_vector(chat.conn, asked, 20, index, context)
+    assert context.asked == [0, first_new]  # nothing changed: nothing read
+    fresh = by_text(search_vector(chat.conn, asked, 20, VectorIndex(), TURNS_BEFORE))
+    assert held == pytest.approx(fresh, abs=1e-6)
+
+
+def test_a_rewritten_turn_reads_every_pair_again(chat: Replica):
+    index, context, asked = VectorIndex(), Recording(), query("pottery class")
+    search_vector(chat.conn, asked, 20, index, context)
+    generation = vector_generation(chat.conn)
+    rewritten = pack_vector(EMBEDDER.embed(["glazes and kilns"])[0], EMBEDDER.dim)
+    index.changed(generation, generation, [("episodes", rowid_of(chat.conn, REPLY), rewritten)])
+    loads = index.loads
+    search_vector(chat.conn, asked, 20, index, context)
+    assert index.loads == loads  # the copy was kept, not read again
+    assert context.asked == [0, 0]  # its text may have changed: every pair is read again
