@@ -22,10 +22,8 @@ import ssl
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-from cryptography.x509.oid import NameOID
 
 from feral.node.home.files import write_private_file
 from feral.node.home.identity import KEY_FILENAME, Identity
@@ -58,6 +56,9 @@ _NOT_AFTER = datetime.datetime(9999, 12, 31, 23, 59, 59, tzinfo=datetime.UTC)
 
 def certificate_pem(identity: Identity) -> bytes:
     """The node's self-signed certificate, PEM; the same bytes on every call for one key."""
+    from cryptography import x509  # about 10 ms: only where a certificate is built or read
+    from cryptography.x509.oid import NameOID
+
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"feral node {identity.node_id}")])
     serial = int.from_bytes(hashlib.sha256(identity.public_key).digest()[:16], "big") >> 1
     builder = (
@@ -77,6 +78,8 @@ def certificate_pem(identity: Identity) -> bytes:
 
 def certificate_der(pem: bytes) -> bytes:
     """The DER bytes of a PEM certificate (what a TLS peer presents)."""
+    from cryptography import x509
+
     return x509.load_pem_x509_certificate(pem).public_bytes(Encoding.DER)
 
 
@@ -93,6 +96,8 @@ def identity_fingerprint(identity: Identity) -> str:
 
 def certificate_node_id(der: bytes) -> NodeId | None:
     """The node id the certificate's key has, or ``None`` if it holds no Ed25519 key."""
+    from cryptography import x509
+
     try:
         key = x509.load_der_x509_certificate(der).public_key()
     except ValueError:

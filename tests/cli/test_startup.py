@@ -108,3 +108,13 @@ def test_init_makes_a_home_without_importing_the_node_or_the_store(tmp_path: Pat
     )
     assert result.stderr.splitlines()[-1] == "loaded:", result.stderr
     assert (tmp_path / "home" / "settings.json").is_file()
+
+
+def test_the_dialler_loads_no_certificate_code_until_a_link_is_secure() -> None:
+    """A ``ws://`` peer (a loopback one, or one allowed in plain text) needs no X.509: the
+    certificate code is imported by what builds, reads or pins a certificate."""
+    probe = "import sys, feral.node.links.dial; print('cryptography.x509' in sys.modules)"
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert result.stdout.strip() == "False"
