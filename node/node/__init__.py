@@ -7,6 +7,11 @@ This class, in a room above them, is where the two meet: it subscribes curation 
 kernel's changes when the node is opened (node/curation/upkeep.py), and answers the calls
 that run a feature (``absorb``, ``ingest``, ``import_facts``, ``search``, the wiki, ``stats``)
 for the CLI, the API, MCP, ``feral.Memory``, the benchmarks and the simulations.
+
+Each feature's module is imported by the method that runs it, not by this module: every
+``feral`` command that opens a node imports this file, and one that only reads the store (``sync
+status``, ``memory export``) would otherwise load the absorb pipeline, the secret scanner, the
+sessions and the search at every start (tests/cli/test_startup.py checks it does not).
 """
 
 from __future__ import annotations
