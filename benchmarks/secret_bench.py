@@ -25,8 +25,8 @@ from pathlib import Path
 from unittest import mock
 
 from feral.cli.memory.memory_transfer_commands import parse_import_line
-from feral.node import node as node_module
 from feral.node.node import Node
+from feral.node.secrets import scan as scan_module
 from feral.node.secrets.scan import find_secret, screen_lines, triple_text
 from feral.node.settings.config import load_settings, save_settings
 
@@ -58,8 +58,9 @@ def _parsed(lines: list[str]) -> list[tuple[int, Triple]]:
 
 @contextmanager
 def _scan_off() -> Iterator[None]:
-    """The node's own batch scan replaced by nothing (the CLI's screen is skipped by the caller)."""
-    with mock.patch.object(node_module, "refuse_triples", lambda *_, **__: None):
+    """The node's own batch scan replaced by nothing (the CLI's screen is skipped by the caller):
+    the node imports ``refuse_triples`` from the scanner's module when it imports facts."""
+    with mock.patch.object(scan_module, "refuse_triples", lambda *_, **__: None):
         yield
 
 
