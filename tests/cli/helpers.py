@@ -86,3 +86,27 @@ def holds_digits(text: str, digits: str) -> bool:
     number or hex run (a clock reading, a timestamp, an id), where any four digits turn up by
     chance now and then."""
     return re.search(rf"(?<![0-9a-fA-F]){re.escape(digits)}(?![0-9a-fA-F])", text) is not None
+
+
+_IMPORT_PROBE = """
+import sys
+from feral.cli.main import cli
+try:
+    cli({argv!r}, prog_name="feral")
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print("loaded:" + ",".join(sorted(m for m in {modules!r} if m in sys.modules)), file=sys.stderr)
+"""
+
+
+def loaded_after(argv: list[str], modules: tuple[str, ...]) -> tuple[str, str]:
+    """Run the ``feral`` group on ``argv`` in a fresh interpreter: (its output, which of
+    ``modules`` were imported when it ended)."""
+    result = subprocess.run(
+        [sys.executable, "-c", _IMPORT_PROBE.format(argv=argv, modules=modules)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    return result.stdout, result.stderr.splitlines()[-1].removeprefix("loaded:")

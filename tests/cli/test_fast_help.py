@@ -20,7 +20,7 @@ from feral.cli.fast_help import TOP_HELP, WIDTH
 from feral.cli.lazy_group import LazyGroup
 from feral.cli.main import COMMANDS, SUMMARIES, cli
 
-from .helpers import init_home, turn_off_embeddings
+from .helpers import init_home, loaded_after, turn_off_embeddings
 
 HEAVY = (
     "numpy",
@@ -41,29 +41,6 @@ HEAVY = (
     "feral.storage.db.connection",
 )
 SERVER = ("websockets", "mcp", "starlette", "uvicorn", "feral.node.serve.service")
-
-PROBE = """
-import sys
-from feral.cli.main import cli
-try:
-    cli({argv!r}, prog_name="feral")
-except SystemExit as exc:
-    assert not exc.code, exc.code
-print("loaded:" + ",".join(sorted(m for m in {modules!r} if m in sys.modules)), file=sys.stderr)
-"""
-
-
-def loaded_after(argv: list[str], modules: tuple[str, ...]) -> tuple[str, str]:
-    """Run the ``feral`` group on ``argv`` in a fresh interpreter: (its output, which of
-    ``modules`` were imported when it ended)."""
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE.format(argv=argv, modules=modules)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    return result.stdout, result.stderr.splitlines()[-1].removeprefix("loaded:")
 
 
 def test_help_imports_no_store_no_model_and_no_server() -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import init_home
+from .helpers import init_home, loaded_after
 
 HEAVY = ("numpy", "starlette", "uvicorn", "onnxruntime")
 
@@ -53,16 +53,6 @@ NOT_FOR_READS = (
 text embedded), the secret scanner (on the first text written), and the features of the node
 that write, talk or search."""
 
-COMMAND_PROBE = """
-import sys
-from feral.cli.main import cli
-try:
-    cli({argv!r}, prog_name="feral")
-except SystemExit as exc:
-    assert not exc.code, exc.code
-print("loaded:" + ",".join(sorted(m for m in {modules!r} if m in sys.modules)), file=sys.stderr)
-"""
-
 
 NOT_FOR_LISTS = ("tokenizers", "feral.node.secrets.scan")
 """What ``memory list`` and ``stats`` have no use for, though they load curation's actions."""
@@ -82,15 +72,7 @@ def test_a_command_skips_the_modules_it_has_no_use_for(
     tmp_path: Path, command: tuple[str, ...], unused: tuple[str, ...]
 ) -> None:
     home = init_home(tmp_path / "home")  # the default embedder: its model files are checked
-    argv = ["--home", str(home), *command]
-    result = subprocess.run(
-        [sys.executable, "-c", COMMAND_PROBE.format(argv=argv, modules=unused)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    loaded = result.stderr.splitlines()[-1].removeprefix("loaded:")
+    _, loaded = loaded_after(["--home", str(home), *command], unused)
     assert loaded == "", f"feral {' '.join(command)} imported {loaded}"
 
 
@@ -98,15 +80,8 @@ def test_init_makes_a_home_without_importing_the_node_or_the_store(tmp_path: Pat
     """``feral init`` writes a key and the settings: the store is made by the first command
     that opens the node."""
     node_and_store = ("feral.node.node", "feral.storage.store")
-    argv = ["--home", str(tmp_path / "home"), "init"]
-    result = subprocess.run(
-        [sys.executable, "-c", COMMAND_PROBE.format(argv=argv, modules=node_and_store)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    assert result.stderr.splitlines()[-1] == "loaded:", result.stderr
+    _, loaded = loaded_after(["--home", str(tmp_path / "home"), "init"], node_and_store)
+    assert loaded == "", f"feral init imported {loaded}"
     assert (tmp_path / "home" / "settings.json").is_file()
 
 
