@@ -156,3 +156,16 @@ def test_a_rewritten_turn_reads_every_pair_again(chat: Replica):
     search_vector(chat.conn, asked, 20, index, context)
     assert index.loads == loads  # the copy was kept, not read again
     assert context.asked == [0, 0]  # its text may have changed: every pair is read again
+
+
+def test_the_same_query_after_a_change_to_the_held_vectors_is_scored_afresh(chat: Replica):
+    """One hybrid search asks the index for the same query's scores up to three times, and
+    the index keeps the last query's: a change in between must not be answered from them."""
+    index, asked = VectorIndex(), query("pottery class")
+    held = by_text(search_vector(chat.conn, asked, 20, index, TURNS_BEFORE))
+    assert by_text(search_vector(chat.conn, asked, 20, index, TURNS_BEFORE)) == held
+    generation = vector_generation(chat.conn)
+    pottery = pack_vector(EMBEDDER.embed(["pottery class"])[0], EMBEDDER.dim)
+    index.changed(generation, generation, [("episodes", rowid_of(chat.conn, REPLY), pottery)])
+    changed = by_text(search_vector(chat.conn, asked, 20, index, TURNS_BEFORE))
+    assert changed[REPLY] > held[REPLY] + 0.1
